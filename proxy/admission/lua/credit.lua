@@ -1,0 +1,21 @@
+--[[
+  credit: applies a credit that Postgres has already recorded to the live balance, once per ledger
+  entry. When the account's state is not loaded, nothing happens: loading it reads the ledger, which
+  includes the credit.
+
+  KEYS[1] state   KEYS[2] credits (ZSET of applied ledger entry ids, kept for three days)
+  ARGV[1] ledger entry id   ARGV[2] amount (nano-USD)
+
+  Returns {'ok', availableNano}, {'again', availableNano} when already applied, or {'cold'}.
+]]
+
+local state, credits = KEYS[1], KEYS[2]
+local entry, amount = ARGV[1], tonumber(ARGV[2])
+
+if redis.call('HEXISTS', state, 'bal') == 0 then return { 'cold' } end
+if redis.call('ZSCORE', credits, entry) then return { 'again', available(state) } end
+local now = now_ms()
+redis.call('HINCRBY', state, 'bal', amount)
+redis.call('ZADD', credits, now, entry)
+redis.call('ZREMRANGEBYSCORE', credits, '-inf', now - 3 * DAY_MS)
+return { 'ok', available(state) }

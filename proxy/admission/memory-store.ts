@@ -1,0 +1,284 @@
+/**
+ * The admission store inside one process: the embedded default when no REDIS_URL is set. Each decision
+ * runs synchronously between awaits, which makes it atomic within the process, with the same rules as
+ * the Redis scripts (see lua/). State does not survive a restart; it is loaded again from Postgres.
+ */
+import { calendar, newCounter, rateEstimate, rateRetryMs, roll, WINDOW_MS, type RateCounter } from './windows.ts'
+import {
+  HOLD_DEADLINE_MS,
+  type AccountSeed,
+  type AccountSnapshot,
+  type AdmissionStore,
+  type AdmitInput,
+  type AdmitResult,
+  type CreditResult,
+  type LedgerEntry,
+  type RateLimitName,
+  type ReleaseResult,
+  type SettleInput,
+  type SettleResult,
+  type SweepResult,
+} from './store.ts'
+
+const TOMBSTONE_MS = 15 * 60_000
+const CREDIT_MEMORY_MS = 3 * 86_400_000
+
+type Limits = { requests: RateCounter; tokens: RateCounter }
+
+type KeyState = Limits & { held: number; inFlight: number; day: number; daySpent: number; month: number; monthSpent: number }
+
+type Hold = { keyId: string; amount: number; tokens: number; window: number; deadlineMs: number }
+type Tombstone = { closed: 'settled' | 'released' | 'expired'; chargedNano: number; writtenOffNano: number; purgeAtMs: number }
+
+type AccountState = Limits & {
+  balance: number
+  held: number
+  inFlight: number
+  keys: Map<string, KeyState>
+  holds: Map<string, Hold | Tombstone>
+  outbox: Map<string, LedgerEntry>
+  credits: Map<string, number>
+}
+
+const isOpen = (entry: Hold | Tombstone): entry is Hold => 'amount' in entry
+
+export class MemoryAdmissionStore implements AdmissionStore {
+  readonly kind = 'memory'
+  private readonly accounts = new Map<string, AccountState>()
+
+  /** `clock` is replaceable so tests can move time; `holdDeadlineMs` is the spec's 20 minutes unless shortened. */
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly holdDeadlineMs = HOLD_DEADLINE_MS,
+  ) {}
+
+  async admit(input: AdmitInput): Promise<AdmitResult> {
+    const account = this.accounts.get(input.accountId)
+    if (!account) return { ok: false, reason: 'cold' }
+    if (account.holds.has(input.requestId)) return { ok: false, reason: 'duplicate' }
+    const now = this.clock()
+    const window = Math.floor(now / WINDOW_MS)
+    const key = keyState(account, input.keyId)
+    const available = account.balance - account.held
+    for (const counter of [key.requests, key.tokens, account.requests, account.tokens]) roll(counter, window)
+
+    const over = (limit: RateLimitName, value: number, counter: RateCounter, cost: number): AdmitResult | undefined => {
+      if (value > 0 && rateEstimate(counter, now) + cost > value) {
+        return { ok: false, reason: 'rate', limit, value, retryAfterMs: rateRetryMs(counter, now, value, cost), availableNano: available }
+      }
+      return undefined
+    }
+    const { keyLimits: kl, accountLimits: al, tokens } = input
+    const refused =
+      (kl.concurrency > 0 && key.inFlight >= kl.concurrency
+        ? { ok: false as const, reason: 'rate' as const, limit: 'key_concurrency' as const, value: kl.concurrency, retryAfterMs: 1000, availableNano: available }
+        : undefined) ??
+      over('key_rpm', kl.rpm, key.requests, 1) ??
+      over('key_tpm', kl.tpm, key.tokens, tokens) ??
+      (al.concurrency > 0 && account.inFlight >= al.concurrency
+        ? { ok: false as const, reason: 'rate' as const, limit: 'account_concurrency' as const, value: al.concurrency, retryAfterMs: 1000, availableNano: available }
+        : undefined) ??
+      over('account_rpm', al.rpm, account.requests, 1) ??
+      over('account_tpm', al.tpm, account.tokens, tokens)
+    if (refused) return refused
+
+    const { day, month, dayEndMs, monthEndMs } = calendar(now)
+    rollSpend(key, day, month)
+    if (kl.dailyNano > 0 && key.daySpent + key.held + input.holdNano > kl.dailyNano) {
+      return { ok: false, reason: 'spend', window: 'daily', capNano: kl.dailyNano, resetAtMs: dayEndMs, availableNano: available }
+    }
+    if (kl.monthlyNano > 0 && key.monthSpent + key.held + input.holdNano > kl.monthlyNano) {
+      return { ok: false, reason: 'spend', window: 'monthly', capNano: kl.monthlyNano, resetAtMs: monthEndMs, availableNano: available }
+    }
+    if (available < input.holdNano) return { ok: false, reason: 'credits', availableNano: available }
+
+    key.requests.current += 1
+    key.tokens.current += tokens
+    account.requests.current += 1
+    account.tokens.current += tokens
+    account.held += input.holdNano
+    account.inFlight += 1
+    key.held += input.holdNano
+    key.inFlight += 1
+    account.holds.set(input.requestId, { keyId: input.keyId, amount: input.holdNano, tokens, window, deadlineMs: now + this.holdDeadlineMs })
+    return { ok: true, availableNano: available - input.holdNano, nowMs: now }
+  }
+
+  async settle(input: SettleInput): Promise<SettleResult> {
+    const account = this.accounts.get(input.accountId)
+    const entry = account?.holds.get(input.requestId)
+    if (!account || !entry) return { status: 'missing', availableNano: account ? account.balance - account.held : 0 }
+    const availableBefore = account.balance - account.held
+    if (!isOpen(entry)) {
+      if (entry.closed === 'settled') {
+        return { status: 'settled', chargedNano: entry.chargedNano, writtenOffNano: entry.writtenOffNano, availableNano: availableBefore, again: true }
+      }
+      return { status: entry.closed, availableNano: availableBefore }
+    }
+    const now = this.clock()
+    const charged = input.forgive ? 0 : Math.min(input.costNano, entry.amount)
+    const writtenOff = input.costNano - charged
+    const key = endHold(account, entry, input.tokens, now)
+    const { day, month } = calendar(now)
+    rollSpend(key, day, month)
+    key.daySpent += charged
+    key.monthSpent += charged
+    account.balance -= charged
+    account.holds.set(input.requestId, { closed: 'settled', chargedNano: charged, writtenOffNano: writtenOff, purgeAtMs: now + TOMBSTONE_MS })
+    if (charged > 0 || writtenOff > 0) {
+      account.outbox.set(input.requestId, {
+        requestId: input.requestId,
+        accountId: input.accountId,
+        keyId: entry.keyId,
+        chargedNano: charged,
+        writtenOffNano: writtenOff,
+        atMs: now,
+      })
+    }
+    return { status: 'settled', chargedNano: charged, writtenOffNano: writtenOff, availableNano: account.balance - account.held, again: false }
+  }
+
+  async release(accountId: string, requestId: string): Promise<ReleaseResult> {
+    const account = this.accounts.get(accountId)
+    const entry = account?.holds.get(requestId)
+    if (!account || !entry) return { status: 'missing', availableNano: account ? account.balance - account.held : 0 }
+    if (!isOpen(entry)) {
+      if (entry.closed === 'released') return { status: 'released', availableNano: account.balance - account.held, again: true }
+      return { status: entry.closed, availableNano: account.balance - account.held }
+    }
+    const now = this.clock()
+    endHold(account, entry, 0, now)
+    account.holds.set(requestId, { closed: 'released', chargedNano: 0, writtenOffNano: 0, purgeAtMs: now + TOMBSTONE_MS })
+    return { status: 'released', availableNano: account.balance - account.held, again: false }
+  }
+
+  async seed(accountId: string, seed: AccountSeed): Promise<boolean> {
+    if (this.accounts.has(accountId)) return false
+    const now = this.clock()
+    const { day, month } = calendar(now)
+    const account: AccountState = {
+      balance: seed.balanceNano,
+      held: 0,
+      inFlight: 0,
+      requests: newCounter(),
+      tokens: newCounter(),
+      keys: new Map(),
+      holds: new Map(),
+      outbox: new Map(),
+      credits: new Map(seed.recentCreditIds.map((id) => [id, now])),
+    }
+    for (const spend of seed.keySpend) {
+      const key = keyState(account, spend.keyId)
+      Object.assign(key, { day, daySpent: spend.daySpentNano, month, monthSpent: spend.monthSpentNano })
+    }
+    this.accounts.set(accountId, account)
+    return true
+  }
+
+  async credit(accountId: string, entryId: string, amountNano: number): Promise<CreditResult> {
+    const account = this.accounts.get(accountId)
+    if (!account) return { status: 'cold' }
+    if (account.credits.has(entryId)) return { status: 'again', availableNano: account.balance - account.held }
+    const now = this.clock()
+    account.balance += amountNano
+    account.credits.set(entryId, now)
+    for (const [id, at] of account.credits) if (at < now - CREDIT_MEMORY_MS) account.credits.delete(id)
+    return { status: 'applied', availableNano: account.balance - account.held }
+  }
+
+  async extend(accountId: string, requestIds: string[]): Promise<number> {
+    const account = this.accounts.get(accountId)
+    if (!account) return 0
+    const deadlineMs = this.clock() + this.holdDeadlineMs
+    let extended = 0
+    for (const requestId of requestIds) {
+      const entry = account.holds.get(requestId)
+      if (entry && isOpen(entry)) {
+        entry.deadlineMs = deadlineMs
+        extended += 1
+      }
+    }
+    return extended
+  }
+
+  async sweep(): Promise<SweepResult> {
+    const now = this.clock()
+    const expired: SweepResult['expired'] = []
+    for (const [accountId, account] of this.accounts) {
+      for (const [requestId, entry] of account.holds) {
+        if (isOpen(entry)) {
+          if (entry.deadlineMs > now) continue
+          endHold(account, entry, entry.tokens, now)
+          account.holds.set(requestId, { closed: 'expired', chargedNano: 0, writtenOffNano: 0, purgeAtMs: now + TOMBSTONE_MS })
+          expired.push({ accountId, requestId })
+        } else if (entry.purgeAtMs <= now) {
+          account.holds.delete(requestId)
+        }
+      }
+    }
+    return { expired }
+  }
+
+  async pendingLedger(olderThanMs: number): Promise<LedgerEntry[]> {
+    const cutoff = this.clock() - olderThanMs
+    return [...this.accounts.values()].flatMap((account) => [...account.outbox.values()].filter((entry) => entry.atMs <= cutoff))
+  }
+
+  async ackLedger(entries: { accountId: string; requestId: string }[]): Promise<void> {
+    for (const entry of entries) this.accounts.get(entry.accountId)?.outbox.delete(entry.requestId)
+  }
+
+  async snapshot(accountId: string): Promise<AccountSnapshot> {
+    const account = this.accounts.get(accountId)
+    if (!account) return { loaded: false, balanceNano: 0, heldNano: 0, availableNano: 0, inFlight: 0, keys: [] }
+    const { day, month } = calendar(this.clock())
+    return {
+      loaded: true,
+      balanceNano: account.balance,
+      heldNano: account.held,
+      availableNano: account.balance - account.held,
+      inFlight: account.inFlight,
+      keys: [...account.keys].map(([keyId, key]) => ({
+        keyId,
+        heldNano: key.held,
+        inFlight: key.inFlight,
+        daySpentNano: key.day === day ? key.daySpent : 0,
+        monthSpentNano: key.month === month ? key.monthSpent : 0,
+      })),
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+function keyState(account: AccountState, keyId: string): KeyState {
+  let key = account.keys.get(keyId)
+  if (!key) {
+    key = { requests: newCounter(), tokens: newCounter(), held: 0, inFlight: 0, day: 0, daySpent: 0, month: 0, monthSpent: 0 }
+    account.keys.set(keyId, key)
+  }
+  return key
+}
+
+function rollSpend(key: KeyState, day: number, month: number): void {
+  if (key.day !== day) Object.assign(key, { day, daySpent: 0 })
+  if (key.month !== month) Object.assign(key, { month, monthSpent: 0 })
+}
+
+/** Returns the hold's amount and slot, and moves its token estimate to `actualTokens`; returns the key. */
+function endHold(account: AccountState, hold: Hold, actualTokens: number, now: number): KeyState {
+  const key = keyState(account, hold.keyId)
+  account.held -= hold.amount
+  account.inFlight -= 1
+  key.held -= hold.amount
+  key.inFlight -= 1
+  const delta = actualTokens - hold.tokens
+  const window = Math.floor(now / WINDOW_MS)
+  for (const counter of [account.tokens, key.tokens]) {
+    roll(counter, window)
+    if (hold.window === counter.window) counter.current = Math.max(0, counter.current + delta)
+    else if (hold.window === counter.window - 1) counter.previous = Math.max(0, counter.previous + delta)
+  }
+  for (const counter of [account.requests, key.requests]) roll(counter, window)
+  return key
+}

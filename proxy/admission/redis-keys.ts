@@ -1,0 +1,20 @@
+/**
+ * Every Redis key and channel name of the service. An account's keys share its hash tag `{a:<id>}`,
+ * so one script's keys are always in one cluster slot.
+ */
+
+const tag = (accountId: string) => `{a:${accountId}}`
+
+export const redisKeys = {
+  state: (accountId: string) => `${tag(accountId)}:state`,
+  holds: (accountId: string) => `${tag(accountId)}:holds`,
+  due: (accountId: string) => `${tag(accountId)}:due`,
+  outbox: (accountId: string) => `${tag(accountId)}:outbox`,
+  credits: (accountId: string) => `${tag(accountId)}:credits`,
+  /** ZSET account id -> last admission time: the accounts the sweep visits. */
+  activeAccounts: 'admission:active-accounts',
+  /** One sweeper at a time across processes. */
+  sweepLock: 'admission:sweep-lock',
+  /** Pub/sub channel of key-cache invalidations. */
+  keyInvalidation: 'keys:invalidate',
+}

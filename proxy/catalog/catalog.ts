@@ -1,0 +1,96 @@
+/**
+ * The catalog in memory: providers with their resolved API keys, models with prices in nano-USD and
+ * their routes. Loaded once at boot from `catalog.yaml` and validated with every problem listed.
+ */
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { CatalogFile, type CatalogModel } from './catalog-schema.ts'
+import { toPricing, type Pricing } from './pricing.ts'
+
+export type ProviderStyle = 'openai' | 'anthropic'
+
+export type Provider = {
+  id: string
+  style: ProviderStyle
+  baseUrl: string
+  apiKeyEnv: string
+  /** Undefined when the environment variable the catalog names is not set. */
+  apiKey: string | undefined
+}
+
+export type Route = { provider: Provider; upstreamModel: string }
+
+export type Model = {
+  id: string
+  name: string
+  contextLength: number
+  maxOutputTokens: number
+  pricing: Pricing
+  /** Prices as the catalog lists them, in USD per million tokens, for display. */
+  pricingUsd: CatalogModel['pricing']
+  routes: Route[]
+  free: boolean
+}
+
+export type Catalog = {
+  providers: Map<string, Provider>
+  models: Map<string, Model>
+}
+
+export class CatalogError extends Error {}
+
+const checkFile = TypeCompiler.Compile(CatalogFile)
+
+/** Reads and validates a catalog file; provider keys are taken from `env`. */
+export async function loadCatalog(path: string, env: Record<string, string | undefined> = process.env): Promise<Catalog> {
+  const file = Bun.file(path)
+  if (!(await file.exists())) throw new CatalogError(`Catalog file not found: ${path} (set CATALOG_FILE)`)
+  let data: unknown
+  try {
+    data = Bun.YAML.parse(await file.text())
+  } catch (error) {
+    throw new CatalogError(`Catalog ${path} is not valid YAML: ${(error as Error).message}`)
+  }
+  return buildCatalog(data, env, path)
+}
+
+/** Validates parsed catalog data and builds the in-memory catalog. */
+export function buildCatalog(data: unknown, env: Record<string, string | undefined>, source = 'catalog'): Catalog {
+  const problems = [...checkFile.Errors(data)].slice(0, 20).map((error) => `${error.path || '/'}: ${error.message}`)
+  if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
+  const file = data as CatalogFile
+
+  const providers = new Map<string, Provider>()
+  file.providers.forEach((entry, index) => {
+    if (providers.has(entry.id)) problems.push(`/providers/${index}/id: duplicate provider "${entry.id}"`)
+    const apiKey = env[entry.apiKeyEnv] || undefined
+    providers.set(entry.id, { ...entry, baseUrl: entry.baseUrl.replace(/\/+$/, ''), apiKey })
+  })
+
+  const models = new Map<string, Model>()
+  file.models.forEach((entry, index) => {
+    const at = `/models/${index}`
+    if (models.has(entry.id)) problems.push(`${at}/id: duplicate model "${entry.id}"`)
+    const pricing = toPricing(entry.pricing)
+    if (typeof pricing === 'string') problems.push(`${at}/pricing/${pricing}: at most nine decimals`)
+    const routes: Route[] = []
+    entry.routes.forEach((route, routeIndex) => {
+      const provider = providers.get(route.provider)
+      if (!provider) problems.push(`${at}/routes/${routeIndex}/provider: unknown provider "${route.provider}"`)
+      else routes.push({ provider, upstreamModel: route.model })
+    })
+    if (entry.maxOutputTokens > entry.contextLength) problems.push(`${at}/maxOutputTokens: larger than contextLength`)
+    if (typeof pricing === 'string') return
+    models.set(entry.id, {
+      id: entry.id,
+      name: entry.name ?? entry.id,
+      contextLength: entry.contextLength,
+      maxOutputTokens: entry.maxOutputTokens,
+      pricing,
+      pricingUsd: entry.pricing,
+      routes,
+      free: entry.free ?? false,
+    })
+  })
+  if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
+  return { providers, models }
+}

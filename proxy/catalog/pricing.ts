@@ -1,0 +1,42 @@
+/**
+ * Prices and costs in integer nano-USD. Catalog prices are USD per million tokens; they are turned
+ * into nano-USD per million tokens exactly (decimal string arithmetic), and a cost is computed in
+ * BigInt and rounded up to the next nano, so a charge is never below the listed price.
+ */
+import { usdToNano } from '../../shared/money.ts'
+
+export type Pricing = {
+  inputNanoPerMTok: number
+  outputNanoPerMTok: number
+  cachedInputNanoPerMTok: number
+}
+
+export type TokenUsage = {
+  inputTokens: number
+  /** Part of inputTokens read from the provider's prompt cache. */
+  cachedInputTokens: number
+  outputTokens: number
+}
+
+/** Converts catalog USD-per-million prices to nano; a string result names the first price that is not exact. */
+export function toPricing(usd: { inputPerMTok: number; outputPerMTok: number; cachedInputPerMTok?: number }): Pricing | string {
+  const input = usdToNano(usd.inputPerMTok)
+  const output = usdToNano(usd.outputPerMTok)
+  const cached = usd.cachedInputPerMTok === undefined ? input : usdToNano(usd.cachedInputPerMTok)
+  if (input === undefined) return 'inputPerMTok'
+  if (output === undefined) return 'outputPerMTok'
+  if (cached === undefined) return 'cachedInputPerMTok'
+  return { inputNanoPerMTok: input, outputNanoPerMTok: output, cachedInputNanoPerMTok: cached }
+}
+
+const MILLION = 1_000_000n
+
+/** Cost of a usage at a price, rounded up to a whole nano-USD. */
+export function costNano(pricing: Pricing, usage: TokenUsage): number {
+  const cached = Math.min(usage.cachedInputTokens, usage.inputTokens)
+  const scaled =
+    BigInt(usage.inputTokens - cached) * BigInt(pricing.inputNanoPerMTok) +
+    BigInt(cached) * BigInt(pricing.cachedInputNanoPerMTok) +
+    BigInt(usage.outputTokens) * BigInt(pricing.outputNanoPerMTok)
+  return Number((scaled + MILLION - 1n) / MILLION)
+}

@@ -1,0 +1,74 @@
+/**
+ * Every setting of the service: one environment variable each, declared here once with its default
+ * and validated at boot. Nothing else in the code reads `process.env`, except the catalog's provider
+ * key variables, which the catalog names.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { usdToNano } from '../../shared/money.ts'
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 })
+const Positive = Type.Integer({ minimum: 1 })
+const Usd = Type.String({ pattern: '^\\d+(\\.\\d{1,9})?$' })
+
+export const ConfigSchema = Type.Object({
+  HOST: Type.String({ default: '127.0.0.1', description: 'Address both servers bind to.' }),
+  PORT: Type.Integer({ ...Port, default: 8080, description: 'API server port.' }),
+  SITE_PORT: Type.Integer({ ...Port, default: 8081, description: 'Site server port (dashboard, admin and operator API).' }),
+  PUBLIC_API_URL: Type.String({ default: '', description: 'Public URL of the API server, when behind a proxy.' }),
+  PUBLIC_SITE_URL: Type.String({ default: '', description: 'Public URL of the site server, when behind a proxy.' }),
+  DATA_DIR: Type.String({ default: './data', description: 'Embedded database, operator token and local files.' }),
+  CATALOG_FILE: Type.String({ default: 'catalog.yaml', description: 'Providers, models and prices.' }),
+  DATABASE_URL: Type.String({ default: '', description: 'PostgreSQL URL; empty means the embedded database under DATA_DIR.' }),
+  DATABASE_POOL_SIZE: Type.Integer({ ...Positive, default: 10 }),
+  REDIS_URL: Type.String({ default: '', description: 'Redis URL; empty means the in-process admission store.' }),
+  REDIS_KEY_PREFIX: Type.String({ default: '', description: 'Prefix of every Redis key, to share one Redis between deployments.' }),
+  ADMIN_TOKEN: Type.String({ default: '', description: 'Operator API token; empty means one is generated under DATA_DIR.' }),
+  LOG_LEVEL: Type.Union([Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')], { default: 'info' }),
+  WORKERS: Type.Integer({ ...Positive, default: 1, description: 'API server processes sharing the port (reusePort); needs REDIS_URL and DATABASE_URL when above 1.' }),
+  MAX_CONCURRENT_REQUESTS: Type.Integer({ ...Positive, default: 4096, description: 'Gateway ceiling per process; above it requests get 503 overloaded.' }),
+  ADMISSION_TIMEOUT_MS: Type.Integer({ ...Positive, default: 300, description: 'Bound on one admission-store call before 502 admission_unconfirmed.' }),
+  UPSTREAM_TIMEOUT_MS: Type.Integer({ ...Positive, default: 110_000, description: 'Time for a complete non-streaming answer (spec: 110 s).' }),
+  STREAM_FIRST_BYTE_TIMEOUT_MS: Type.Integer({ ...Positive, default: 110_000 }),
+  STREAM_IDLE_TIMEOUT_MS: Type.Integer({ ...Positive, default: 60_000 }),
+  KEY_CACHE_TTL_MS: Type.Integer({ ...Positive, default: 60_000, description: 'Longest a cached key record is trusted without invalidation.' }),
+  LEDGER_FLUSH_MS: Type.Integer({ ...Positive, default: 50, description: 'Interval of batched ledger and request-log writes.' }),
+  SWEEP_INTERVAL_MS: Type.Integer({ ...Positive, default: 30_000, description: 'Interval of the expired-hold sweep.' }),
+  ACCOUNT_RPM_LIMIT: Type.Integer({ minimum: 0, default: 6_000, description: 'Default account requests per minute (0: no limit).' }),
+  ACCOUNT_TPM_LIMIT: Type.Integer({ minimum: 0, default: 20_000_000, description: 'Default account tokens per minute (0: no limit).' }),
+  ACCOUNT_CONCURRENCY_LIMIT: Type.Integer({ minimum: 0, default: 256, description: 'Default account concurrent requests (0: no limit).' }),
+  KEY_DAILY_LIMIT_USD: Type.String({ ...Usd, default: '50', description: 'Default daily spend cap of a new key.' }),
+  KEY_MONTHLY_LIMIT_USD: Type.String({ ...Usd, default: '500', description: 'Default monthly spend cap of a new key.' }),
+})
+
+export type Config = Static<typeof ConfigSchema> & {
+  keyDailyLimitNano: number
+  keyMonthlyLimitNano: number
+}
+
+export class ConfigError extends Error {}
+
+/** Reads the settings from an environment, applying defaults; throws a ConfigError naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const raw: Record<string, unknown> = {}
+  for (const name of Object.keys(ConfigSchema.properties)) {
+    const value = env[name]
+    if (value !== undefined && value !== '') raw[name] = value
+  }
+  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
+  const problems = [...Value.Errors(ConfigSchema, converted)].map(
+    (error) => `${error.path.slice(1) || 'config'}: ${describe(error.schema, error.message)} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
+  )
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`)
+  const config = converted as Static<typeof ConfigSchema>
+  return {
+    ...config,
+    keyDailyLimitNano: usdToNano(config.KEY_DAILY_LIMIT_USD)!,
+    keyMonthlyLimitNano: usdToNano(config.KEY_MONTHLY_LIMIT_USD)!,
+  }
+}
+
+function describe(schema: { anyOf?: { const?: unknown }[] }, fallback: string): string {
+  if (!schema.anyOf) return fallback
+  return `expected one of ${schema.anyOf.map((option) => option.const).join(', ')}`
+}

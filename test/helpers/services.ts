@@ -1,0 +1,53 @@
+/**
+ * Access to the real services the tests use. DATABASE_URL and REDIS_URL name them; without them the
+ * service-backed suites are skipped, unless REQUIRE_SERVICES=1 (set by CI), which turns a missing
+ * service into a failing test.
+ */
+import { describe, test } from 'bun:test'
+import postgres from 'postgres'
+import { connectPostgres, type Database } from '../../proxy/db/database.ts'
+import { migrate } from '../../sql/migrate.ts'
+
+export const databaseUrl = process.env.DATABASE_URL || undefined
+export const redisUrl = process.env.REDIS_URL || undefined
+const required = process.env.REQUIRE_SERVICES === '1'
+
+/** describe() that needs a service: skipped when absent, failing when absent and required. */
+export function describeWith(service: 'postgres' | 'redis', name: string, body: () => void): void {
+  const url = service === 'postgres' ? databaseUrl : redisUrl
+  if (url) return describe(name, body)
+  const variable = service === 'postgres' ? 'DATABASE_URL' : 'REDIS_URL'
+  if (required) {
+    describe(name, () => {
+      test(`${variable} is set`, () => {
+        throw new Error(`${variable} is not set and REQUIRE_SERVICES=1: the ${service} suite cannot run`)
+      })
+    })
+    return
+  }
+  describe.skip(`${name} (set ${variable} to run)`, body)
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}`
+}
+
+/** A fresh, migrated database on the test server; dropped by the returned close(). */
+export async function createTestDatabase(): Promise<Database> {
+  const name = uniqueName('gw_test_')
+  const admin = postgres(databaseUrl!, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`CREATE DATABASE ${name}`)
+  const url = new URL(databaseUrl!)
+  url.pathname = `/${name}`
+  const db = connectPostgres(url.toString(), 8)
+  await migrate(db.sql)
+  return {
+    ...db,
+    location: url.toString(),
+    async close() {
+      await db.close()
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
+      await admin.end()
+    },
+  }
+}
