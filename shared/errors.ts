@@ -50,6 +50,10 @@ export const errorTable = {
   upstream_capacity_unavailable: { status: 503, retry: true, ...overloaded },
   overloaded: { status: 503, retry: true, retryAfterSeconds: 5, ...overloaded },
   request_timeout: { status: 504, retry: false, openaiType: 'timeout_error', messagesType: 'timeout_error' },
+  // The service's own codes, for conditions the spec's table does not name.
+  not_found: { status: 404, retry: false, openaiType: 'invalid_request_error', messagesType: 'not_found_error' },
+  unauthorized: { status: 401, retry: false, openaiType: 'authentication_error', messagesType: 'authentication_error' },
+  internal_error: { status: 500, retry: true, ...server },
 } as const satisfies Record<string, ErrorSpec>
 
 export type ErrorCode = keyof typeof errorTable

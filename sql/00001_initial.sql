@@ -109,3 +109,6 @@ CREATE TABLE request_logs (
 );
 CREATE INDEX request_logs_account_time ON request_logs (account_id, started_at DESC);
 CREATE INDEX request_logs_key_time ON request_logs (key_id, started_at DESC);
+
+-- Recent credits, read by the reconciliation that applies credits the live balance may have missed.
+CREATE INDEX ledger_recent_credits ON ledger (created_at) WHERE kind = 'credit';

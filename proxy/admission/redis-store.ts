@@ -185,8 +185,8 @@ export class RedisAdmissionStore implements AdmissionStore {
     const locked = await this.redis.set(redisKeys.sweepLock, '1', 'PX', SWEEP_LOCK_MS, 'NX')
     if (locked !== 'OK') return { expired }
     const nowMs = await this.serverTime()
-    await this.redis.zremrangebyscore(redisKeys.activeAccounts, '-inf', nowMs - ACTIVE_WINDOW_MS)
-    for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, 0, -1)) {
+    await this.redis.zremrangebyscore(redisKeys.activeAccounts, '-inf', String(nowMs - ACTIVE_WINDOW_MS))
+    for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
       for (;;) {
         const [requestIds] = await this.redis.gwSweep(
           redisKeys.state(accountId),
@@ -204,7 +204,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   async pendingLedger(olderThanMs: number): Promise<LedgerEntry[]> {
     const cutoff = (await this.serverTime()) - olderThanMs
     const entries: LedgerEntry[] = []
-    for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, 0, -1)) {
+    for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
       const outbox = await this.redis.hgetall(redisKeys.outbox(accountId))
       for (const [requestId, value] of Object.entries(outbox)) {
         const entry = parseOutboxEntry(accountId, requestId, value)
@@ -238,7 +238,7 @@ export class RedisAdmissionStore implements AdmissionStore {
     if (!force && last !== undefined && now - last < REGISTER_EVERY_MS) return
     this.registered.set(accountId, now)
     if (this.registered.size > 100_000) this.registered.clear()
-    this.redis.zadd(redisKeys.activeAccounts, now, accountId).catch(() => this.registered.delete(accountId))
+    this.redis.zadd(redisKeys.activeAccounts, String(now), accountId).catch(() => this.registered.delete(accountId))
   }
 
   private async serverTime(): Promise<number> {

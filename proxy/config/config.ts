@@ -68,7 +68,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 }
 
-function describe(schema: { anyOf?: { const?: unknown }[] }, fallback: string): string {
-  if (!schema.anyOf) return fallback
-  return `expected one of ${schema.anyOf.map((option) => option.const).join(', ')}`
+function describe(schema: unknown, fallback: string): string {
+  const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
+  if (!options) return fallback
+  return `expected one of ${options.map((option) => option.const).join(', ')}`
 }

@@ -1,0 +1,81 @@
+/**
+ * Accounts and their money, for operators: create, credit, and read the live state. A credit is first
+ * a ledger row in Postgres, then applied to the live balance once (the admission store remembers which
+ * ledger entries it applied), so a retried or racing credit cannot count twice.
+ */
+import { ServiceError } from '../../shared/errors.ts'
+import { nanoToUsd } from '../../shared/money.ts'
+import { loadAccount } from '../admission/load-account.ts'
+import { newAccountId, newCreditId } from './ids.ts'
+import type { OperatorDeps } from './operator-deps.ts'
+
+export async function createAccount(deps: OperatorDeps, input: { creditNano?: number }): Promise<{ accountId: string }> {
+  const accountId = newAccountId()
+  await deps.sql`INSERT INTO accounts (id) VALUES (${accountId})`
+  if (input.creditNano) await creditAccount(deps, accountId, input.creditNano, 'initial credit')
+  return { accountId }
+}
+
+export type CreditReceipt = { accountId: string; entryId: string; amountNano: number; amountUsd: string; availableNano: number; availableUsd: string }
+
+export async function creditAccount(deps: OperatorDeps, accountId: string, amountNano: number, reason: string): Promise<CreditReceipt> {
+  if (!Number.isSafeInteger(amountNano) || amountNano <= 0) {
+    throw new ServiceError('invalid_request', 'Credit amount must be a positive amount of USD.', { param: 'usd' })
+  }
+  await requireAccount(deps, accountId)
+  const entryId = newCreditId()
+  await deps.sql`
+    INSERT INTO ledger (account_id, request_id, kind, amount_nano, reason)
+    VALUES (${accountId}, ${entryId}, 'credit', ${amountNano}, ${reason})`
+  const applied = await deps.store.credit(accountId, entryId, amountNano)
+  if (applied.status === 'cold') await loadAccount(deps.sql, deps.store, accountId)
+  const { availableNano } = await deps.store.snapshot(accountId)
+  return { accountId, entryId, amountNano, amountUsd: nanoToUsd(amountNano), availableNano, availableUsd: nanoToUsd(availableNano) }
+}
+
+/** The live money state of an account (loaded from Postgres if the store has none) and its keys' spend. */
+export async function showAccount(deps: OperatorDeps, accountId: string) {
+  const account = await requireAccount(deps, accountId)
+  let snapshot = await deps.store.snapshot(accountId)
+  if (!snapshot.loaded) {
+    await loadAccount(deps.sql, deps.store, accountId)
+    snapshot = await deps.store.snapshot(accountId)
+  }
+  const [ledger] = await deps.sql<{ nano: number }[]>`
+    SELECT coalesce(sum(amount_nano), 0)::bigint AS nano FROM ledger WHERE account_id = ${accountId}`
+  const keys = await deps.sql<{ id: string; prefix: string; name: string; status: string; daily_limit_nano: number | null; monthly_limit_nano: number | null }[]>`
+    SELECT id, prefix, name, status, daily_limit_nano, monthly_limit_nano FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at`
+  const spend = new Map(snapshot.keys.map((key) => [key.keyId, key]))
+  return {
+    accountId,
+    kind: account.kind,
+    status: account.status,
+    balanceNano: snapshot.balanceNano,
+    heldNano: snapshot.heldNano,
+    availableNano: snapshot.availableNano,
+    balanceUsd: nanoToUsd(snapshot.balanceNano),
+    heldUsd: nanoToUsd(snapshot.heldNano),
+    availableUsd: nanoToUsd(snapshot.availableNano),
+    inFlight: snapshot.inFlight,
+    ledgerBalanceNano: ledger!.nano,
+    keys: keys.map((key) => {
+      const live = spend.get(key.id)
+      return {
+        id: key.id,
+        prefix: key.prefix,
+        name: key.name,
+        status: key.status,
+        inFlight: live?.inFlight ?? 0,
+        heldNano: live?.heldNano ?? 0,
+        daily: { spentNano: live?.daySpentNano ?? 0, spentUsd: nanoToUsd(live?.daySpentNano ?? 0), limitNano: key.daily_limit_nano },
+        monthly: { spentNano: live?.monthSpentNano ?? 0, spentUsd: nanoToUsd(live?.monthSpentNano ?? 0), limitNano: key.monthly_limit_nano },
+      }
+    }),
+  }
+}
+
+async function requireAccount(deps: OperatorDeps, accountId: string) {
+  const [account] = await deps.sql<{ kind: string; status: string }[]>`SELECT kind, status FROM accounts WHERE id = ${accountId}`
+  if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
+  return account
+}

@@ -1,0 +1,6 @@
+/** Identifiers of stored records: a type prefix and 16 random base58 characters. */
+import { randomBase58 } from '../keys/api-key.ts'
+
+export const newAccountId = () => `acct_${randomBase58(16)}`
+export const newKeyId = () => `key_${randomBase58(16)}`
+export const newCreditId = () => `crd_${randomBase58(20)}`

@@ -1,0 +1,15 @@
+/** What the account and key operations need: the database, the live store, the key cache and defaults. */
+import type { Sql } from 'postgres'
+import type { AdmissionStore } from '../admission/store.ts'
+import type { Catalog } from '../catalog/catalog.ts'
+import type { KeyCache } from '../keys/key-cache.ts'
+
+export type KeyDefaults = { dailyLimitNano: number; monthlyLimitNano: number }
+
+export type OperatorDeps = {
+  sql: Sql
+  store: AdmissionStore
+  keys: KeyCache
+  catalog: Catalog
+  keyDefaults: KeyDefaults
+}

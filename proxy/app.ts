@@ -1,0 +1,144 @@
+/**
+ * Builds the service from its configuration: stores (real or embedded), catalog, caches, the two
+ * servers and the background jobs. main.ts starts it; tests build it with their own settings.
+ */
+import Redis from 'ioredis'
+import type { OperatorDeps } from './accounts/operator-deps.ts'
+import { MemoryAdmissionStore } from './admission/memory-store.ts'
+import { redisKeys } from './admission/redis-keys.ts'
+import { createRedisStore, type RedisAdmissionStore } from './admission/redis-store.ts'
+import type { AdmissionStore } from './admission/store.ts'
+import { apiServer } from './api/api-server.ts'
+import { loadCatalog, type Catalog } from './catalog/catalog.ts'
+import type { Config } from './config/config.ts'
+import { connectPostgres, startEmbedded, type Database } from './db/database.ts'
+import { Ceiling } from './gateway/ceiling.ts'
+import type { Gateway } from './gateway/gateway.ts'
+import { Inflight } from './gateway/inflight.ts'
+import { startMaintenance } from './jobs/maintenance.ts'
+import { KeyCache } from './keys/key-cache.ts'
+import { loadKeysByPrefix } from './keys/key-record.ts'
+import { RecordWriter } from './ledger/record-writer.ts'
+import { log } from './log/log.ts'
+import { resolveOperatorToken } from './site/operator-token.ts'
+import { siteServer } from './site/site-server.ts'
+import { migrate } from '../sql/migrate.ts'
+import { join } from 'node:path'
+
+export type App = {
+  config: Config
+  gateway: Gateway
+  operator: OperatorDeps
+  database: Database
+  api: ReturnType<typeof apiServer>
+  site: ReturnType<typeof siteServer>
+  operatorToken: string
+  /** Starts listening; returns the URLs. */
+  listen(): { apiUrl: string; siteUrl: string }
+  stop(): Promise<void>
+}
+
+export type AppOverrides = { catalog?: Catalog; database?: Database; holdDeadlineMs?: number }
+
+export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
+  const catalog = overrides.catalog ?? (await loadCatalog(config.CATALOG_FILE))
+  for (const provider of catalog.providers.values()) {
+    if (!provider.apiKey) log.warn(`provider ${provider.id} has no key (${provider.apiKeyEnv} is not set); its routes are skipped`)
+  }
+
+  const database = overrides.database ?? (config.DATABASE_URL ? connectPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE) : await startEmbedded(config.DATA_DIR))
+  const applied = await migrate(database.sql)
+  if (applied.length > 0) log.info('migrations applied', { applied })
+  log.info(`database: ${database.kind === 'embedded' ? 'embedded PGlite' : 'PostgreSQL'}`, { location: database.location })
+
+  const { store, redis } = await openStore(config, overrides.holdDeadlineMs)
+  log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
+
+  const sql = database.sql
+  const keys = new KeyCache(
+    (prefix) => loadKeysByPrefix(sql, prefix, { rpm: config.ACCOUNT_RPM_LIMIT, tpm: config.ACCOUNT_TPM_LIMIT, concurrency: config.ACCOUNT_CONCURRENCY_LIMIT }),
+    config.KEY_CACHE_TTL_MS,
+  )
+  if (redis) {
+    const subscriber = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, keyPrefix: undefined })
+    subscriber.on('error', () => {})
+    await keys.connect(redis, subscriber, `${config.REDIS_KEY_PREFIX}${redisKeys.keyInvalidation}`)
+  }
+
+  const writer = new RecordWriter(sql, store, config.LEDGER_FLUSH_MS)
+  const inflight = new Inflight()
+  const gateway: Gateway = {
+    catalog,
+    sql,
+    store,
+    keys,
+    writer,
+    ceiling: new Ceiling(config.MAX_CONCURRENT_REQUESTS),
+    inflight,
+    limits: {
+      upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+      streamFirstByteTimeoutMs: config.STREAM_FIRST_BYTE_TIMEOUT_MS,
+      streamIdleTimeoutMs: config.STREAM_IDLE_TIMEOUT_MS,
+    },
+  }
+  const operator: OperatorDeps = {
+    sql,
+    store,
+    keys,
+    catalog,
+    keyDefaults: { dailyLimitNano: config.keyDailyLimitNano, monthlyLimitNano: config.keyMonthlyLimitNano },
+  }
+  const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
+  const api = apiServer(gateway)
+  const site = siteServer(operator, { operatorToken, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist') })
+
+  let stopMaintenance: (() => void) | undefined
+  const servers: { stop(force?: boolean): unknown }[] = []
+  return {
+    config,
+    gateway,
+    operator,
+    database,
+    api,
+    site,
+    operatorToken,
+    listen() {
+      writer.start()
+      stopMaintenance = startMaintenance({ sql, store, inflight }, config.SWEEP_INTERVAL_MS)
+      const apiListener = Bun.serve({
+        hostname: config.HOST,
+        port: config.PORT,
+        reusePort: config.WORKERS > 1,
+        maxRequestBodySize: 1024 * 1024 * 1024,
+        idleTimeout: 0,
+        fetch: api.fetch,
+      })
+      const siteListener = Bun.serve({ hostname: config.HOST, port: config.SITE_PORT, fetch: site.fetch })
+      servers.push(apiListener, siteListener)
+      return { apiUrl: publicUrl(config.PUBLIC_API_URL, apiListener.url), siteUrl: publicUrl(config.PUBLIC_SITE_URL, siteListener.url) }
+    },
+    async stop() {
+      stopMaintenance?.()
+      for (const server of servers) await server.stop(true)
+      await writer.stop()
+      await store.close()
+      if (redis) await keys.disconnect()
+      if (!overrides.database) await database.close()
+    },
+  }
+}
+
+async function openStore(config: Config, holdDeadlineMs?: number): Promise<{ store: AdmissionStore; redis?: Redis }> {
+  if (!config.REDIS_URL) return { store: new MemoryAdmissionStore(Date.now, holdDeadlineMs) }
+  const store: RedisAdmissionStore = await createRedisStore({
+    url: config.REDIS_URL,
+    keyPrefix: config.REDIS_KEY_PREFIX,
+    timeoutMs: config.ADMISSION_TIMEOUT_MS,
+    holdDeadlineMs,
+  })
+  return { store, redis: store.redis }
+}
+
+function publicUrl(configured: string, actual: URL): string {
+  return (configured || actual.toString()).replace(/\/$/, '')
+}

@@ -1,0 +1,39 @@
+/**
+ * Stage 3: the key. `Authorization: Bearer <key>` (and, for the Messages style, `x-api-key`), checked
+ * for format, found by its stored prefix in the key cache, and compared by sha256 digest in constant
+ * time. Missing, malformed, unknown, revoked and expired keys all get the same 401; a suspended account
+ * gets 403 `account_suspended`.
+ */
+import { ServiceError } from '../../shared/errors.ts'
+import { digestsEqual, hashApiKey, KEY_PATTERN, STORED_PREFIX_LENGTH } from '../keys/api-key.ts'
+import type { KeyCache } from '../keys/key-cache.ts'
+import type { KeyRecord } from '../keys/key-record.ts'
+
+export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; error: ServiceError }
+
+const invalidKey = () =>
+  new ServiceError('invalid_api_key', 'Invalid API key. Send a valid key as "Authorization: Bearer svc-live-…"; create or rotate one in the dashboard.')
+
+/** The presented key, from the bearer header or (when the style allows it) x-api-key. */
+export function presentedKey(headers: Headers, allowXApiKey: boolean): string | undefined {
+  const authorization = headers.get('authorization')
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+    return match?.[1]
+  }
+  return allowXApiKey ? (headers.get('x-api-key')?.trim() ?? undefined) : undefined
+}
+
+export async function authenticate(presented: string | undefined, keys: KeyCache, nowMs: number): Promise<AuthResult> {
+  if (!presented || !KEY_PATTERN.test(presented)) return { ok: false, error: invalidKey() }
+  const records = await keys.get(presented.slice(0, STORED_PREFIX_LENGTH))
+  if (records.length === 0) return { ok: false, error: invalidKey() }
+  const digest = hashApiKey(presented)
+  const key = records.find((record) => digestsEqual(record.hash, digest))
+  if (!key || key.status !== 'active') return { ok: false, error: invalidKey() }
+  if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) return { ok: false, error: invalidKey() }
+  if (key.accountStatus === 'suspended') {
+    return { ok: false, error: new ServiceError('account_suspended', 'This account is suspended. Contact support.') }
+  }
+  return { ok: true, key }
+}

@@ -1,0 +1,35 @@
+/**
+ * The headers every gateway response carries, and error responses in the client's style. The error's
+ * status, retry hint and `x-service-error-code` come from the error table; the body from the style's
+ * renderer.
+ */
+import { errorTable, retryAfterSeconds, type ServiceError } from '../../shared/errors.ts'
+import { nanoToUsd } from '../../shared/money.ts'
+import type { Call } from './call.ts'
+
+export type ErrorRenderer = (error: ServiceError) => string
+
+/** x-request-id, and what is known of balance, model, provider and cost. */
+export function serviceHeaders(call: Call, costNano?: number): Record<string, string> {
+  const headers: Record<string, string> = { 'x-request-id': call.requestId }
+  if (call.availableNano !== undefined) headers['x-service-balance-usd'] = nanoToUsd(Math.max(0, call.availableNano))
+  if (call.served) {
+    headers['x-service-model'] = call.served.model.id
+    headers['x-service-provider'] = call.served.route.provider.id
+  }
+  if (costNano !== undefined) headers['x-service-cost-usd'] = nanoToUsd(costNano)
+  return headers
+}
+
+export function errorResponse(call: Call, error: ServiceError, render: ErrorRenderer): Response {
+  const spec = errorTable[error.code]
+  const headers = serviceHeaders(call)
+  headers['content-type'] = 'application/json'
+  headers['x-service-error-code'] = error.code
+  headers['x-should-retry'] = String(spec.retry)
+  const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
+  call.status = spec.status
+  call.errorCode = error.code
+  return new Response(render(error), { status: spec.status, headers })
+}

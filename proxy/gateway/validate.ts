@@ -1,0 +1,84 @@
+/**
+ * Stage 2b: the style's envelope, checked with a compiled TypeBox schema. The first problem becomes a
+ * 400 `invalid_request` whose message names the field in the client's terms (`messages[0].role`).
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { ServiceError } from '../../shared/errors.ts'
+
+export type Validated<T> = { ok: true; value: T } | { ok: false; error: ServiceError }
+
+export type Envelope<T> = {
+  check: TypeCheck<TSchema>
+  /** Top-level fields the style accepts; any other is refused by name. */
+  fields: ReadonlySet<string>
+  /** Rules between fields that a schema cannot say. */
+  rules?: (value: T) => ServiceError | undefined
+}
+
+export function envelope<T>(schema: TSchema, fields: ReadonlySet<string>, rules?: (value: T) => ServiceError | undefined): Envelope<T> {
+  return { check: TypeCompiler.Compile(schema), fields, rules }
+}
+
+export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): Validated<T> {
+  for (const field in body) {
+    if (!spec.fields.has(field)) {
+      return { ok: false, error: new ServiceError('invalid_request', `Unrecognized request argument supplied: ${field}`, { param: field }) }
+    }
+  }
+  if (!spec.check.Check(body)) {
+    const first = spec.check.Errors(body).First()!
+    const param = fieldName(first.path)
+    return { ok: false, error: new ServiceError('invalid_request', `${param}: ${describe(first)}`, { param }) }
+  }
+  const value = body as T
+  const error = spec.rules?.(value)
+  return error ? { ok: false, error } : { ok: true, value }
+}
+
+/** "/messages/0/role" → "messages[0].role" */
+export function fieldName(path: string): string {
+  return path
+    .split('/')
+    .slice(1)
+    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
+}
+
+function describe(error: ValueError): string {
+  const schema = error.schema as { minItems?: number; maxItems?: number; minimum?: number; maximum?: number }
+  switch (error.type) {
+    case ValueErrorType.ObjectRequiredProperty:
+      return 'is required'
+    case ValueErrorType.ArrayMinItems:
+      return schema.minItems === 1 ? 'must be a non-empty array' : `must have at least ${schema.minItems} items`
+    case ValueErrorType.ArrayMaxItems:
+      return `must have at most ${schema.maxItems} items`
+    case ValueErrorType.StringMinLength:
+      return 'must not be empty'
+    case ValueErrorType.NumberMinimum:
+    case ValueErrorType.IntegerMinimum:
+      return `must be at least ${schema.minimum}`
+    case ValueErrorType.NumberMaximum:
+    case ValueErrorType.IntegerMaximum:
+      return `must be at most ${schema.maximum}`
+    case ValueErrorType.String:
+    case ValueErrorType.Boolean:
+    case ValueErrorType.Integer:
+    case ValueErrorType.Number:
+    case ValueErrorType.Object:
+    case ValueErrorType.Array:
+      return `must be ${kind(error.schema)}`
+    case ValueErrorType.Union:
+      return `must be ${((error.schema as unknown as { anyOf?: TSchema[] }).anyOf ?? []).map(kind).join(' or ')}`
+    default:
+      return error.message.charAt(0).toLowerCase() + error.message.slice(1)
+  }
+}
+
+function kind(schema: TSchema): string {
+  const type = schema.type as string | undefined
+  if (type === 'integer' && schema.minimum !== undefined) return `an integer of at least ${schema.minimum}`
+  const names: Record<string, string> = { string: 'a string', array: 'an array', null: 'null', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'an object' }
+  return (type && names[type]) ?? 'a value of another type'
+}

@@ -1,0 +1,75 @@
+/**
+ * What the hot path knows of a key: its identity, state, limits and account, read from Postgres in one
+ * query by the key's stored prefix. Limits are resolved here (NULL → default, 0 → none) so the request
+ * path reads plain numbers.
+ */
+import type { Sql } from 'postgres'
+import type { AccountLimits, KeyLimits } from '../admission/store.ts'
+
+export type KeyRecord = {
+  id: string
+  accountId: string
+  prefix: string
+  hash: Uint8Array
+  status: 'active' | 'revoked'
+  /** Epoch ms after which the key stops working (rotated out), or null. */
+  expiresAtMs: number | null
+  limits: KeyLimits
+  /** Exact model IDs the key may call; null means any. */
+  allowedModels: ReadonlySet<string> | null
+  accountStatus: 'active' | 'suspended'
+  accountLimits: AccountLimits
+}
+
+export type AccountLimitDefaults = { rpm: number; tpm: number; concurrency: number }
+
+type Row = {
+  id: string
+  account_id: string
+  prefix: string
+  key_hash: Uint8Array
+  status: 'active' | 'revoked'
+  expires_at: Date | null
+  rpm_limit: number | null
+  tpm_limit: number | null
+  concurrency_limit: number | null
+  daily_limit_nano: number | null
+  monthly_limit_nano: number | null
+  allowed_models: string[] | null
+  account_status: 'active' | 'suspended'
+  account_rpm_limit: number | null
+  account_tpm_limit: number | null
+  account_concurrency_limit: number | null
+}
+
+export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: AccountLimitDefaults): Promise<KeyRecord[]> {
+  const rows = await sql<Row[]>`
+    SELECT k.id, k.account_id, k.prefix, k.key_hash, k.status, k.expires_at,
+           k.rpm_limit, k.tpm_limit, k.concurrency_limit, k.daily_limit_nano, k.monthly_limit_nano, k.allowed_models,
+           a.status AS account_status, a.rpm_limit AS account_rpm_limit, a.tpm_limit AS account_tpm_limit,
+           a.concurrency_limit AS account_concurrency_limit
+    FROM api_keys k JOIN accounts a ON a.id = k.account_id
+    WHERE k.prefix = ${prefix}`
+  return rows.map((row) => ({
+    id: row.id,
+    accountId: row.account_id,
+    prefix: row.prefix,
+    hash: new Uint8Array(row.key_hash),
+    status: row.status,
+    expiresAtMs: row.expires_at ? row.expires_at.getTime() : null,
+    limits: {
+      rpm: row.rpm_limit ?? 0,
+      tpm: row.tpm_limit ?? 0,
+      concurrency: row.concurrency_limit ?? 0,
+      dailyNano: row.daily_limit_nano ?? 0,
+      monthlyNano: row.monthly_limit_nano ?? 0,
+    },
+    allowedModels: row.allowed_models ? new Set(row.allowed_models) : null,
+    accountStatus: row.account_status,
+    accountLimits: {
+      rpm: row.account_rpm_limit ?? defaults.rpm,
+      tpm: row.account_tpm_limit ?? defaults.tpm,
+      concurrency: row.account_concurrency_limit ?? defaults.concurrency,
+    },
+  }))
+}

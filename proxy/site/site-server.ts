@@ -1,0 +1,42 @@
+/**
+ * The site server ({site_url}): the dashboard's static files and the operator API. It is a separate
+ * server from the API server, so CORS, cookies and sessions never touch the hot path. Every response
+ * carries `Referrer-Policy: no-referrer` (dashboard links carry secrets in their fragment).
+ */
+import { Elysia } from 'elysia'
+import { join } from 'node:path'
+import { ServiceError } from '../../shared/errors.ts'
+import type { OperatorDeps } from '../accounts/operator-deps.ts'
+import { log } from '../log/log.ts'
+import { operatorRoutes } from './operator-routes.ts'
+import { siteError } from './site-error.ts'
+
+export function siteServer(deps: OperatorDeps, options: { operatorToken: string; dashboardDir: string }) {
+  return new Elysia({ name: 'site' })
+    .onAfterHandle(({ set }) => {
+      set.headers['referrer-policy'] = 'no-referrer'
+    })
+    .onError(({ code, error, request }) => {
+      if (error instanceof ServiceError) return siteError(error)
+      if (code === 'NOT_FOUND') return siteError(new ServiceError('not_found', `No endpoint at ${request.method} ${new URL(request.url).pathname}.`))
+      if (code === 'PARSE') return siteError(new ServiceError('invalid_request', 'Request body is not valid JSON.'))
+      log.error('site request failed', { error })
+      return siteError(new ServiceError('internal_error', 'The request failed unexpectedly.'))
+    })
+    .get('/health', () => ({ ok: true }))
+    .use(operatorRoutes(deps, options.operatorToken))
+    .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))
+}
+
+/** A built dashboard file, or index.html for client-side routes (so a hard refresh of any page works). */
+async function dashboardFile(dir: string, path: string): Promise<Response> {
+  const safe = path.split('/').filter((part) => part && part !== '..' && part !== '.').join('/')
+  const headers = { 'referrer-policy': 'no-referrer' }
+  if (safe) {
+    const file = Bun.file(join(dir, safe))
+    if (await file.exists()) return new Response(file, { headers })
+  }
+  const index = Bun.file(join(dir, 'index.html'))
+  if (await index.exists()) return new Response(index, { headers: { ...headers, 'content-type': 'text/html; charset=utf-8' } })
+  return new Response('The dashboard is not built: run `bun run build`.\n', { status: 503, headers })
+}

@@ -1,0 +1,77 @@
+/**
+ * The envelope of a Chat Completions request: the fields the gateway reads itself are typed; every
+ * other field of the Chat Completions style passes through to the provider unchanged. Fields outside
+ * the style (and outside the gateway's own `models` and `provider`) are refused by name, as the
+ * upstream API itself would refuse them.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+export const ChatMessage = Type.Object(
+  {
+    role: Type.String({ minLength: 1 }),
+    content: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Unknown()), Type.Null()])),
+  },
+  { additionalProperties: true },
+)
+
+export const ChatRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    messages: Type.Array(ChatMessage, { minItems: 1 }),
+    stream: Type.Optional(Type.Boolean()),
+    stream_options: Type.Optional(
+      Type.Union([Type.Null(), Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true })]),
+    ),
+    max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
+    n: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 128 }), Type.Null()])),
+    /** Ordered fallback models, tried when the one before could not start a response. */
+    models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
+    provider: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { additionalProperties: true },
+)
+export type ChatRequest = Static<typeof ChatRequest>
+
+/** Top-level fields of the Chat Completions style (OpenAI's CreateChatCompletionRequest) and the gateway's own. */
+export const chatRequestFields = new Set([
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'messages',
+  'metadata',
+  'modalities',
+  'model',
+  'moderation',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
+  'models',
+  'provider',
+])

@@ -1,0 +1,110 @@
+/**
+ * A whole gateway for tests: a catalog pointing at a fake upstream, a database (a fresh database on the
+ * test Postgres, or the embedded one), an admission store (Redis or in-process), and helpers to create
+ * accounts and keys through the operator services and to call the API.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createAccount } from '../../proxy/accounts/accounts.ts'
+import { createKey, type KeyOptions } from '../../proxy/accounts/keys.ts'
+import { createApp, type App } from '../../proxy/app.ts'
+import { buildCatalog } from '../../proxy/catalog/catalog.ts'
+import type { CatalogModel } from '../../proxy/catalog/catalog-schema.ts'
+import { loadConfig } from '../../proxy/config/config.ts'
+import { startEmbedded } from '../../proxy/db/database.ts'
+import { usdToNano } from '../../shared/money.ts'
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'
+import { createTestDatabase, redisUrl, uniqueName } from './services.ts'
+
+/** USD 1 and 2 per million tokens: 1,000 nano per input token, 2,000 per output token. */
+export const cheapPricing = { inputPerMTok: 1, outputPerMTok: 2 }
+
+export function testModel(id: string, upstreamModel: string, overrides: Partial<CatalogModel> = {}): CatalogModel {
+  return {
+    id,
+    contextLength: 100_000,
+    maxOutputTokens: 1_000,
+    pricing: cheapPricing,
+    routes: [{ provider: 'fake', model: upstreamModel }],
+    ...overrides,
+  }
+}
+
+export type TestGatewayOptions = {
+  store: 'memory' | 'redis'
+  database: 'postgres' | 'embedded'
+  models?: CatalogModel[]
+  env?: Record<string, string>
+  holdDeadlineMs?: number
+}
+
+export type TestGateway = {
+  app: App
+  upstream: FakeUpstream
+  account(usd: string): Promise<string>
+  key(accountId: string, options?: Omit<KeyOptions, 'accountId'>): Promise<{ id: string; key: string }>
+  /** POST /v1/chat/completions through the API server's handler. */
+  chat(key: string | undefined, body: unknown, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>
+  close(): Promise<void>
+}
+
+export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
+  const upstream = startFakeUpstream()
+  const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
+  const models = options.models ?? [testModel('test/cheap', 'fake'), testModel('test/other', 'fake')]
+  const catalog = buildCatalog(
+    { providers: [{ id: 'fake', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' }], models },
+    { FAKE_PROVIDER_KEY: 'sk-fake-provider' },
+  )
+  const database = options.database === 'postgres' ? await createTestDatabase() : await startEmbedded('memory://')
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    PORT: '0',
+    SITE_PORT: '0',
+    ADMIN_TOKEN: 'test-operator-token',
+    LEDGER_FLUSH_MS: '10',
+    ...(options.store === 'redis' ? { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `${uniqueName('test:')}:` } : {}),
+    ...options.env,
+  })
+  const app = await createApp(config, { catalog, database, holdDeadlineMs: options.holdDeadlineMs })
+  app.gateway.writer.start()
+  return {
+    app,
+    upstream,
+    async account(usd) {
+      return (await createAccount(app.operator, { creditNano: usdToNano(usd) })).accountId
+    },
+    async key(accountId, keyOptions = {}) {
+      const created = await createKey(app.operator, { dailyLimitNano: null, monthlyLimitNano: null, ...keyOptions, accountId })
+      return { id: created.id, key: created.key }
+    },
+    chat(key, body, init = {}) {
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers }
+      if (key) headers.authorization = `Bearer ${key}`
+      return app.api.handle(
+        new Request('http://gateway.test/v1/chat/completions', {
+          method: 'POST',
+          headers,
+          body: typeof body === 'string' ? body : JSON.stringify(body),
+          signal: init.signal,
+        }),
+      )
+    },
+    async close() {
+      await app.stop()
+      await database.close()
+      await upstream.stop()
+      await rm(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Reads a whole SSE response into its data payloads. */
+export async function readEvents(response: Response): Promise<string[]> {
+  const text = await response.text()
+  return text
+    .split('\n\n')
+    .filter(Boolean)
+    .map((event) => event.replace(/^data: /, ''))
+}
