@@ -12,6 +12,7 @@
  *   "fake?nousage=1"                report no usage
  *   "fake?garbage=1"                answer with a body that is not JSON
  *   "fake?stall=1"                  stream: send the first chunk, then nothing
+ *   "fake?dropFirst=1"              stream: drop the connection before sending anything
  * Every request is recorded (headers and body) for assertions.
  */
 
@@ -74,6 +75,10 @@ export function startFakeUpstream(): FakeUpstream {
         async start(controller) {
           const send = (text: string) => controller.enqueue(encoder.encode(text))
           try {
+            if (options.has('dropFirst')) {
+              controller.error(new Error('fake connection drop'))
+              return
+            }
             send(chunk([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]))
             if (options.has('stall')) {
               while (!cancelled) await Bun.sleep(20)
@@ -82,6 +87,8 @@ export function startFakeUpstream(): FakeUpstream {
             for (const [i, word] of words.entries()) {
               if (cancelled) return
               if (options.has('break') && i === number('break', 0)) {
+                // Let what was sent leave first: erroring a stream discards chunks not yet read.
+                await Bun.sleep(30)
                 controller.error(new Error('fake connection drop'))
                 return
               }

@@ -54,7 +54,14 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
   const models = options.models ?? [testModel('test/cheap', 'fake'), testModel('test/other', 'fake')]
   const catalog = buildCatalog(
-    { providers: [{ id: 'fake', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' }], models },
+    {
+      providers: [
+        { id: 'fake', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
+        // Configured in the catalog, but its key variable is not set: its routes are skipped.
+        { id: 'unkeyed', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'UNSET_PROVIDER_KEY' },
+      ],
+      models,
+    },
     { FAKE_PROVIDER_KEY: 'sk-fake-provider' },
   )
   const database = options.database === 'postgres' ? await createTestDatabase() : await startEmbedded('memory://')

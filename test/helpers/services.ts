@@ -12,20 +12,22 @@ export const databaseUrl = process.env.DATABASE_URL || undefined
 export const redisUrl = process.env.REDIS_URL || undefined
 const required = process.env.REQUIRE_SERVICES === '1'
 
-/** describe() that needs a service: skipped when absent, failing when absent and required. */
-export function describeWith(service: 'postgres' | 'redis', name: string, body: () => void): void {
-  const url = service === 'postgres' ? databaseUrl : redisUrl
-  if (url) return describe(name, body)
-  const variable = service === 'postgres' ? 'DATABASE_URL' : 'REDIS_URL'
+type Service = 'postgres' | 'redis'
+
+/** describe() that needs services: skipped when one is absent, failing when absent and required. */
+export function describeWith(services: Service | Service[], name: string, body: () => void): void {
+  const missing = [services].flat().filter((service) => !(service === 'postgres' ? databaseUrl : redisUrl))
+  if (missing.length === 0) return describe(name, body)
+  const variables = missing.map((service) => (service === 'postgres' ? 'DATABASE_URL' : 'REDIS_URL')).join(' and ')
   if (required) {
     describe(name, () => {
-      test(`${variable} is set`, () => {
-        throw new Error(`${variable} is not set and REQUIRE_SERVICES=1: the ${service} suite cannot run`)
+      test(`${variables} set`, () => {
+        throw new Error(`${variables} not set and REQUIRE_SERVICES=1: this suite cannot run`)
       })
     })
     return
   }
-  describe.skip(`${name} (set ${variable} to run)`, body)
+  describe.skip(`${name} (set ${variables} to run)`, body)
 }
 
 export function uniqueName(prefix: string): string {

@@ -1,0 +1,47 @@
+/** Command-line options of `bun run bench`. */
+import { parseArgs } from 'node:util'
+
+export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--out FILE]
+
+  --quick          short smoke run: 1 s per cell, no warm-up
+  --duration S     measured seconds per target and cell (default 5)
+  --warmup S       warm-up seconds before each measurement (default 1; 0: none)
+  --connections L  comma-separated connection counts (default 1,16,64)
+  --out FILE       also write the Markdown report to FILE
+
+Environment: DATABASE_URL and REDIS_URL (optional) make the gateway use those servers: a fresh database
+and a unique key prefix, both removed at the end. Without them it uses its embedded stores.`
+
+export type BenchOptions = { durationS: number; warmupS: number; connections: number[]; out: string | undefined }
+
+export class UsageError extends Error {}
+
+function wholeNumber(value: string | undefined, name: string, fallback: number, minimum: number): number {
+  if (value === undefined) return fallback
+  if (!/^\d+$/.test(value) || Number(value) < minimum) throw new UsageError(`--${name} must be a whole number ≥ ${minimum}`)
+  return Number(value)
+}
+
+/** Parses the arguments; undefined when help was asked for. */
+export function parseOptions(args: string[]): BenchOptions | undefined {
+  const { values } = parseArgs({
+    args,
+    strict: true,
+    options: {
+      quick: { type: 'boolean' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  })
+  if (values.help) return undefined
+  const connections = (values.connections ?? '1,16,64').split(',').map((part) => wholeNumber(part.trim(), 'connections', 0, 1))
+  return {
+    durationS: wholeNumber(values.duration, 'duration', values.quick ? 1 : 5, 1),
+    warmupS: wholeNumber(values.warmup, 'warmup', values.quick ? 0 : 1, 0),
+    connections,
+    out: values.out,
+  }
+}

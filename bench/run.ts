@@ -1,0 +1,160 @@
+/**
+ * `bun run bench`: measures what the gateway costs on top of a provider. Starts a fake upstream, a bare
+ * pass-through Bun proxy and the gateway (each its own process), then drives every cell (streaming or
+ * not × upstream delay 0 or 50 ms × connection count) against the three targets back to back, and prints
+ * the results as Markdown. Progress goes to stderr, the report to stdout (and to --out FILE).
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { usdToNano } from '../shared/money.ts'
+import { checkTarget, settledAccount, type Probe } from './checks.ts'
+import { benchModels, startGateway, type BenchModel } from './gateway.ts'
+import { describeMachine } from './machine.ts'
+import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts'
+import { cleanup, cleanUpOnSignals, freePort, spawnChild, tail, waitForHttp } from './processes.ts'
+import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
+import { prepareStores } from './stores.ts'
+import { loadTool, type LoadResult } from './wrk.ts'
+
+const REPO_DIR = join(import.meta.dir, '..')
+const CREDIT_USD = '1000000'
+const DELAYS: Record<number, BenchModel> = { 0: 'bench/fast', 50: 'bench/slow' }
+
+const progress = (message: string) => process.stderr.write(`${message}\n`)
+
+/** The request body each target gets: the gateway's model ID for the gateway, the upstream name otherwise. */
+function requestBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    messages: [
+      { role: 'system', content: 'You are a benchmark.' },
+      { role: 'user', content: 'Say hello.' },
+    ],
+    max_tokens: 64,
+    ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+  })
+}
+
+/** Starts one of the bench's own servers as a process and waits until it answers GET /health. */
+async function startService(name: string, script: string, args: string[], scratchDir: string): Promise<string> {
+  const port = await freePort()
+  const logFile = join(scratchDir, `${name}.log`)
+  const child = spawnChild(name, [process.execPath, join(import.meta.dir, script), String(port), ...args], { logFile })
+  const origin = `http://127.0.0.1:${port}`
+  await waitForHttp(`${origin}/health`, child, 15_000, async () => tail(logFile))
+  return origin
+}
+
+function cellsOf(options: BenchOptions): Cell[] {
+  return [false, true].flatMap((stream) => [0, 50].flatMap((delayMs) => options.connections.map((connections) => ({ stream, delayMs, connections }))))
+}
+
+/** Warning and error lines the gateway wrote (its two startup lines aside). */
+async function gatewayLogProblems(logFile: string): Promise<{ lines: number; samples: string[] }> {
+  const lines = (await Bun.file(logFile).text()).split('\n').filter((line) => line.trim() && !/^(API|Site) server:/.test(line))
+  const counts = new Map<string, number>()
+  for (const line of lines) {
+    let key = line.slice(0, 200)
+    try {
+      const entry = JSON.parse(line) as { level?: string; message?: string }
+      key = `${entry.level}: ${entry.message}`
+    } catch {
+      // Not a structured log line; counted as it is.
+    }
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  return { lines: lines.length, samples: [...counts].slice(0, 8).map(([key, count]) => `${key} (×${count})`) }
+}
+
+async function benchmark(options: BenchOptions, scratchDir: string): Promise<string> {
+  const startedAt = new Date()
+  const runId = String(startedAt.getTime())
+  const [machine, tool] = await Promise.all([describeMachine(), loadTool(scratchDir)])
+  progress(`machine: ${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; load tool: ${tool.version}`)
+
+  const stores = await prepareStores(process.env.DATABASE_URL || undefined, process.env.REDIS_URL || undefined, runId)
+  progress(`gateway stores: ${stores.database}; ${stores.admission}`)
+  const upstream = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
+  const bare = await startService('bare-proxy', 'bare-proxy.ts', [upstream], scratchDir)
+  const gateway = await startGateway({ repoDir: REPO_DIR, scratchDir, upstreamOrigin: upstream, storeEnv: stores.env })
+  progress(`upstream ${upstream}, bare proxy ${bare}, gateway ${gateway.apiUrl} (site ${gateway.siteUrl})`)
+
+  const accountId = await gateway.operator.createAccount(CREDIT_USD)
+  const key = await gateway.operator.createKey(accountId)
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` }
+  const origins: Record<Target, string> = { direct: upstream, bare, gateway: gateway.apiUrl }
+  const probe = (target: Target, cell: Pick<Cell, 'stream' | 'delayMs'>): Probe => {
+    const model = DELAYS[cell.delayMs]!
+    return { url: `${origins[target]}/v1/chat/completions`, body: requestBody(target === 'gateway' ? model : benchModels[model], cell.stream), headers }
+  }
+
+  for (const target of targets) {
+    for (const stream of [false, true]) await checkTarget(target, probe(target, { stream, delayMs: 0 }), stream, target === 'gateway')
+  }
+  progress('checks before load: passed')
+
+  const cells: CellResult[] = []
+  for (const cell of cellsOf(options)) {
+    const results = {} as Record<Target, LoadResult>
+    for (const target of targets) {
+      const spec = { ...probe(target, cell), connections: cell.connections }
+      if (options.warmupS > 0) await tool.run({ ...spec, durationS: options.warmupS })
+      results[target] = await tool.run({ ...spec, durationS: options.durationS })
+    }
+    cells.push({ ...cell, results })
+    const summary = targets.map((t) => `${t} ${Math.round(results[t].rps)} rps p50 ${(results[t].p50Us / 1000).toFixed(2)} ms`).join(' | ')
+    progress(`${cell.stream ? 'stream' : 'json  '} delay ${String(cell.delayMs).padStart(2)} ms c=${String(cell.connections).padStart(3)}: ${summary}`)
+  }
+
+  const final = await settledAccount(gateway.operator, accountId, 10_000)
+  progress(`after load: held ${final.state.heldNano} nano, in flight ${final.state.inFlight}, balance ${final.state.balanceNano} vs ledger ${final.state.ledgerBalanceNano}`)
+  return renderReport({
+    startedAt,
+    machine,
+    tool: tool.version,
+    stores,
+    durationS: options.durationS,
+    warmupS: options.warmupS,
+    cells,
+    final,
+    creditNano: usdToNano(CREDIT_USD)!,
+    gatewayLog: await gatewayLogProblems(gateway.logFile),
+  })
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(Bun.argv.slice(2))
+  if (!options) {
+    console.log(usage)
+    return 0
+  }
+  cleanUpOnSignals()
+  const scratchDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'))
+  let ok = false
+  cleanup.add('remove scratch directory', async () => {
+    if (ok) await rm(scratchDir, { recursive: true, force: true })
+    else progress(`logs kept in ${scratchDir}`)
+  })
+  try {
+    const markdown = await benchmark(options, scratchDir)
+    console.log(markdown)
+    if (options.out) {
+      await Bun.write(options.out, markdown)
+      progress(`report written to ${options.out}`)
+    }
+    ok = true
+    return 0
+  } finally {
+    await cleanup.run()
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    const badUsage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
+    console.error(badUsage ? `${(error as Error).message}\n\n${usage}` : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`)
+    process.exit(badUsage ? 2 : 1)
+  },
+)

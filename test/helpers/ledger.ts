@@ -1,0 +1,23 @@
+/** Reading what the gateway wrote, for money assertions. */
+import type { TestGateway } from './gateway.ts'
+
+export type LedgerRowView = { request_id: string; kind: string; amount_nano: number; written_off_nano: number; reason: string | null }
+
+/** Waits until queued rows are in Postgres, then returns the account's ledger. */
+export async function ledgerOf(gw: TestGateway, accountId: string): Promise<LedgerRowView[]> {
+  await gw.app.gateway.writer.drain()
+  return gw.app.gateway.sql<LedgerRowView[]>`
+    SELECT request_id, kind, amount_nano, written_off_nano, reason FROM ledger WHERE account_id = ${accountId} ORDER BY id`
+}
+
+export const sumOf = (rows: LedgerRowView[]) => rows.reduce((sum, row) => sum + row.amount_nano, 0)
+
+/** Waits for every hold of the account to end (settles run after the response). */
+export async function holdsEnded(gw: TestGateway, accountId: string, timeoutMs = 5_000) {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const snapshot = await gw.app.gateway.store.snapshot(accountId)
+    if ((snapshot.inFlight === 0 && snapshot.heldNano === 0) || Date.now() > until) return snapshot
+    await Bun.sleep(20)
+  }
+}

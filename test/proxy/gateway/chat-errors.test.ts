@@ -1,0 +1,241 @@
+// Every refusal this path can give: the spec's status, error.code and x-service-error-code, in the
+// Chat Completions error shape, and no hold left behind.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { ErrorCode } from '../../../shared/errors.ts'
+import { nanoToUsd } from '../../../shared/money.ts'
+import { readEvents, startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
+import { describeWith } from '../../helpers/services.ts'
+
+const models = [
+  testModel('test/cheap', 'fake'),
+  testModel('test/other', 'fake'),
+  // Ten times the price of test/cheap: a fallback from it must be charged at test/cheap's price.
+  testModel('test/fail', 'fake?status=500', { pricing: { inputPerMTok: 10, outputPerMTok: 20 } }),
+  testModel('test/limited', 'fake?status=429'),
+  testModel('test/policy', 'fake?status=400&code=content_policy_violation'),
+  testModel('test/bad-param', 'fake?status=400'),
+  testModel('test/garbage', 'fake?garbage=1'),
+  testModel('test/slow', 'fake?delay=1500'),
+  testModel('test/stream-error', 'fake?errorAfter=3&tokens=10'),
+  { ...testModel('test/unkeyed', 'fake'), routes: [{ provider: 'unkeyed', model: 'fake' }] },
+]
+const hello = [{ role: 'user', content: 'hello' }]
+
+async function expectError(response: Response, status: number, code: ErrorCode) {
+  const body = (await response.json()) as { error: { code: string; message: string; type: string; param: string | null } }
+  expect({ status: response.status, code: body.error.code, header: response.headers.get('x-service-error-code') }).toEqual({ status, code, header: code })
+  expect(response.headers.get('x-request-id')).toMatch(/^req_/)
+  expect(body.error.message.length).toBeGreaterThan(10)
+  expect(typeof body.error.type).toBe('string')
+  return body.error
+}
+
+describeWith('postgres', 'Chat Completions refusals', () => {
+  let gw: TestGateway
+  let accountId: string
+  let key: string
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'memory', database: 'postgres', models, env: { UPSTREAM_TIMEOUT_MS: '400' } })
+    accountId = await gw.account('10')
+    key = (await gw.key(accountId)).key
+  })
+  afterAll(() => gw.close())
+
+  const chat = (body: unknown, as = key) => gw.chat(as, body)
+  const noHoldsLeft = async () => {
+    await Bun.sleep(20)
+    expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({ heldNano: 0, inFlight: 0 })
+  }
+
+  describe('400 invalid_request', () => {
+    test('names the missing or malformed field', async () => {
+      expect((await expectError(await chat({ model: 'test/cheap' }), 400, 'invalid_request')).param).toBe('messages')
+      expect((await expectError(await chat({ model: 'test/cheap', messages: [] }), 400, 'invalid_request')).message).toBe('messages: must be a non-empty array')
+      expect((await expectError(await chat({ model: 'test/cheap', messages: [{ role: 'user' }] }), 400, 'invalid_request')).param).toBe('messages[0].content')
+    })
+
+    test('refuses fields outside the style and stream_options without stream', async () => {
+      expect((await expectError(await chat({ model: 'test/cheap', messages: hello, temprature: 1 }), 400, 'invalid_request')).message).toBe(
+        'Unrecognized request argument supplied: temprature',
+      )
+      expect((await expectError(await chat({ model: 'test/cheap', messages: hello, stream_options: { include_usage: true } }), 400, 'invalid_request')).param).toBe(
+        'stream_options',
+      )
+    })
+
+    test('refuses a body that is not JSON', async () => {
+      await expectError(await chat('{"model": '), 400, 'invalid_request')
+    })
+
+    test('names a base URL that already ends in /chat/completions', async () => {
+      const response = await gw.app.api.handle(
+        new Request('http://gateway.test/v1/chat/completions/chat/completions', { method: 'POST', body: '{}', headers: { authorization: `Bearer ${key}` } }),
+      )
+      expect((await expectError(response, 400, 'invalid_request')).message).toContain('Wrong base URL')
+    })
+
+    test('the /api/v1 alias serves the same endpoint', async () => {
+      const response = await gw.app.api.handle(
+        new Request('http://gateway.test/api/v1/chat/completions', {
+          method: 'POST',
+          body: JSON.stringify({ model: 'test/cheap', messages: hello }),
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        }),
+      )
+      expect(response.status).toBe(200)
+    })
+  })
+
+  test('413 payload_too_large above 32 MB', async () => {
+    const huge = JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }] })
+    await expectError(await chat(huge), 413, 'payload_too_large')
+  })
+
+  describe('401 invalid_api_key', () => {
+    test('for a missing, malformed or unknown key, without echoing it', async () => {
+      await expectError(await gw.chat(undefined, { model: 'test/cheap', messages: hello }), 401, 'invalid_api_key')
+      const malformed = await expectError(await chat({ model: 'test/cheap', messages: hello }, 'sk-not-ours'), 401, 'invalid_api_key')
+      expect(malformed.message).not.toContain('sk-not-ours')
+      await expectError(await chat({ model: 'test/cheap', messages: hello }, 'svc-live-11111111111111111111111111'), 401, 'invalid_api_key')
+      await expectError(await chat({ model: 'test/cheap', messages: hello }, `${key.slice(0, 20)}${'z'.repeat(15)}`), 401, 'invalid_api_key')
+    })
+
+    test('for a revoked or expired key', async () => {
+      const revoked = await gw.key(accountId)
+      expect((await chat({ model: 'test/cheap', messages: hello }, revoked.key)).status).toBe(200)
+      await gw.app.gateway.sql`UPDATE api_keys SET status = 'revoked' WHERE id = ${revoked.id}`
+      await gw.app.gateway.keys.invalidate({ accountId })
+      await expectError(await chat({ model: 'test/cheap', messages: hello }, revoked.key), 401, 'invalid_api_key')
+      const expired = await gw.key(accountId)
+      await gw.app.gateway.sql`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = ${expired.id}`
+      await gw.app.gateway.keys.invalidate({ accountId })
+      await expectError(await chat({ model: 'test/cheap', messages: hello }, expired.key), 401, 'invalid_api_key')
+    })
+  })
+
+  test('403 account_suspended', async () => {
+    const suspended = await gw.account('1')
+    const its = await gw.key(suspended)
+    await gw.app.gateway.sql`UPDATE accounts SET status = 'suspended' WHERE id = ${suspended}`
+    await gw.app.gateway.keys.invalidate({ accountId: suspended })
+    await expectError(await chat({ model: 'test/cheap', messages: hello }, its.key), 403, 'account_suspended')
+  })
+
+  test('404 unknown_model suggests the full ID for a bare name', async () => {
+    const error = await expectError(await chat({ model: 'cheap', messages: hello }), 404, 'unknown_model')
+    expect(error.message).toContain('did you mean test/cheap?')
+    await expectError(await chat({ model: 'test/nope', messages: hello }), 404, 'unknown_model')
+    expect((await expectError(await chat({ model: 'test/cheap', messages: hello, models: ['test/nope'] }), 404, 'unknown_model')).param).toBe('models[0]')
+  })
+
+  test('403 model_not_allowed suggests a model the key may use', async () => {
+    const limited = await gw.key(accountId, { models: ['test/other'] })
+    const error = await expectError(await chat({ model: 'test/cheap', messages: hello }, limited.key), 403, 'model_not_allowed')
+    expect(error.message).toContain('test/other')
+    expect((await chat({ model: 'test/other', messages: hello }, limited.key)).status).toBe(200)
+  })
+
+  test('402 insufficient_credits reports the balance, nothing sent or charged', async () => {
+    const poor = await gw.account('0.001')
+    const its = await gw.key(poor)
+    const before = gw.upstream.requests.length
+    const response = await chat({ model: 'test/cheap', messages: hello }, its.key)
+    expect(response.headers.get('x-service-balance-usd')).toBe('0.001')
+    const error = await expectError(response, 402, 'insufficient_credits')
+    expect(error.message).toContain('$0.001')
+    expect(gw.upstream.requests.length).toBe(before)
+    expect((await gw.app.gateway.store.snapshot(poor)).balanceNano).toBe(1_000_000)
+  })
+
+  test('403 spend_limit_exceeded names the limit and its reset time', async () => {
+    const capped = await gw.key(accountId, { dailyLimitNano: 1_000 })
+    const error = await expectError(await chat({ model: 'test/cheap', messages: hello, max_tokens: 10 }, capped.key), 403, 'spend_limit_exceeded')
+    const midnight = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000).toISOString().replace('.000Z', 'Z')
+    expect(error.message).toContain('daily spend limit of $0.000001')
+    expect(error.message).toContain(`resets at ${midnight}`)
+  })
+
+  test('429 usage_limit_exceeded carries Retry-After', async () => {
+    const slowKey = await gw.key(accountId, { rpm: 2 })
+    for (let i = 0; i < 2; i++) expect((await chat({ model: 'test/cheap', messages: hello }, slowKey.key)).status).toBe(200)
+    const response = await chat({ model: 'test/cheap', messages: hello }, slowKey.key)
+    const retryAfter = Number(response.headers.get('retry-after'))
+    expect(retryAfter).toBeGreaterThanOrEqual(1)
+    expect(retryAfter).toBeLessThanOrEqual(120)
+    expect((await expectError(response, 429, 'usage_limit_exceeded')).message).toContain('2 requests per minute')
+  })
+
+  describe('upstream failures before any answer release the hold', () => {
+    test('503 model_unavailable when the provider fails', async () => {
+      await expectError(await chat({ model: 'test/fail', messages: hello }), 503, 'model_unavailable')
+      await noHoldsLeft()
+    })
+
+    test('503 upstream_rate_limited when the provider rate-limits', async () => {
+      await expectError(await chat({ model: 'test/limited', messages: hello }), 503, 'upstream_rate_limited')
+    })
+
+    test('400 provider_policy_rejected when the provider refuses the content', async () => {
+      await expectError(await chat({ model: 'test/policy', messages: hello }), 400, 'provider_policy_rejected')
+    })
+
+    test('400 invalid_request carries the provider’s reason for a bad parameter', async () => {
+      expect((await expectError(await chat({ model: 'test/bad-param', messages: hello }), 400, 'invalid_request')).message).toContain('fake failure 400')
+    })
+
+    test('503 no_available_route when no provider of the model is configured', async () => {
+      await expectError(await chat({ model: 'test/unkeyed', messages: hello }), 503, 'no_available_route')
+    })
+
+    test('503 upstream_response_invalid names the failed check', async () => {
+      expect((await expectError(await chat({ model: 'test/garbage', messages: hello }), 503, 'upstream_response_invalid')).message).toContain('not JSON')
+      await noHoldsLeft()
+    })
+
+    test('504 request_timeout states the number of upstream attempts', async () => {
+      const error = await expectError(await chat({ model: 'test/slow', messages: hello }), 504, 'request_timeout')
+      expect(error.message).toContain('1 upstream attempt')
+      await noHoldsLeft()
+    })
+  })
+
+  test('a fallback answers when the first model fails, at its own price', async () => {
+    const response = await chat({ model: 'test/fail', models: ['test/cheap'], messages: hello })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('x-service-model')).toBe('test/cheap')
+    expect(response.headers.get('x-service-provider')).toBe('fake')
+    const { usage } = (await response.json()) as { usage: { prompt_tokens: number; completion_tokens: number; cost: number } }
+    const costNano = usage.prompt_tokens * 1_000 + usage.completion_tokens * 2_000
+    expect(response.headers.get('x-service-cost-usd')).toBe(nanoToUsd(costNano))
+    expect(usage.cost).toBe(Number(nanoToUsd(costNano)))
+  })
+
+  test('502 upstream_error arrives as an error event when the stream breaks after it began', async () => {
+    const response = await chat({ model: 'test/stream-error', messages: hello, stream: true })
+    expect(response.status).toBe(200)
+    const events = await readEvents(response)
+    const last = JSON.parse(events.at(-1)!) as { error: { code: string } }
+    expect(last.error.code).toBe('upstream_error')
+    expect(events).not.toContain('[DONE]')
+    await noHoldsLeft()
+  })
+})
+
+describeWith('postgres', 'gateway ceiling', () => {
+  test('503 overloaded with Retry-After 5 past the concurrent-request ceiling, before any hold', async () => {
+    const gw = await startTestGateway({ store: 'memory', database: 'postgres', models, env: { MAX_CONCURRENT_REQUESTS: '1', UPSTREAM_TIMEOUT_MS: '5000' } })
+    try {
+      const accountId = await gw.account('1')
+      const { key } = await gw.key(accountId)
+      const slow = gw.chat(key, { model: 'test/slow', messages: hello })
+      await Bun.sleep(100)
+      const refused = await gw.chat(key, { model: 'test/cheap', messages: hello })
+      expect(refused.headers.get('retry-after')).toBe('5')
+      await expectError(refused, 503, 'overloaded')
+      expect((await gw.app.gateway.store.snapshot(accountId)).inFlight).toBe(1)
+      expect((await slow).status).toBe(200)
+    } finally {
+      await gw.close()
+    }
+  })
+})
