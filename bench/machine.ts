@@ -1,15 +1,23 @@
 /** The machine a benchmark ran on, for the report. */
+import { readFile } from 'node:fs/promises'
 import { cpus, release, totalmem } from 'node:os'
+
+/** A /proc file's text (Bun.file sees them as empty: their size is 0), or undefined where there is none. */
+async function proc(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8')
+  } catch {
+    return undefined
+  }
+}
 
 export type Machine = { cpu: string; cores: number; memoryGb: number; kernel: string; bun: string }
 
+/** CPU model, core count, memory, kernel and Bun version. */
 export async function describeMachine(): Promise<Machine> {
   let cpu = cpus()[0]?.model ?? 'unknown CPU'
-  const cpuinfo = Bun.file('/proc/cpuinfo')
-  if (await cpuinfo.exists()) {
-    const model = /^model name\s*:\s*(.+)$/m.exec(await cpuinfo.text())?.[1]
-    if (model) cpu = model.trim()
-  }
+  const model = /^model name\s*:\s*(.+)$/m.exec((await proc('/proc/cpuinfo')) ?? '')?.[1]
+  if (model) cpu = model.trim()
   return {
     cpu,
     cores: navigator.hardwareConcurrency || cpus().length,
@@ -17,4 +25,20 @@ export async function describeMachine(): Promise<Machine> {
     kernel: `${process.platform} ${release()}`,
     bun: Bun.version,
   }
+}
+
+/** The fraction of CPU time the whole machine spent busy over `ms` milliseconds (undefined without /proc/stat). */
+export async function machineBusy(ms = 1000): Promise<number | undefined> {
+  const sample = async () => {
+    const stat = await proc('/proc/stat')
+    if (!stat) return undefined
+    const fields = stat.split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+    const idle = (fields[3] ?? 0) + (fields[4] ?? 0)
+    return { idle, total: fields.reduce((sum, value) => sum + value, 0) }
+  }
+  const before = await sample()
+  await Bun.sleep(ms)
+  const after = await sample()
+  if (!before || !after || after.total === before.total) return undefined
+  return 1 - (after.idle - before.idle) / (after.total - before.total)
 }

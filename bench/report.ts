@@ -18,6 +18,8 @@ export type CellResult = Cell & { results: Record<Target, LoadResult> }
 export type BenchReport = {
   startedAt: Date
   machine: Machine
+  /** Fraction of CPU the machine used in the second before the run started (other processes). */
+  busyBefore: number | undefined
   tool: string
   stores: BenchStores
   durationS: number
@@ -37,6 +39,7 @@ const mode = (cell: Cell) => (cell.stream ? 'streaming' : 'non-streaming')
 const ms = (us: number) => (us / 1000).toFixed(2)
 const signedMs = (us: number) => `${us >= 0 ? '+' : '−'}${ms(Math.abs(us))}`
 const rps = (value: number) => Math.round(value).toLocaleString('en-US')
+const busy = (fraction: number | undefined) => (fraction === undefined ? '' : `; ${Math.round(fraction * 100)}% busy just before the run`)
 const usd = (nano: number) => `$${(nano / 1e9).toFixed(6)}`
 
 function table(head: string[], align: ('l' | 'r')[], rows: string[][]): string {
@@ -133,7 +136,7 @@ export function renderReport(report: BenchReport): string {
   const storesLabel = stores.real.postgres || stores.real.redis ? 'real stores' : 'embedded stores'
   return `### Gateway benchmark: ${storesLabel}
 
-- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB RAM, ${machine.kernel}
+- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB RAM, ${machine.kernel}${busy(report.busyBefore)}
 - Bun ${machine.bun}; load by ${report.tool}, one thread, keep-alive connections
 - Gateway stores: ${stores.database}; ${stores.admission}
 - Each cell: ${report.warmupS > 0 ? `${report.warmupS} s warm-up, then ` : ''}${report.durationS} s measured per target, the three targets back to back; run started ${report.startedAt.toISOString()}

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { usdToNano } from '../shared/money.ts'
 import { checkTarget, settledAccount, type Probe } from './checks.ts'
 import { benchModels, startGateway, type BenchModel } from './gateway.ts'
-import { describeMachine } from './machine.ts'
+import { describeMachine, machineBusy } from './machine.ts'
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts'
 import { cleanup, cleanUpOnSignals, freePort, spawnChild, tail, waitForHttp } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
@@ -72,6 +72,8 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
   const runId = String(startedAt.getTime())
   const [machine, tool] = await Promise.all([describeMachine(), loadTool(scratchDir)])
   progress(`machine: ${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; load tool: ${tool.version}`)
+  const busyBefore = await machineBusy()
+  if (busyBefore !== undefined && busyBefore > 0.1) progress(`warning: the machine is ${Math.round(busyBefore * 100)}% busy before the run; results will be noisy`)
 
   const stores = await prepareStores(process.env.DATABASE_URL || undefined, process.env.REDIS_URL || undefined, runId)
   progress(`gateway stores: ${stores.database}; ${stores.admission}`)
@@ -112,6 +114,7 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
   return renderReport({
     startedAt,
     machine,
+    busyBefore,
     tool: tool.version,
     stores,
     durationS: options.durationS,

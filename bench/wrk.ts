@@ -56,7 +56,7 @@ function luaString(text: string): string {
 
 function wrkScript(spec: LoadSpec): string {
   const headers = Object.entries(spec.headers)
-    .map(([name, value]) => `wrk.headers[${luaString(name)}] = ${luaString(value)}`)
+    .map(([name, value]) => `wrk.headers[ ${luaString(name)} ] = ${luaString(value)}`)
     .join('\n')
   return `wrk.method = "POST"
 wrk.body = ${luaString(spec.body)}

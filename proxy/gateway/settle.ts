@@ -8,7 +8,7 @@ import type { AdmissionStore, SettleResult } from '../admission/store.ts'
 import type { TokenUsage } from '../catalog/pricing.ts'
 import type { RecordWriter } from '../ledger/record-writer.ts'
 import type { LedgerRow } from '../ledger/rows.ts'
-import { log } from '../log/log.ts'
+import { log, logs } from '../log/log.ts'
 import type { Call } from './call.ts'
 import type { Inflight } from './inflight.ts'
 
@@ -43,7 +43,10 @@ export async function finishCall(deps: SettleDeps, call: Call, settlement: Settl
       if (result) deps.writer.addLedger(ledgerRows(call, result, settlement.reason))
     }
   }
-  if (call.key) deps.writer.addRequestLog(requestLogRow(call))
+  if (!call.key) return
+  const row = requestLogRow(call)
+  deps.writer.addRequestLog(row)
+  if (logs('debug')) log.debug('request', { ...row, keyPrefix: call.key.prefix })
 }
 
 async function retrying<T>(call: Call, operation: () => Promise<T>): Promise<T | undefined> {

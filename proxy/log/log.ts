@@ -24,6 +24,11 @@ function errorReplacer(_key: string, value: unknown): unknown {
   return value
 }
 
+/** Whether a level is written; lets callers skip building fields nobody will see. */
+export function logs(level: LogLevel): boolean {
+  return levels[level] >= threshold
+}
+
 export const log = {
   debug: (message: string, fields?: Record<string, unknown>) => write('debug', message, fields),
   info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields),

@@ -37,6 +37,8 @@ export type TestGatewayOptions = {
   models?: CatalogModel[]
   env?: Record<string, string>
   holdDeadlineMs?: number
+  /** Another test gateway whose database, Redis prefix and fake upstream this one shares (a second process). */
+  sibling?: TestGateway
 }
 
 export type TestGateway = {
@@ -50,7 +52,7 @@ export type TestGateway = {
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
-  const upstream = startFakeUpstream()
+  const upstream = options.sibling?.upstream ?? startFakeUpstream()
   const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
   const models = options.models ?? [testModel('test/cheap', 'fake'), testModel('test/other', 'fake')]
   const catalog = buildCatalog(
@@ -64,14 +66,15 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
     { FAKE_PROVIDER_KEY: 'sk-fake-provider' },
   )
-  const database = options.database === 'postgres' ? await createTestDatabase() : await startEmbedded('memory://')
+  const database = options.sibling?.app.database ?? (options.database === 'postgres' ? await createTestDatabase() : await startEmbedded('memory://'))
+  const redisPrefix = options.sibling?.app.config.REDIS_KEY_PREFIX || `${uniqueName('test:')}:`
   const config = loadConfig({
     DATA_DIR: dataDir,
     PORT: '0',
     SITE_PORT: '0',
     ADMIN_TOKEN: 'test-operator-token',
     LEDGER_FLUSH_MS: '10',
-    ...(options.store === 'redis' ? { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: `${uniqueName('test:')}:` } : {}),
+    ...(options.store === 'redis' ? { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: redisPrefix } : {}),
     ...options.env,
   })
   const app = await createApp(config, { catalog, database, holdDeadlineMs: options.holdDeadlineMs })
@@ -100,8 +103,10 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
     async close() {
       await app.stop()
-      await database.close()
-      await upstream.stop()
+      if (!options.sibling) {
+        await database.close()
+        await upstream.stop()
+      }
       await rm(dataDir, { recursive: true, force: true })
     },
   }

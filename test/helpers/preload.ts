@@ -1,4 +1,7 @@
-// Loaded before every test file (bunfig.toml): tests keep the log quiet unless LOG_LEVEL says otherwise.
+// Loaded before every test file (bunfig.toml). Suites that start servers and databases need more than
+// the 5 s default for their hooks; the log stays quiet unless TEST_LOG_LEVEL says otherwise.
+import { setDefaultTimeout } from 'bun:test'
 import { setLogLevel, type LogLevel } from '../../proxy/log/log.ts'
 
+setDefaultTimeout(60_000)
 setLogLevel((process.env.TEST_LOG_LEVEL as LogLevel | undefined) ?? 'error')

@@ -14,14 +14,20 @@ const models = [
 ]
 const hello = [{ role: 'user', content: 'hello' }]
 
-for (const store of ['memory', 'redis'] as const) {
-  describeWith(store === 'redis' ? ['postgres', 'redis'] : 'postgres', `holds with the ${store} admission store`, () => {
+const setups = [
+  { store: 'memory', database: 'postgres', needs: ['postgres'] },
+  { store: 'redis', database: 'postgres', needs: ['postgres', 'redis'] },
+  { store: 'memory', database: 'embedded', needs: [] },
+] as const
+
+for (const { store, database, needs } of setups) {
+  describeWith([...needs], `holds with the ${store} admission store on ${database} Postgres`, () => {
     let gw: TestGateway
     let accountId: string
     let key: string
     let apiUrl: string
     beforeAll(async () => {
-      gw = await startTestGateway({ store, database: 'postgres', models })
+      gw = await startTestGateway({ store, database, models })
       apiUrl = gw.app.listen().apiUrl
       accountId = await gw.account('10')
       key = (await gw.key(accountId)).key
@@ -112,7 +118,7 @@ for (const store of ['memory', 'redis'] as const) {
     })
 
     test('a hold whose settlement never comes expires at its deadline and charges nothing', async () => {
-      const short = await startTestGateway({ store, database: 'postgres', models, holdDeadlineMs: 200 })
+      const short = await startTestGateway({ store, database, models, holdDeadlineMs: 200 })
       try {
         const account = await short.account('1')
         const { id: keyId } = await short.key(account)

@@ -12,11 +12,17 @@ const models = [testModel('test/slow', 'fake?delay=1000'), testModel('test/strea
 /** The hold of a body on test models: (body bytes + 8 per message) × 1,000 + max_tokens × 2,000 nano. */
 const holdOf = (body: { messages: unknown[]; max_tokens: number }) => (JSON.stringify(body).length + 8 * body.messages.length) * 1_000 + body.max_tokens * 2_000
 
-for (const store of ['memory', 'redis'] as const) {
-  describeWith(store === 'redis' ? ['postgres', 'redis'] : 'postgres', `money with the ${store} admission store`, () => {
+const setups = [
+  { store: 'memory', database: 'postgres', needs: ['postgres'] },
+  { store: 'redis', database: 'postgres', needs: ['postgres', 'redis'] },
+  { store: 'memory', database: 'embedded', needs: [] },
+] as const
+
+for (const { store, database, needs } of setups) {
+  describeWith([...needs], `money with the ${store} admission store on ${database} Postgres`, () => {
     let gw: TestGateway
     beforeAll(async () => {
-      gw = await startTestGateway({ store, database: 'postgres', models, env: { ACCOUNT_CONCURRENCY_LIMIT: '0', ACCOUNT_RPM_LIMIT: '0' } })
+      gw = await startTestGateway({ store, database, models, env: { ACCOUNT_CONCURRENCY_LIMIT: '0', ACCOUNT_RPM_LIMIT: '0' } })
     })
     afterAll(() => gw.close())
 

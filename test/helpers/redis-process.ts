@@ -1,0 +1,46 @@
+/**
+ * A private redis-server on a free loopback port, for tests that stop, pause or kill Redis without
+ * touching the shared one. Stopped by process ID.
+ */
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export type RedisProcess = { url: string; pid: number; pause(): void; resume(): void; kill(): Promise<void> }
+
+export const redisServerBinary = Bun.which('redis-server')
+
+export async function startRedisProcess(): Promise<RedisProcess> {
+  if (!redisServerBinary) throw new Error('redis-server is not installed')
+  const dir = await mkdtemp(join(tmpdir(), 'redis-'))
+  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const child = Bun.spawn([redisServerBinary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    stdout: 'ignore',
+    stderr: 'ignore',
+  })
+  const url = `redis://127.0.0.1:${port}`
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const socket = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } })
+      socket.end()
+      break
+    } catch (error) {
+      if (attempt > 100) throw error
+      await Bun.sleep(20)
+    }
+  }
+  return {
+    url,
+    pid: child.pid,
+    pause: () => process.kill(child.pid, 'SIGSTOP'),
+    resume: () => process.kill(child.pid, 'SIGCONT'),
+    async kill() {
+      try {
+        process.kill(child.pid, 'SIGCONT')
+      } catch {}
+      child.kill('SIGKILL')
+      await child.exited
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
