@@ -14,20 +14,22 @@ const children = new Set<Subprocess>()
 /** The undo steps of the run, executed in reverse order by `run()`. */
 export const cleanup = {
   steps: [] as Step[],
-  done: false,
+  running: undefined as Promise<void> | undefined,
   add(name: string, run: Step['run']): void {
     this.steps.push({ name, run })
   },
-  async run(): Promise<void> {
-    if (this.done) return
-    this.done = true
-    for (const step of this.steps.reverse()) {
-      try {
-        await step.run()
-      } catch (error) {
-        console.error(`cleanup: ${step.name} failed: ${(error as Error).message}`)
+  /** Runs the steps; a second call (a signal during a normal end) waits for the same run. */
+  run(): Promise<void> {
+    this.running ??= (async () => {
+      for (const step of this.steps.reverse()) {
+        try {
+          await step.run()
+        } catch (error) {
+          console.error(`cleanup: ${step.name} failed: ${(error as Error).message}`)
+        }
       }
-    }
+    })()
+    return this.running
   },
 }
 
@@ -35,10 +37,19 @@ process.on('exit', () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
 })
 
+let interruptedBy: string | undefined
+
+/** The signal that interrupted the run, if one did: failures after it are its consequence, not news. */
+export function interrupted(): string | undefined {
+  return interruptedBy
+}
+
 /** Runs the cleanup steps on Ctrl-C or SIGTERM, then exits with the conventional status. */
 export function cleanUpOnSignals(): void {
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.on(signal, () => {
+      if (interruptedBy) return
+      interruptedBy = signal
       console.error(`\n${signal}: stopping the benchmark and its processes…`)
       for (const child of children) if (child.exitCode === null) child.kill('SIGTERM')
       void cleanup.run().finally(() => process.exit(code))

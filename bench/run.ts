@@ -12,7 +12,7 @@ import { checkTarget, settledAccount, type Probe } from './checks.ts'
 import { benchModels, startGateway, type BenchModel } from './gateway.ts'
 import { describeMachine, machineBusy } from './machine.ts'
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts'
-import { cleanup, cleanUpOnSignals, freePort, spawnChild, tail, waitForHttp } from './processes.ts'
+import { cleanup, cleanUpOnSignals, freePort, interrupted, spawnChild, tail, waitForHttp } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
 import { prepareStores } from './stores.ts'
 import { loadTool, type LoadResult } from './wrk.ts'
@@ -156,6 +156,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error) => {
+    if (interrupted()) return
     const badUsage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
     console.error(badUsage ? `${(error as Error).message}\n\n${usage}` : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`)
     process.exit(badUsage ? 2 : 1)

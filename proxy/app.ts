@@ -33,8 +33,8 @@ export type App = {
   api: ReturnType<typeof apiServer>
   site: ReturnType<typeof siteServer>
   operatorToken: string
-  /** Starts listening; returns the URLs. */
-  listen(): { apiUrl: string; siteUrl: string }
+  /** Starts listening (the API server only, for extra workers); returns the URLs. */
+  listen(options?: { apiOnly?: boolean }): { apiUrl: string; siteUrl: string }
   stop(): Promise<void>
 }
 
@@ -102,7 +102,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     api,
     site,
     operatorToken,
-    listen() {
+    listen(options = {}) {
       writer.start()
       stopMaintenance = startMaintenance({ sql, store, inflight }, config.SWEEP_INTERVAL_MS)
       const apiListener = Bun.serve({
@@ -113,9 +113,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         idleTimeout: 0,
         fetch: api.fetch,
       })
+      servers.push(apiListener)
+      const apiUrl = publicUrl(config.PUBLIC_API_URL, apiListener.url)
+      if (options.apiOnly) return { apiUrl, siteUrl: '' }
       const siteListener = Bun.serve({ hostname: config.HOST, port: config.SITE_PORT, fetch: site.fetch })
-      servers.push(apiListener, siteListener)
-      return { apiUrl: publicUrl(config.PUBLIC_API_URL, apiListener.url), siteUrl: publicUrl(config.PUBLIC_SITE_URL, siteListener.url) }
+      servers.push(siteListener)
+      return { apiUrl, siteUrl: publicUrl(config.PUBLIC_SITE_URL, siteListener.url) }
     },
     async stop() {
       stopMaintenance?.()

@@ -1,6 +1,8 @@
 /**
  * `bun run start`: validates the configuration, migrates the database and serves the API server and the
- * site server, printing both URLs. Stops cleanly on SIGINT/SIGTERM, writing queued ledger rows first.
+ * site server, printing both URLs. With WORKERS above 1 it also starts that many minus one processes
+ * serving only the API server on the same port (reusePort), each with its own store connections.
+ * Stops cleanly on SIGINT/SIGTERM, writing queued ledger rows first.
  */
 import { createApp } from './app.ts'
 import { CatalogError } from './catalog/catalog.ts'
@@ -14,20 +16,32 @@ async function main(): Promise<void> {
   if (config.WORKERS > 1 && (!config.REDIS_URL || !config.DATABASE_URL)) {
     throw new ConfigError('WORKERS above 1 needs REDIS_URL and DATABASE_URL: the embedded stores belong to one process.')
   }
+  const apiOnly = process.argv.includes('--api-only')
   const app = await createApp(config)
-  const { apiUrl, siteUrl } = app.listen()
-  console.log(`API server:  ${apiUrl}  (clients use ${apiUrl}/v1)`)
-  console.log(`Site server: ${siteUrl}`)
+  const { apiUrl, siteUrl } = app.listen({ apiOnly })
+  const workers = apiOnly ? [] : startWorkers(config.WORKERS - 1)
+  if (!apiOnly) {
+    console.log(`API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`)
+    console.log(`Site server: ${siteUrl}`)
+  }
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
     log.info(`${signal}: stopping`)
-    await app.stop()
+    for (const worker of workers) worker.kill('SIGTERM')
+    await Promise.all([app.stop(), ...workers.map((worker) => worker.exited)])
     process.exit(0)
   }
   process.on('SIGINT', () => void stop('SIGINT'))
   process.on('SIGTERM', () => void stop('SIGTERM'))
+}
+
+/** Extra API-server processes; the first process keeps the site server and restarts none of them. */
+function startWorkers(count: number) {
+  return Array.from({ length: Math.max(0, count) }, () =>
+    Bun.spawn(['bun', import.meta.path, '--api-only'], { stdout: 'inherit', stderr: 'inherit', env: process.env }),
+  )
 }
 
 main().catch((error) => {

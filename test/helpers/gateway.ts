@@ -15,7 +15,7 @@ import { loadConfig } from '../../proxy/config/config.ts'
 import { startEmbedded } from '../../proxy/db/database.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'
-import { createTestDatabase, redisUrl, uniqueName } from './services.ts'
+import { createTestDatabase, deleteRedisKeys, redisUrl, uniqueName } from './services.ts'
 
 /** USD 1 and 2 per million tokens: 1,000 nano per input token, 2,000 per output token. */
 export const cheapPricing = { inputPerMTok: 1, outputPerMTok: 2 }
@@ -106,6 +106,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       if (!options.sibling) {
         await database.close()
         await upstream.stop()
+        if (config.REDIS_URL === redisUrl && config.REDIS_KEY_PREFIX) await deleteRedisKeys(config.REDIS_KEY_PREFIX)
       }
       await rm(dataDir, { recursive: true, force: true })
     },

@@ -4,6 +4,7 @@
  * service into a failing test.
  */
 import { describe, test } from 'bun:test'
+import Redis from 'ioredis'
 import postgres from 'postgres'
 import { connectPostgres, type Database } from '../../proxy/db/database.ts'
 import { migrate } from '../../sql/migrate.ts'
@@ -52,4 +53,16 @@ export async function createTestDatabase(): Promise<Database> {
       await admin.end()
     },
   }
+}
+
+/** Deletes every key under a test's Redis prefix. */
+export async function deleteRedisKeys(prefix: string): Promise<void> {
+  const redis = new Redis(redisUrl!)
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    if (keys.length > 0) await redis.del(...keys)
+    cursor = next
+  } while (cursor !== '0')
+  await redis.quit()
 }

@@ -1,10 +1,9 @@
 // One contract, two admission stores: everything here holds for the in-process store and for Redis.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import Redis from 'ioredis'
 import { MemoryAdmissionStore } from '../../../proxy/admission/memory-store.ts'
 import { createRedisStore } from '../../../proxy/admission/redis-store.ts'
 import type { AdmissionStore, AdmitInput, KeyLimits } from '../../../proxy/admission/store.ts'
-import { describeWith, redisUrl, uniqueName } from '../../helpers/services.ts'
+import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../helpers/services.ts'
 
 const noKeyLimits: KeyLimits = { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }
 const noAccountLimits = { rpm: 0, tpm: 0, concurrency: 0 }
@@ -288,19 +287,8 @@ describeWith('redis', 'Redis', () => {
       async close() {
         await store.close()
         await shortStore.close()
-        await deleteKeys(keyPrefix)
+        await deleteRedisKeys(keyPrefix)
       },
     }
   })
 })
-
-async function deleteKeys(prefix: string) {
-  const redis = new Redis(redisUrl!)
-  let cursor = '0'
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-    if (keys.length > 0) await redis.del(...keys)
-    cursor = next
-  } while (cursor !== '0')
-  await redis.quit()
-}
