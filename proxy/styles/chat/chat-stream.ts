@@ -53,9 +53,12 @@ export function relayChatStream(options: ChatRelayOptions): ReadableStream<Uint8
   let finished = false
   let idleExpired = false
   let meta: Pick<Chunk, 'id' | 'model' | 'created'> = {}
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  // Nothing moved for the idle time: the provider is silent, or the client stopped reading. Either way
+  // the stream ends here, so its hold and its slot do not wait on a reader that may never come.
   const idle = setTimeout(() => {
     idleExpired = true
-    options.upstream.abort()
+    if (stream) fail(stream, 'upstream_failed', idleError(options.idleTimeoutMs))
   }, options.idleTimeoutMs)
 
   const delivered = () => Math.max(contentChunks, Math.ceil(chars / 4))
@@ -71,8 +74,12 @@ export function relayChatStream(options: ChatRelayOptions): ReadableStream<Uint8
   const fail = (controller: ReadableStreamDefaultController<Uint8Array>, end: StreamEnd, failure: ServiceError) => {
     if (!finish(end, failure)) return
     options.upstream.abort()
-    controller.enqueue(encoder.encode(`${chatErrorEvent(failure)}\n\n`))
-    controller.close()
+    try {
+      controller.enqueue(encoder.encode(`${chatErrorEvent(failure)}\n\n`))
+      controller.close()
+    } catch {
+      // The client side of the stream is already gone.
+    }
   }
 
   /** What to send for one upstream event, or a failure that ends the stream. */
@@ -159,6 +166,7 @@ export function relayChatStream(options: ChatRelayOptions): ReadableStream<Uint8
 
   return new ReadableStream<Uint8Array>({
     start(controller) {
+      stream = controller
       relay(controller, splitter.push(options.first))
     },
     async pull(controller) {
@@ -168,10 +176,10 @@ export function relayChatStream(options: ChatRelayOptions): ReadableStream<Uint8
         result = await options.reader.read()
       } catch {
         if (finished) return
-        const message = idleExpired
-          ? `The provider sent nothing for ${Math.round(options.idleTimeoutMs / 1000)} seconds; the answer is incomplete. Retry.`
-          : 'The provider connection failed after the answer began; the answer is incomplete. Retry.'
-        fail(controller, 'upstream_failed', new ServiceError('upstream_error', message))
+        const failure = idleExpired
+          ? idleError(options.idleTimeoutMs)
+          : new ServiceError('upstream_error', 'The provider connection failed after the answer began; the answer is incomplete. Retry.')
+        fail(controller, 'upstream_failed', failure)
         return
       }
       if (finished) return
@@ -190,6 +198,10 @@ export function relayChatStream(options: ChatRelayOptions): ReadableStream<Uint8
       finish('client_closed')
     },
   })
+}
+
+function idleError(idleTimeoutMs: number): ServiceError {
+  return new ServiceError('upstream_error', `The stream was idle for ${Math.round(idleTimeoutMs / 1000)} seconds; the answer is incomplete. Retry.`)
 }
 
 function textLength(value: unknown): number {

@@ -17,6 +17,7 @@ const models = [
   testModel('test/garbage', 'fake?garbage=1'),
   testModel('test/slow', 'fake?delay=1500'),
   testModel('test/stream-error', 'fake?errorAfter=3&tokens=10'),
+  testModel('test/stall', 'fake?stall=1'),
   { ...testModel('test/unkeyed', 'fake'), routes: [{ provider: 'unkeyed', model: 'fake' }] },
 ]
 const hello = [{ role: 'user', content: 'hello' }]
@@ -35,7 +36,7 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   let accountId: string
   let key: string
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', models, env: { UPSTREAM_TIMEOUT_MS: '400' } })
+    gw = await startTestGateway({ store: 'memory', database: 'postgres', models, env: { UPSTREAM_TIMEOUT_MS: '400', STREAM_IDLE_TIMEOUT_MS: '300' } })
     accountId = await gw.account('10')
     key = (await gw.key(accountId)).key
   })
@@ -217,6 +218,32 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     const last = JSON.parse(events.at(-1)!) as { error: { code: string } }
     expect(last.error.code).toBe('upstream_error')
     expect(events).not.toContain('[DONE]')
+    await noHoldsLeft()
+  })
+
+  test('a stream that goes idle ends with upstream_error and stops the provider', async () => {
+    const aborted = gw.upstream.abortedStreams
+    const started = performance.now()
+    const response = await chat({ model: 'test/stall', messages: hello, stream: true })
+    const events = await readEvents(response)
+    expect(performance.now() - started).toBeLessThan(2_000)
+    const last = JSON.parse(events.at(-1)!) as { error: { code: string; message: string } }
+    expect(last.error).toMatchObject({ code: 'upstream_error' })
+    expect(last.error.message).toContain('idle')
+    await noHoldsLeft()
+    expect(gw.upstream.abortedStreams).toBe(aborted + 1)
+  })
+
+  test('a client that leaves while waiting for a non-streaming answer releases its hold', async () => {
+    const controller = new AbortController()
+    const pending = gw.chat(key, { model: 'test/slow', messages: hello }, { signal: controller.signal })
+    await Bun.sleep(100)
+    expect((await gw.app.gateway.store.snapshot(accountId)).inFlight).toBe(1)
+    const abortedAt = performance.now()
+    controller.abort()
+    await pending.catch(() => undefined)
+    // Well before the 400 ms upstream timeout: the hold ended because the client left.
+    expect(performance.now() - abortedAt).toBeLessThan(150)
     await noHoldsLeft()
   })
 })
