@@ -46,7 +46,13 @@ function baseEnvironment(): Record<string, string | undefined> {
 }
 
 /** Starts the gateway against `upstreamOrigin` with the given store settings; resolves once /health answers. */
-export async function startGateway(options: { repoDir: string; scratchDir: string; upstreamOrigin: string; storeEnv: Record<string, string> }): Promise<RunningGateway> {
+export async function startGateway(options: {
+  repoDir: string
+  scratchDir: string
+  upstreamOrigin: string
+  storeEnv: Record<string, string>
+  workers: number
+}): Promise<RunningGateway> {
   const catalogFile = join(options.scratchDir, 'catalog.yaml')
   await Bun.write(catalogFile, catalogYaml(options.upstreamOrigin))
   const [port, sitePort] = [await freePort(), await freePort()]
@@ -67,6 +73,7 @@ export async function startGateway(options: { repoDir: string; scratchDir: strin
     ACCOUNT_TPM_LIMIT: '0',
     ACCOUNT_CONCURRENCY_LIMIT: '0',
     MAX_CONCURRENT_REQUESTS: '4096',
+    WORKERS: String(options.workers),
   }
   const child = spawnChild('gateway', [process.execPath, 'proxy/main.ts'], { cwd: options.repoDir, env, logFile })
   const siteUrl = `http://127.0.0.1:${sitePort}`

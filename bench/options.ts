@@ -1,18 +1,21 @@
 /** Command-line options of `bun run bench`. */
 import { parseArgs } from 'node:util'
 
-export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--out FILE]
+export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--out FILE]
 
   --quick          short smoke run: 1 s per cell, no warm-up
   --duration S     measured seconds per target and cell (default 5)
   --warmup S       warm-up seconds before each measurement (default 1; 0: none)
   --connections L  comma-separated connection counts (default 1,16,64)
+  --workers N      gateway API processes (its WORKERS setting; default 1; above 1 needs both stores)
   --out FILE       also write the Markdown report to FILE
 
 Environment: DATABASE_URL and REDIS_URL (optional) make the gateway use those servers: a fresh database
-and a unique key prefix, both removed at the end. Without them it uses its embedded stores.`
+and a unique key prefix, both removed at the end. Without them it uses its embedded stores.
+WRK_PATH names the wrk binary (default /usr/bin/wrk, then wrk on PATH); without wrk, autocannon runs
+through bunx.`
 
-export type BenchOptions = { durationS: number; warmupS: number; connections: number[]; out: string | undefined }
+export type BenchOptions = { durationS: number; warmupS: number; connections: number[]; workers: number; out: string | undefined }
 
 export class UsageError extends Error {}
 
@@ -32,6 +35,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
       duration: { type: 'string' },
       warmup: { type: 'string' },
       connections: { type: 'string' },
+      workers: { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -42,6 +46,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     durationS: wholeNumber(values.duration, 'duration', values.quick ? 1 : 5, 1),
     warmupS: wholeNumber(values.warmup, 'warmup', values.quick ? 0 : 1, 0),
     connections,
+    workers: wholeNumber(values.workers, 'workers', 1, 1),
     out: values.out,
   }
 }

@@ -20,6 +20,10 @@ export type BenchReport = {
   machine: Machine
   /** Fraction of CPU the machine used in the second before the run started (other processes). */
   busyBefore: number | undefined
+  /** The gateway's code: commit, and whether it had uncommitted changes. */
+  revision: string
+  /** Gateway API processes (WORKERS). */
+  workers: number
   tool: string
   stores: BenchStores
   durationS: number
@@ -137,8 +141,8 @@ export function renderReport(report: BenchReport): string {
   return `### Gateway benchmark: ${storesLabel}
 
 - Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB RAM, ${machine.kernel}${busy(report.busyBefore)}
-- Bun ${machine.bun}; load by ${report.tool}, one thread, keep-alive connections
-- Gateway stores: ${stores.database}; ${stores.admission}
+- Bun ${machine.bun}; load by ${report.tool}, keep-alive connections
+- Gateway: ${report.revision}; ${report.workers === 1 ? 'one process' : `${report.workers} API processes (WORKERS)`}; stores: ${stores.database}; ${stores.admission}
 - Each cell: ${report.warmupS > 0 ? `${report.warmupS} s warm-up, then ` : ''}${report.durationS} s measured per target, the three targets back to back; run started ${report.startedAt.toISOString()}
 
 #### Throughput

@@ -12,7 +12,7 @@ import { checkTarget, settledAccount, type Probe } from './checks.ts'
 import { benchModels, startGateway, type BenchModel } from './gateway.ts'
 import { describeMachine, machineBusy } from './machine.ts'
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts'
-import { cleanup, cleanUpOnSignals, freePort, interrupted, spawnChild, tail, waitForHttp } from './processes.ts'
+import { capture, cleanup, cleanUpOnSignals, freePort, interrupted, spawnChild, tail, waitForHttp } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
 import { prepareStores } from './stores.ts'
 import { loadTool, type LoadResult } from './wrk.ts'
@@ -46,6 +46,14 @@ async function startService(name: string, script: string, args: string[], scratc
   return origin
 }
 
+/** The commit the gateway ran from, and whether its code had uncommitted changes. */
+async function gatewayRevision(): Promise<string> {
+  const head = await capture(['git', '-C', REPO_DIR, 'rev-parse', '--short', 'HEAD'])
+  if (head.exitCode !== 0) return 'unknown (not a git checkout)'
+  const dirty = await capture(['git', '-C', REPO_DIR, 'status', '--porcelain', '--', 'proxy', 'shared', 'sql', 'package.json', 'bun.lock'])
+  return `commit ${head.stdout.trim()}${dirty.stdout.trim() ? ' with uncommitted changes' : ''}`
+}
+
 function cellsOf(options: BenchOptions): Cell[] {
   return [false, true].flatMap((stream) => [0, 50].flatMap((delayMs) => options.connections.map((connections) => ({ stream, delayMs, connections }))))
 }
@@ -71,7 +79,7 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
   const startedAt = new Date()
   const runId = String(startedAt.getTime())
   const [machine, tool] = await Promise.all([describeMachine(), loadTool(scratchDir)])
-  progress(`machine: ${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; load tool: ${tool.version}`)
+  progress(`machine: ${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; load tool: ${tool.label}`)
   const busyBefore = await machineBusy()
   if (busyBefore !== undefined && busyBefore > 0.1) progress(`warning: the machine is ${Math.round(busyBefore * 100)}% busy before the run; results will be noisy`)
 
@@ -79,7 +87,7 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
   progress(`gateway stores: ${stores.database}; ${stores.admission}`)
   const upstream = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
   const bare = await startService('bare-proxy', 'bare-proxy.ts', [upstream], scratchDir)
-  const gateway = await startGateway({ repoDir: REPO_DIR, scratchDir, upstreamOrigin: upstream, storeEnv: stores.env })
+  const gateway = await startGateway({ repoDir: REPO_DIR, scratchDir, upstreamOrigin: upstream, storeEnv: stores.env, workers: options.workers })
   progress(`upstream ${upstream}, bare proxy ${bare}, gateway ${gateway.apiUrl} (site ${gateway.siteUrl})`)
 
   const accountId = await gateway.operator.createAccount(CREDIT_USD)
@@ -115,7 +123,9 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
     startedAt,
     machine,
     busyBefore,
-    tool: tool.version,
+    revision: await gatewayRevision(),
+    workers: options.workers,
+    tool: tool.label,
     stores,
     durationS: options.durationS,
     warmupS: options.warmupS,
@@ -131,6 +141,9 @@ async function main(): Promise<number> {
   if (!options) {
     console.log(usage)
     return 0
+  }
+  if (options.workers > 1 && !(process.env.DATABASE_URL && process.env.REDIS_URL)) {
+    throw new UsageError('--workers above 1 needs DATABASE_URL and REDIS_URL: the embedded stores belong to one process.')
   }
   cleanUpOnSignals()
   const scratchDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'))

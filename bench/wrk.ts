@@ -25,7 +25,8 @@ export type LoadResult = {
   failed: number
 }
 
-export type LoadTool = { name: 'wrk' | 'autocannon'; version: string; run(spec: LoadSpec): Promise<LoadResult> }
+/** A load generator; `label` describes it for the report. */
+export type LoadTool = { name: 'wrk' | 'autocannon'; label: string; run(spec: LoadSpec): Promise<LoadResult> }
 
 const RESULT_MARK = 'BENCH_RESULT '
 const TIMEOUT_S = 10
@@ -36,10 +37,10 @@ export async function loadTool(scratchDir: string): Promise<LoadTool> {
   if (wrk && (await Bun.file(wrk).exists())) {
     const version = firstLine(await capture([wrk, '-v']), 'wrk').replace(/\s+Copyright.*$/, '')
     let scripts = 0
-    return { name: 'wrk', version, run: (spec) => runWrk(wrk, join(scratchDir, `wrk-${++scripts}.lua`), spec) }
+    return { name: 'wrk', label: `${version}, one thread`, run: (spec) => runWrk(wrk, join(scratchDir, `wrk-${++scripts}.lua`), spec) }
   }
   const version = firstLine(await capture(['bunx', 'autocannon', '--version']), 'autocannon')
-  return { name: 'autocannon', version, run: runAutocannon }
+  return { name: 'autocannon', label: `${version} via bunx (wrk not found; latencies in whole milliseconds)`, run: runAutocannon }
 }
 
 function firstLine(printed: { stdout: string; stderr: string }, fallback: string): string {
