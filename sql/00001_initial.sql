@@ -86,10 +86,12 @@ CREATE TRIGGER ledger_append_only BEFORE UPDATE OR DELETE ON ledger
   FOR EACH ROW EXECUTE FUNCTION ledger_is_append_only();
 
 -- One row per request that reached authentication. Never the prompt or the completion.
+-- No foreign keys: one row is written per request, always with the IDs of the key that authenticated it,
+-- and the referential checks would cost more than the insert (accounts and keys are never deleted).
 CREATE TABLE request_logs (
   request_id      text PRIMARY KEY,
-  account_id      text NOT NULL REFERENCES accounts (id),
-  key_id          text NOT NULL REFERENCES api_keys (id),
+  account_id      text NOT NULL,
+  key_id          text NOT NULL,
   api_style       text NOT NULL,
   model           text,
   served_model    text,

@@ -20,7 +20,6 @@ import {
   type SweepResult,
 } from './store.ts'
 
-const TOMBSTONE_MS = 15 * 60_000
 const CREDIT_MEMORY_MS = 3 * 86_400_000
 
 type Limits = { requests: RateCounter; tokens: RateCounter }
@@ -28,19 +27,17 @@ type Limits = { requests: RateCounter; tokens: RateCounter }
 type KeyState = Limits & { held: number; inFlight: number; day: number; daySpent: number; month: number; monthSpent: number }
 
 type Hold = { keyId: string; amount: number; tokens: number; window: number; deadlineMs: number }
-type Tombstone = { closed: 'settled' | 'released' | 'expired'; chargedNano: number; writtenOffNano: number; purgeAtMs: number }
 
 type AccountState = Limits & {
   balance: number
   held: number
   inFlight: number
   keys: Map<string, KeyState>
-  holds: Map<string, Hold | Tombstone>
+  /** Open holds only. */
+  holds: Map<string, Hold>
   outbox: Map<string, LedgerEntry>
   credits: Map<string, number>
 }
-
-const isOpen = (entry: Hold | Tombstone): entry is Hold => 'amount' in entry
 
 export class MemoryAdmissionStore implements AdmissionStore {
   readonly kind = 'memory'
@@ -106,30 +103,22 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async settle(input: SettleInput): Promise<SettleResult> {
     const account = this.accounts.get(input.accountId)
-    const entry = account?.holds.get(input.requestId)
-    if (!account || !entry) return { status: 'missing', availableNano: account ? account.balance - account.held : 0 }
-    const availableBefore = account.balance - account.held
-    if (!isOpen(entry)) {
-      if (entry.closed === 'settled') {
-        return { status: 'settled', chargedNano: entry.chargedNano, writtenOffNano: entry.writtenOffNano, availableNano: availableBefore, again: true }
-      }
-      return { status: entry.closed, availableNano: availableBefore }
-    }
+    const hold = account?.holds.get(input.requestId)
+    if (!account || !hold) return ended(account, input.requestId)
     const now = this.clock()
-    const charged = input.forgive ? 0 : Math.min(input.costNano, entry.amount)
+    const charged = input.forgive ? 0 : Math.min(input.costNano, hold.amount)
     const writtenOff = input.costNano - charged
-    const key = endHold(account, entry, input.tokens, now)
+    const key = endHold(account, input.requestId, hold, input.tokens, now)
     const { day, month } = calendar(now)
     rollSpend(key, day, month)
     key.daySpent += charged
     key.monthSpent += charged
     account.balance -= charged
-    account.holds.set(input.requestId, { closed: 'settled', chargedNano: charged, writtenOffNano: writtenOff, purgeAtMs: now + TOMBSTONE_MS })
     if (charged > 0 || writtenOff > 0) {
       account.outbox.set(input.requestId, {
         requestId: input.requestId,
         accountId: input.accountId,
-        keyId: entry.keyId,
+        keyId: hold.keyId,
         chargedNano: charged,
         writtenOffNano: writtenOff,
         atMs: now,
@@ -140,16 +129,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async release(accountId: string, requestId: string): Promise<ReleaseResult> {
     const account = this.accounts.get(accountId)
-    const entry = account?.holds.get(requestId)
-    if (!account || !entry) return { status: 'missing', availableNano: account ? account.balance - account.held : 0 }
-    if (!isOpen(entry)) {
-      if (entry.closed === 'released') return { status: 'released', availableNano: account.balance - account.held, again: true }
-      return { status: entry.closed, availableNano: account.balance - account.held }
-    }
-    const now = this.clock()
-    endHold(account, entry, 0, now)
-    account.holds.set(requestId, { closed: 'released', chargedNano: 0, writtenOffNano: 0, purgeAtMs: now + TOMBSTONE_MS })
-    return { status: 'released', availableNano: account.balance - account.held, again: false }
+    const hold = account?.holds.get(requestId)
+    if (!account || !hold) return ended(account, requestId)
+    endHold(account, requestId, hold, 0, this.clock())
+    return { status: 'released', availableNano: account.balance - account.held }
   }
 
   async seed(accountId: string, seed: AccountSeed): Promise<boolean> {
@@ -192,9 +175,9 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const deadlineMs = this.clock() + this.holdDeadlineMs
     let extended = 0
     for (const requestId of requestIds) {
-      const entry = account.holds.get(requestId)
-      if (entry && isOpen(entry)) {
-        entry.deadlineMs = deadlineMs
+      const hold = account.holds.get(requestId)
+      if (hold) {
+        hold.deadlineMs = deadlineMs
         extended += 1
       }
     }
@@ -205,15 +188,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const now = this.clock()
     const expired: SweepResult['expired'] = []
     for (const [accountId, account] of this.accounts) {
-      for (const [requestId, entry] of account.holds) {
-        if (isOpen(entry)) {
-          if (entry.deadlineMs > now) continue
-          endHold(account, entry, entry.tokens, now)
-          account.holds.set(requestId, { closed: 'expired', chargedNano: 0, writtenOffNano: 0, purgeAtMs: now + TOMBSTONE_MS })
-          expired.push({ accountId, requestId })
-        } else if (entry.purgeAtMs <= now) {
-          account.holds.delete(requestId)
-        }
+      for (const [requestId, hold] of account.holds) {
+        if (hold.deadlineMs > now) continue
+        endHold(account, requestId, hold, hold.tokens, now)
+        expired.push({ accountId, requestId })
       }
     }
     return { expired }
@@ -265,8 +243,17 @@ function rollSpend(key: KeyState, day: number, month: number): void {
   if (key.month !== month) Object.assign(key, { month, monthSpent: 0 })
 }
 
-/** Returns the hold's amount and slot, and moves its token estimate to `actualTokens`; returns the key. */
-function endHold(account: AccountState, hold: Hold, actualTokens: number, now: number): KeyState {
+/** A settle or release that finds no open hold: settled before (its charge still in the outbox) or nothing to end. */
+function ended(account: AccountState | undefined, requestId: string): SettleResult {
+  const availableNano = account ? account.balance - account.held : 0
+  const pending = account?.outbox.get(requestId)
+  if (!pending) return { status: 'missing', availableNano }
+  return { status: 'settled', chargedNano: pending.chargedNano, writtenOffNano: pending.writtenOffNano, availableNano, again: true }
+}
+
+/** Removes an open hold, returns its amount and slot, and moves its token estimate to `actualTokens`; returns the key. */
+function endHold(account: AccountState, requestId: string, hold: Hold, actualTokens: number, now: number): KeyState {
+  account.holds.delete(requestId)
   const key = keyState(account, hold.keyId)
   account.held -= hold.amount
   account.inFlight -= 1

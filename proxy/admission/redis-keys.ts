@@ -8,7 +8,6 @@ const tag = (accountId: string) => `{a:${accountId}}`
 export const redisKeys = {
   state: (accountId: string) => `${tag(accountId)}:state`,
   holds: (accountId: string) => `${tag(accountId)}:holds`,
-  due: (accountId: string) => `${tag(accountId)}:due`,
   outbox: (accountId: string) => `${tag(accountId)}:outbox`,
   credits: (accountId: string) => `${tag(accountId)}:credits`,
   /** ZSET account id -> last admission time: the accounts the sweep visits. */

@@ -54,14 +54,16 @@ export type SettleInput = {
   forgive: boolean
 }
 
-/** How a hold had already ended when a settle or release found no open hold. */
-export type ClosedStatus = 'settled' | 'released' | 'expired' | 'missing'
-
+/**
+ * `again`: the hold was settled before and its charge still waits in the outbox (a retried call).
+ * `missing`: no open hold and no pending charge: settled and written to Postgres, released, expired or
+ * never admitted. Either way nothing more is charged.
+ */
 export type SettleResult =
   | { status: 'settled'; chargedNano: number; writtenOffNano: number; availableNano: number; again: boolean }
-  | { status: Exclude<ClosedStatus, 'settled'>; availableNano: number }
+  | { status: 'missing'; availableNano: number }
 
-export type ReleaseResult = { status: 'released'; availableNano: number; again: boolean } | { status: Exclude<ClosedStatus, 'released'>; availableNano: number }
+export type ReleaseResult = { status: 'released'; availableNano: number } | SettleResult
 
 /** A charge waiting in the outbox until Postgres holds its ledger rows. */
 export type LedgerEntry = {

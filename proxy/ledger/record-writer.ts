@@ -1,6 +1,6 @@
 /**
- * Writes ledger and request-log rows to Postgres in batches, off the request path: one multi-row INSERT
- * per table per flush, idempotent by request ID (and kind), so a retried batch or a recovered outbox
+ * Writes ledger and request-log rows to Postgres in batches, off the request path: one INSERT per table
+ * per flush (one array parameter per column, unnested), idempotent by request ID (and kind), so a retried batch or a recovered outbox
  * entry never writes a row twice. Ledger rows stay queued until Postgres has them; then their outbox
  * entries in the admission store are acknowledged.
  */
@@ -104,7 +104,7 @@ export class RecordWriter {
       this.lastUsed = new Map()
       await this.sql`
         UPDATE api_keys SET last_used_at = u.at
-        FROM unnest(${[...used.keys()]}::text[], ${[...used.values()].map((ms) => new Date(ms).toISOString())}::timestamptz[]) AS u(id, at)
+        FROM (SELECT id, to_timestamp(ms / 1000.0) AS at FROM unnest(${[...used.keys()]}::text[], ${[...used.values()]}::bigint[]) AS u(id, ms)) u
         WHERE api_keys.id = u.id AND (last_used_at IS NULL OR last_used_at < u.at)`.catch((error) => {
         log.warn('last-used update failed', { error })
       })
@@ -114,46 +114,36 @@ export class RecordWriter {
 
 export async function insertLedger(sql: Sql, rows: LedgerRow[]): Promise<void> {
   if (rows.length === 0) return
-  const records = rows.map((row) => ({
-    account_id: row.accountId,
-    key_id: row.keyId,
-    request_id: row.requestId,
-    kind: row.kind,
-    amount_nano: row.amountNano,
-    written_off_nano: row.writtenOffNano,
-    reason: row.reason,
-    created_at: new Date(row.atMs).toISOString(),
-  }))
+  const column = <T>(pick: (row: LedgerRow) => T) => rows.map(pick)
   await sql`
     INSERT INTO ledger (account_id, key_id, request_id, kind, amount_nano, written_off_nano, reason, created_at)
-    SELECT account_id, key_id, request_id, kind, amount_nano, written_off_nano, reason, created_at
-    FROM jsonb_populate_recordset(NULL::ledger, ${sql.json(records)})
+    SELECT account_id, key_id, request_id, kind, amount_nano, written_off_nano, reason, to_timestamp(at_ms / 1000.0)
+    FROM unnest(
+      ${column((row) => row.accountId)}::text[], ${column((row) => row.keyId)}::text[], ${column((row) => row.requestId)}::text[],
+      ${column((row) => row.kind)}::text[], ${column((row) => row.amountNano)}::bigint[], ${column((row) => row.writtenOffNano)}::bigint[],
+      ${column((row) => row.reason)}::text[], ${column((row) => row.atMs)}::bigint[]
+    ) AS r(account_id, key_id, request_id, kind, amount_nano, written_off_nano, reason, at_ms)
     ON CONFLICT (request_id, kind) DO NOTHING`
 }
 
 async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void> {
-  const records = rows.map((row) => ({
-    request_id: row.requestId,
-    account_id: row.accountId,
-    key_id: row.keyId,
-    api_style: row.apiStyle,
-    model: row.model,
-    served_model: row.servedModel,
-    provider: row.provider,
-    stream: row.stream,
-    status: row.status,
-    error_code: row.errorCode,
-    input_tokens: row.inputTokens,
-    cached_tokens: row.cachedTokens,
-    output_tokens: row.outputTokens,
-    cost_nano: row.costNano,
-    charged_nano: row.chargedNano,
-    latency_ms: row.latencyMs,
-    first_byte_ms: row.firstByteMs,
-    started_at: new Date(row.startedAtMs).toISOString(),
-    finished_at: new Date(row.finishedAtMs).toISOString(),
-  }))
+  const column = <T>(pick: (row: RequestLogRow) => T) => rows.map(pick)
   await sql`
-    INSERT INTO request_logs SELECT * FROM jsonb_populate_recordset(NULL::request_logs, ${sql.json(records)})
+    INSERT INTO request_logs (request_id, account_id, key_id, api_style, model, served_model, provider, stream, status,
+      error_code, input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms,
+      started_at, finished_at)
+    SELECT request_id, account_id, key_id, api_style, model, served_model, provider, stream = 1, status,
+      error_code, input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms,
+      to_timestamp(started_ms / 1000.0), to_timestamp(finished_ms / 1000.0)
+    FROM unnest(
+      ${column((row) => row.requestId)}::text[], ${column((row) => row.accountId)}::text[], ${column((row) => row.keyId)}::text[],
+      ${column((row) => row.apiStyle)}::text[], ${column((row) => row.model)}::text[], ${column((row) => row.servedModel)}::text[],
+      ${column((row) => row.provider)}::text[], ${column((row) => (row.stream ? 1 : 0))}::smallint[], ${column((row) => row.status)}::integer[],
+      ${column((row) => row.errorCode)}::text[], ${column((row) => row.inputTokens)}::integer[], ${column((row) => row.cachedTokens)}::integer[],
+      ${column((row) => row.outputTokens)}::integer[], ${column((row) => row.costNano)}::bigint[], ${column((row) => row.chargedNano)}::bigint[],
+      ${column((row) => row.latencyMs)}::integer[], ${column((row) => row.firstByteMs)}::integer[],
+      ${column((row) => row.startedAtMs)}::bigint[], ${column((row) => row.finishedAtMs)}::bigint[]
+    ) AS r(request_id, account_id, key_id, api_style, model, served_model, provider, stream, status, error_code,
+      input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms, started_ms, finished_ms)
     ON CONFLICT (request_id) DO NOTHING`
 }

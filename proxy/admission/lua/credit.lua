@@ -12,10 +12,13 @@
 local state, credits = KEYS[1], KEYS[2]
 local entry, amount = ARGV[1], tonumber(ARGV[2])
 
-if redis.call('HEXISTS', state, 'bal') == 0 then return { 'cold' } end
-if redis.call('ZSCORE', credits, entry) then return { 'again', available(state) } end
+local value = redis.call('HGET', state, 'a')
+if not value then return { 'cold' } end
+local a = unpack_record(value, ACCOUNT_FIELDS)
+if redis.call('ZSCORE', credits, entry) then return { 'again', a[A_BAL] - a[A_HELD] } end
 local now = now_ms()
-redis.call('HINCRBY', state, 'bal', amount)
+a[A_BAL] = a[A_BAL] + amount
+redis.call('HSET', state, 'a', pack_record(a))
 redis.call('ZADD', credits, now, entry)
 redis.call('ZREMRANGEBYSCORE', credits, '-inf', now - 3 * DAY_MS)
-return { 'ok', available(state) }
+return { 'ok', a[A_BAL] - a[A_HELD] }

@@ -1,30 +1,55 @@
 --[[
   Shared prelude of the admission scripts; the loader puts it in front of each script.
 
-  One account's hot state lives in four keys with the account's hash tag, so every script touches one
+  One account's hot state lives in three keys with the account's hash tag, so every script touches one
   cluster slot:
-    state   HASH  bal, held, conc, account rate window (arw arc arp atc atp),
-                  and per key K: K:held K:conc, rate window K:rw K:rc K:rp K:tc K:tp,
-                  spend windows K:dw K:ds (UTC day) and K:mw K:ms (UTC month)
-    holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|admittedMs",
-                  or a tombstone "S|chargedNano|writtenOffNano" (settled), "R" (released), "E" (expired)
-    due     ZSET  request id -> deadline of an open hold, or purge time of a tombstone
-    outbox  HASH  request id -> ledger entry "keyId|chargedNano|writtenOffNano|atMs", until Postgres has it
-  Money is integer nano-USD; amounts stay below 2^53 so Lua numbers hold them exactly.
+    state   HASH  'a'    -> "bal|held|conc|rw|rc|rp|tc|tp"  account: balance, open holds, in-flight,
+                             requests and tokens per minute (window, current, previous)
+                  'k:K'  -> "held|conc|rw|rc|rp|tc|tp|dw|ds|mw|ms"  key K: the same, and spend of the
+                             UTC day (dw, ds) and month (mw, ms)
+    holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs" (open holds only)
+    outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs", until Postgres has it
+  Money is integer nano-USD; amounts stay below 2^53 so Lua numbers hold them exactly. Each record is one
+  field, read and written whole: one HMGET and one HSET per decision instead of one call per counter.
 ]]
 
 local WINDOW_MS = 60000
 local DAY_MS = 86400000
-local TOMBSTONE_MS = 900000
 
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
-local function num(value)
-  return tonumber(value) or 0
+-- Records are read with one string.match and written with one string.format: a pattern per length.
+local N = '(%-?%d+)'
+local RECORD_PATTERN = {
+  [8] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
+  [11] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
+}
+local RECORD_FORMAT = { [8] = '%d|%d|%d|%d|%d|%d|%d|%d', [11] = '%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d' }
+
+-- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros.
+local function unpack_record(value, count)
+  if not value then
+    local zeros = {}
+    for i = 1, count do zeros[i] = 0 end
+    return zeros
+  end
+  local record = { string.match(value, RECORD_PATTERN[count]) }
+  for i = 1, count do record[i] = tonumber(record[i]) end
+  return record
 end
+
+-- %d writes integers exactly up to 2^63 (plain concatenation would write 1e+15).
+local function pack_record(record)
+  return string.format(RECORD_FORMAT[#record], unpack(record))
+end
+
+-- Positions in the records.
+local A_BAL, A_HELD, A_CONC, A_RW = 1, 2, 3, 4
+local K_HELD, K_CONC, K_RW, K_DW, K_DS, K_MW, K_MS = 1, 2, 3, 8, 9, 10, 11
+local ACCOUNT_FIELDS, KEY_FIELDS = 8, 11
 
 -- Days since 1970-01-01 to (year, month) and back (proleptic Gregorian, after H. Hinnant).
 local function civil_from_days(z)
@@ -58,86 +83,88 @@ local function calendar(now)
   return day, year * 12 + month - 1, (day + 1) * DAY_MS, days_from_civil(next_year, next_month) * DAY_MS
 end
 
--- A sliding-window counter: the previous minute's count weighted by the part of it still in view,
--- plus the current minute's. `f` is a table {window, current, previous} rolled to `window`.
-local function roll(f, window)
-  if f.w == window then return end
-  if f.w == window - 1 then f.p = f.c else f.p = 0 end
-  f.c = 0
-  f.w = window
+-- Rate windows are sliding: the previous minute's count weighted by the part of it still in view, plus
+-- the current minute's. A record holds (window, requests now, requests before, tokens now, tokens
+-- before) from position `at`; roll() moves them to `window`.
+local function roll(record, at, window)
+  local w = record[at]
+  if w == window then return end
+  if w == window - 1 then
+    record[at + 2], record[at + 4] = record[at + 1], record[at + 3]
+  else
+    record[at + 2], record[at + 4] = 0, 0
+  end
+  record[at + 1], record[at + 3] = 0, 0
+  record[at] = window
 end
 
-local function rate_estimate(f, now)
-  local elapsed = now - f.w * WINDOW_MS
-  return f.p * (WINDOW_MS - elapsed) / WINDOW_MS + f.c
+local function rate_estimate(current, previous, now, window)
+  return previous * (WINDOW_MS - (now - window * WINDOW_MS)) / WINDOW_MS + current
 end
 
 -- Milliseconds until `cost` more fits under `limit`.
-local function rate_retry_ms(f, now, limit, cost)
-  local elapsed = now - f.w * WINDOW_MS
+local function rate_retry_ms(current, previous, now, window, limit, cost)
+  local elapsed = now - window * WINDOW_MS
   local wait
   if cost > limit then
     wait = WINDOW_MS
-  elseif f.c + cost <= limit then
-    wait = (WINDOW_MS - elapsed) - WINDOW_MS * (limit - f.c - cost) / f.p
+  elseif current + cost <= limit then
+    wait = (WINDOW_MS - elapsed) - WINDOW_MS * (limit - current - cost) / previous
   else
-    wait = (WINDOW_MS - elapsed) + WINDOW_MS * (1 - (limit - cost) / f.c)
+    wait = (WINDOW_MS - elapsed) + WINDOW_MS * (1 - (limit - cost) / current)
   end
   return math.max(1000, math.min(2 * WINDOW_MS, math.ceil(wait)))
 end
 
-local function read_rate(state, prefix)
-  local v = redis.call('HMGET', state, prefix .. 'rw', prefix .. 'rc', prefix .. 'rp', prefix .. 'tc', prefix .. 'tp')
-  return { w = num(v[1]), c = num(v[2]), p = num(v[3]) }, { w = num(v[1]), c = num(v[4]), p = num(v[5]) }
-end
-
-local function write_rate(state, prefix, requests, tokens)
-  redis.call('HSET', state, prefix .. 'rw', requests.w, prefix .. 'rc', requests.c, prefix .. 'rp', requests.p,
-    prefix .. 'tc', tokens.c, prefix .. 'tp', tokens.p)
-end
-
--- Moves a hold's token estimate to the actual count, in whichever minute it was counted.
-local function correct_tokens(state, prefix, hold_window, delta, now)
-  if delta == 0 then return end
-  local requests, tokens = read_rate(state, prefix)
-  roll(requests, math.floor(now / WINDOW_MS))
-  roll(tokens, math.floor(now / WINDOW_MS))
-  if hold_window == tokens.w then
-    tokens.c = math.max(0, tokens.c + delta)
-  elseif hold_window == tokens.w - 1 then
-    tokens.p = math.max(0, tokens.p + delta)
-  end
-  write_rate(state, prefix, requests, tokens)
-end
-
 local function parse_hold(value)
-  local key_id, amount, tokens, window, admitted = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)$')
-  if not key_id then return nil end
-  return { key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), window = tonumber(window), admitted = tonumber(admitted) }
+  local key_id, amount, tokens, window, deadline = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)$')
+  return { key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), window = tonumber(window), deadline = tonumber(deadline) }
 end
 
--- Ends an open hold: its amount leaves `held`, its concurrency slot returns, its token estimate is corrected.
--- (Amounts are negated as `0 - x`: Lua's `-x` of 0 is -0, which Redis formats as "-0" and HINCRBY refuses.)
-local function end_hold(state, hold, actual_tokens, now)
-  local k = hold.key .. ':'
-  redis.call('HINCRBY', state, 'held', 0 - hold.amount)
-  redis.call('HINCRBY', state, 'conc', -1)
-  redis.call('HINCRBY', state, k .. 'held', 0 - hold.amount)
-  redis.call('HINCRBY', state, k .. 'conc', -1)
-  correct_tokens(state, 'a', hold.window, actual_tokens - hold.tokens, now)
-  correct_tokens(state, k, hold.window, actual_tokens - hold.tokens, now)
+local function hold_value(key_id, amount, tokens, window, deadline)
+  return key_id .. string.format('|%d|%d|%d|%d', amount, tokens, window, deadline)
+end
+
+-- Ends an open hold: its amount leaves `held`, its slot returns, its token estimate becomes
+-- `actual_tokens` in whichever minute it was counted, and `charged` leaves the balance and joins the
+-- key's spend of the current UTC day and month. Returns the available balance after.
+local function end_hold(state, hold, actual_tokens, charged, now)
+  local kf = 'k:' .. hold.key
+  local v = redis.call('HMGET', state, 'a', kf)
+  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
+  local window = math.floor(now / WINDOW_MS)
+  local delta = actual_tokens - hold.tokens
+  local function correct(record, at)
+    roll(record, at, window)
+    if hold.window == window then
+      record[at + 3] = math.max(0, record[at + 3] + delta)
+    elseif hold.window == window - 1 then
+      record[at + 4] = math.max(0, record[at + 4] + delta)
+    end
+  end
+  correct(a, A_RW)
+  correct(k, K_RW)
+  local day, month = calendar(now)
+  if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
+  if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
+  a[A_BAL], a[A_HELD], a[A_CONC] = a[A_BAL] - charged, a[A_HELD] - hold.amount, a[A_CONC] - 1
+  k[K_HELD], k[K_CONC], k[K_DS], k[K_MS] = k[K_HELD] - hold.amount, k[K_CONC] - 1, k[K_DS] + charged, k[K_MS] + charged
+  redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+  return a[A_BAL] - a[A_HELD]
 end
 
 local function available(state)
-  local v = redis.call('HMGET', state, 'bal', 'held')
-  return num(v[1]) - num(v[2])
+  local a = unpack_record(redis.call('HGET', state, 'a'), ACCOUNT_FIELDS)
+  return a[A_BAL] - a[A_HELD]
 end
 
--- What a request's hold entry says when it is not open: settled, released, expired, or unknown.
-local function closed_status(value)
-  if not value then return 'missing' end
-  if string.sub(value, 1, 2) == 'S|' then return 'settled' end
-  if value == 'R' then return 'released' end
-  if value == 'E' then return 'expired' end
-  return nil
+-- A settle or release that finds no open hold: already settled (its charge still in the outbox) or
+-- nothing to end (settled and written to Postgres, released, expired, or never admitted).
+local function ended(state, outbox, request_id)
+  local entry = redis.call('HGET', outbox, request_id)
+  if entry then
+    local charged, written_off = string.match(entry, '^[^|]+|(%d+)|(%d+)|')
+    return { 'settled', tonumber(charged), tonumber(written_off), available(state), 'again' }
+  end
+  return { 'missing', available(state) }
 end

@@ -11,15 +11,18 @@
 ]]
 
 local state, credits = KEYS[1], KEYS[2]
-if redis.call('HEXISTS', state, 'bal') == 1 then return 'loaded' end
+if redis.call('HEXISTS', state, 'a') == 1 then return 'loaded' end
 
 local now = now_ms()
 local day, month = calendar(now)
-redis.call('HSET', state, 'bal', tonumber(ARGV[1]), 'held', 0, 'conc', 0)
+local a = unpack_record(nil, ACCOUNT_FIELDS)
+a[A_BAL] = tonumber(ARGV[1])
+redis.call('HSET', state, 'a', pack_record(a))
 local count = tonumber(ARGV[2])
 for i = 3, 2 + count do redis.call('ZADD', credits, now, ARGV[i]) end
 for i = 3 + count, #ARGV, 3 do
-  local k = ARGV[i] .. ':'
-  redis.call('HSET', state, k .. 'dw', day, k .. 'ds', tonumber(ARGV[i + 1]), k .. 'mw', month, k .. 'ms', tonumber(ARGV[i + 2]))
+  local k = unpack_record(nil, KEY_FIELDS)
+  k[K_DW], k[K_DS], k[K_MW], k[K_MS] = day, tonumber(ARGV[i + 1]), month, tonumber(ARGV[i + 2])
+  redis.call('HSET', state, 'k:' .. ARGV[i], pack_record(k))
 end
 return 'seeded'

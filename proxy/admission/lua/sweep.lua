@@ -1,31 +1,25 @@
 --[[
-  sweep: ends the account's holds whose deadline has passed (the request never settled: its process
-  stopped, or admission was never confirmed) and purges tombstones past their retention. An expired hold
-  charges nothing: its amount and concurrency slot return, and it is marked expired so that a late
-  settle charges nothing either.
+  sweep: ends the account's open holds whose deadline has passed (the request never settled: its
+  process stopped, or admission was never confirmed). An expired hold charges nothing: its amount and
+  concurrency slot return, and a settle arriving later finds no hold and charges nothing either.
 
-  KEYS[1] state   KEYS[2] holds   KEYS[3] due
-  ARGV[1] most entries to handle in this call
+  KEYS[1] state   KEYS[2] holds
 
-  Returns {expiredRequestIds, remainingEntries}
+  Returns {expiredRequestIds, openHoldsLeft}
 ]]
 
-local state, holds, due = KEYS[1], KEYS[2], KEYS[3]
-local limit = tonumber(ARGV[1])
-
+local state, holds = KEYS[1], KEYS[2]
 local now = now_ms()
-local expired = {}
-for _, request_id in ipairs(redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, limit)) do
-  local value = redis.call('HGET', holds, request_id)
-  local hold = value and parse_hold(value)
-  if hold then
-    end_hold(state, hold, hold.tokens, now)
-    redis.call('HSET', holds, request_id, 'E')
-    redis.call('ZADD', due, now + TOMBSTONE_MS, request_id)
-    expired[#expired + 1] = request_id
+local expired, left = {}, 0
+local entries = redis.call('HGETALL', holds)
+for i = 1, #entries, 2 do
+  local hold = parse_hold(entries[i + 1])
+  if hold.deadline <= now then
+    end_hold(state, hold, hold.tokens, 0, now)
+    redis.call('HDEL', holds, entries[i])
+    expired[#expired + 1] = entries[i]
   else
-    redis.call('HDEL', holds, request_id)
-    redis.call('ZREM', due, request_id)
+    left = left + 1
   end
 end
-return { expired, redis.call('ZCARD', due) }
+return { expired, left }

@@ -23,7 +23,7 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
   })
 
   const forget = (accountId: string) =>
-    redis.del(redisKeys.state(accountId), redisKeys.holds(accountId), redisKeys.due(accountId), redisKeys.outbox(accountId), redisKeys.credits(accountId))
+    redis.del(redisKeys.state(accountId), redisKeys.holds(accountId), redisKeys.outbox(accountId), redisKeys.credits(accountId))
 
   test('an account whose live state is lost is rebuilt from the ledger, spend included', async () => {
     const accountId = await gw.account('2')

@@ -82,13 +82,16 @@ function contract(name: string, open: () => Promise<Harness>) {
       expect(snapshot).toMatchObject({ loaded: true, balanceNano: 680, heldNano: 0, availableNano: 680, inFlight: 0 })
     })
 
-    test('settling twice charges once and answers the first result again', async () => {
+    test('settling twice charges once: the first result while the charge is in the outbox, nothing after', async () => {
       const id = await account(1_000)
       const input = admitInput(id, { holdNano: 500 })
       await store.admit(input)
       const settle = { requestId: input.requestId, accountId: id, costNano: 70, tokens: 3, forgive: false }
       await store.settle(settle)
       expect(await store.settle({ ...settle, costNano: 400 })).toMatchObject({ status: 'settled', chargedNano: 70, again: true })
+      await store.ackLedger([{ accountId: id, requestId: input.requestId }])
+      expect(await store.settle({ ...settle, costNano: 400 })).toEqual({ status: 'missing', availableNano: 930 })
+      expect(await store.release(id, input.requestId)).toEqual({ status: 'missing', availableNano: 930 })
       expect((await store.snapshot(id)).balanceNano).toBe(930)
     })
 
@@ -107,10 +110,10 @@ function contract(name: string, open: () => Promise<Harness>) {
       const id = await account(1_000)
       const input = admitInput(id, { holdNano: 400 })
       await store.admit(input)
-      expect(await store.release(id, input.requestId)).toEqual({ status: 'released', availableNano: 1_000, again: false })
-      expect(await store.release(id, input.requestId)).toMatchObject({ status: 'released', again: true })
+      expect(await store.release(id, input.requestId)).toEqual({ status: 'released', availableNano: 1_000 })
+      expect(await store.release(id, input.requestId)).toEqual({ status: 'missing', availableNano: 1_000 })
       expect(await store.settle({ requestId: input.requestId, accountId: id, costNano: 50, tokens: 1, forgive: false })).toEqual({
-        status: 'released',
+        status: 'missing',
         availableNano: 1_000,
       })
       expect((await store.snapshot(id)).balanceNano).toBe(1_000)
@@ -125,7 +128,7 @@ function contract(name: string, open: () => Promise<Harness>) {
       expect(await store.release(id, 'req_unknown')).toEqual({ status: 'missing', availableNano: 1_000 })
     })
 
-    test('a request id can hold only once', async () => {
+    test('a request id can hold only once at a time', async () => {
       const id = await account(1_000)
       const input = admitInput(id)
       await store.admit(input)
@@ -235,7 +238,7 @@ function contract(name: string, open: () => Promise<Harness>) {
       expect(expired).toContainEqual({ accountId: id, requestId: expiring.requestId })
       expect(expired).not.toContainEqual({ accountId: id, requestId: extended.requestId })
       expect(await short.settle({ requestId: expiring.requestId, accountId: id, costNano: 50, tokens: 1, forgive: false })).toEqual({
-        status: 'expired',
+        status: 'missing',
         availableNano: 900,
       })
       expect(await short.snapshot(id)).toMatchObject({ balanceNano: 1_000, heldNano: 100, inFlight: 1 })

@@ -139,7 +139,8 @@ for (const { store, database, needs } of setups) {
           await Bun.sleep(100)
         }
         expect(await admission.snapshot(account)).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 1_000_000_000 })
-        expect(await admission.settle({ requestId: 'req_orphan', accountId: account, costNano: 10, tokens: 1, forgive: false })).toMatchObject({ status: 'expired' })
+        expect(await admission.settle({ requestId: 'req_orphan', accountId: account, costNano: 10, tokens: 1, forgive: false })).toMatchObject({ status: 'missing' })
+        expect((await admission.snapshot(account)).balanceNano).toBe(1_000_000_000)
       } finally {
         await short.close()
       }

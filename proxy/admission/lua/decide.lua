@@ -1,0 +1,33 @@
+--[[
+  decide: runs a batch of one account's decisions in one atomic call, in order: every settle, release
+  and admit that reached this process in the same event-loop turn. Each decision is the one its own file
+  describes (settle.lua, release.lua, admit.lua); batching only saves round trips and per-call overhead.
+
+  KEYS[1] state   KEYS[2] holds   KEYS[3] outbox
+  ARGV: a sequence of decisions, each its name and then its arguments:
+    'settle'  request id, cost, actual tokens, forgive
+    'release' request id
+    'admit'   request id, key id, hold, tokens, 5 key limits, 3 account limits, hold deadline
+
+  Returns one reply per decision, in order (see each decision for its reply).
+]]
+
+local state, holds, outbox = KEYS[1], KEYS[2], KEYS[3]
+local now = now_ms()
+local replies, at = {}, 1
+while at <= #ARGV do
+  local name = ARGV[at]
+  if name == 'admit' then
+    replies[#replies + 1] = admit(state, holds, ARGV, at + 1, now)
+    at = at + 14
+  elseif name == 'settle' then
+    replies[#replies + 1] = settle(state, holds, outbox, ARGV, at + 1, now)
+    at = at + 5
+  elseif name == 'release' then
+    replies[#replies + 1] = release(state, holds, outbox, ARGV, at + 1, now)
+    at = at + 2
+  else
+    return redis.error_reply('decide: unknown decision ' .. tostring(name))
+  end
+end
+return replies
