@@ -59,9 +59,12 @@ async function defineScripts(client: Redis): Promise<ScriptClient> {
 }
 
 type Decision = { args: (string | number)[]; resolve: (reply: Reply) => void; reject: (error: unknown) => void }
+type AccountQueue = { inFlight: number; waiting: Decision[] }
 
-/** Most decisions in one call; a larger turn is split. */
+/** Most decisions in one call. */
 const MAX_BATCH = 32
+/** Calls in flight per account; decisions arriving meanwhile wait and go together. */
+const MAX_IN_FLIGHT = 2
 
 export type RedisStoreOptions = {
   url: string
@@ -102,8 +105,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
 export class RedisAdmissionStore implements AdmissionStore {
   readonly kind = 'redis'
   private readonly registered = new Map<string, number>()
-  private batches = new Map<string, Decision[]>()
-  private flushScheduled = false
+  private readonly queues = new Map<string, AccountQueue>()
 
   constructor(
     readonly redis: ScriptClient,
@@ -208,36 +210,41 @@ export class RedisAdmissionStore implements AdmissionStore {
     await this.redis.quit().catch(() => this.redis.disconnect())
   }
 
-  /** Queues a decision for this turn's call for the account. */
+  /**
+   * Sends a decision at once when the account has no call in flight; otherwise it waits with the others
+   * for the call in flight to return, and they go together (group commit).
+   */
   private decide(accountId: string, args: (string | number)[]): Promise<Reply> {
     return new Promise((resolve, reject) => {
-      const batch = this.batches.get(accountId)
-      if (batch) batch.push({ args, resolve, reject })
-      else this.batches.set(accountId, [{ args, resolve, reject }])
-      if (!this.flushScheduled) {
-        this.flushScheduled = true
-        setImmediate(() => this.flush())
+      let queue = this.queues.get(accountId)
+      if (!queue) {
+        queue = { inFlight: 0, waiting: [] }
+        this.queues.set(accountId, queue)
       }
+      queue.waiting.push({ args, resolve, reject })
+      if (queue.inFlight < MAX_IN_FLIGHT) this.send(accountId, queue)
     })
   }
 
-  /** One call per account: its settles and releases first (they free what its admissions may need), then its admissions in arrival order. */
-  private flush(): void {
-    const batches = this.batches
-    this.batches = new Map()
-    this.flushScheduled = false
-    for (const [accountId, decisions] of batches) {
-      const ordered = [...decisions.filter((decision) => decision.args[0] !== 'admit'), ...decisions.filter((decision) => decision.args[0] === 'admit')]
-      for (let start = 0; start < ordered.length; start += MAX_BATCH) {
-        const chunk = ordered.slice(start, start + MAX_BATCH)
-        this.redis
-          .gwDecide(redisKeys.state(accountId), redisKeys.holds(accountId), redisKeys.outbox(accountId), ...chunk.flatMap((decision) => decision.args))
-          .then(
-            (replies) => chunk.forEach((decision, index) => decision.resolve(replies[index]!)),
-            (error) => chunk.forEach((decision) => decision.reject(error)),
-          )
-      }
+  /** One call with the account's waiting decisions: settles and releases first (they free what admissions may need), then admissions in arrival order. */
+  private send(accountId: string, queue: AccountQueue): void {
+    const waiting = queue.waiting.splice(0, MAX_BATCH)
+    if (waiting.length === 0) {
+      if (queue.inFlight === 0) this.queues.delete(accountId)
+      return
     }
+    const batch = [...waiting.filter((decision) => decision.args[0] !== 'admit'), ...waiting.filter((decision) => decision.args[0] === 'admit')]
+    queue.inFlight += 1
+    this.redis
+      .gwDecide(redisKeys.state(accountId), redisKeys.holds(accountId), redisKeys.outbox(accountId), ...batch.flatMap((decision) => decision.args))
+      .then(
+        (replies) => batch.forEach((decision, index) => decision.resolve(replies[index]!)),
+        (error) => batch.forEach((decision) => decision.reject(error)),
+      )
+      .finally(() => {
+        queue.inFlight -= 1
+        this.send(accountId, queue)
+      })
   }
 
   private register(accountId: string, force = false): void {

@@ -21,3 +21,17 @@ export async function holdsEnded(gw: TestGateway, accountId: string, timeoutMs =
     await Bun.sleep(20)
   }
 }
+
+/**
+ * Waits until every hold of the account has ended and Postgres has caught up with the live balance
+ * (ledger rows follow their settlement by a few moments), then returns both for assertions.
+ */
+export async function settledAccount(gw: TestGateway, accountId: string, timeoutMs = 5_000) {
+  const until = Date.now() + timeoutMs
+  for (;;) {
+    const snapshot = await holdsEnded(gw, accountId, timeoutMs)
+    const ledger = await ledgerOf(gw, accountId)
+    if (snapshot.balanceNano === sumOf(ledger) || Date.now() > until) return { snapshot, ledger }
+    await Bun.sleep(20)
+  }
+}

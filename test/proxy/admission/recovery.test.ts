@@ -5,7 +5,7 @@ import Redis from 'ioredis'
 import { redisKeys } from '../../../proxy/admission/redis-keys.ts'
 import { recoverOutbox } from '../../../proxy/jobs/maintenance.ts'
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
-import { holdsEnded, ledgerOf, sumOf } from '../../helpers/ledger.ts'
+import { ledgerOf, settledAccount, sumOf } from '../../helpers/ledger.ts'
 import { describeWith, redisUrl } from '../../helpers/services.ts'
 
 const hello = [{ role: 'user', content: 'hello' }]
@@ -29,17 +29,13 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
     const accountId = await gw.account('2')
     const { id: keyId, key } = await gw.key(accountId)
     for (let i = 0; i < 3; i++) expect((await gw.chat(key, { model: 'test/cheap', messages: hello })).status).toBe(200)
-    await holdsEnded(gw, accountId)
-    const before = await gw.app.gateway.store.snapshot(accountId)
-    const ledger = await ledgerOf(gw, accountId)
+    const { snapshot: before, ledger } = await settledAccount(gw, accountId)
     expect(before.balanceNano).toBe(sumOf(ledger))
 
     await forget(accountId)
     expect((await gw.app.gateway.store.snapshot(accountId)).loaded).toBe(false)
     expect((await gw.chat(key, { model: 'test/cheap', messages: hello })).status).toBe(200)
-    await holdsEnded(gw, accountId)
-    const after = await gw.app.gateway.store.snapshot(accountId)
-    const ledgerAfter = await ledgerOf(gw, accountId)
+    const { snapshot: after, ledger: ledgerAfter } = await settledAccount(gw, accountId)
     expect(after.balanceNano).toBe(sumOf(ledgerAfter))
     expect(after.balanceNano).toBeLessThan(before.balanceNano)
     const spent = ledgerAfter.filter((row) => row.kind === 'charge').reduce((sum, row) => sum - row.amount_nano, 0)
@@ -62,7 +58,7 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
     const { store, sql } = gw.app.gateway
     const limits = { keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }, accountLimits: { rpm: 0, tpm: 0, concurrency: 0 } }
     await gw.chat((await gw.key(accountId)).key, { model: 'test/cheap', messages: hello }) // loads the account
-    await holdsEnded(gw, accountId)
+    await settledAccount(gw, accountId)
     // A process admits and settles, then stops before writing its ledger rows.
     expect((await store.admit({ requestId: 'req_orphan_a', accountId, keyId, holdNano: 9_000, tokens: 1, ...limits })).ok).toBe(true)
     expect(await store.settle({ requestId: 'req_orphan_a', accountId, costNano: 7_000, tokens: 1, forgive: false })).toMatchObject({ chargedNano: 7_000 })

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { runMaintenance } from '../../../proxy/jobs/maintenance.ts'
 import { readEvents, startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
-import { holdsEnded, ledgerOf, sumOf } from '../../helpers/ledger.ts'
+import { ledgerOf, settledAccount, sumOf } from '../../helpers/ledger.ts'
 import { describeWith } from '../../helpers/services.ts'
 
 const models = [
@@ -42,9 +42,9 @@ for (const { store, database, needs } of setups) {
       return row
     }
     const balanced = async () => {
-      const snapshot = await holdsEnded(gw, accountId)
+      const { snapshot, ledger } = await settledAccount(gw, accountId)
       expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
-      expect(snapshot.balanceNano).toBe(sumOf(await ledgerOf(gw, accountId)))
+      expect(snapshot.balanceNano).toBe(sumOf(ledger))
     }
 
     test('a client that disconnects mid-stream stops the upstream and pays for what it was sent', async () => {

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { nanoToUsd } from '../../../shared/money.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
-import { holdsEnded, ledgerOf, sumOf } from '../../helpers/ledger.ts'
+import { settledAccount, sumOf } from '../../helpers/ledger.ts'
 import { describeWith } from '../../helpers/services.ts'
 
 // Answers slowly enough that every admission happens while the first holds are still open.
@@ -36,9 +36,8 @@ for (const { store, database, needs } of setups) {
       expect(statuses.filter((status) => status === 200)).toHaveLength(100)
       expect(statuses.filter((status) => status === 402)).toHaveLength(400)
 
-      const snapshot = await holdsEnded(gw, accountId)
+      const { snapshot, ledger } = await settledAccount(gw, accountId)
       expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
-      const ledger = await ledgerOf(gw, accountId)
       expect(ledger.filter((row) => row.kind === 'charge')).toHaveLength(100)
       expect(snapshot.balanceNano).toBe(sumOf(ledger))
       expect(snapshot.balanceNano).toBeGreaterThanOrEqual(0)
@@ -61,9 +60,8 @@ for (const { store, database, needs } of setups) {
         if (response.ok) expect(await response.text()).toEndWith('data: [DONE]\n\n')
         else expect(response.headers.get('x-service-error-code')).toBe('spend_limit_exceeded')
       }
-      const snapshot = await holdsEnded(gw, accountId)
+      const { snapshot, ledger } = await settledAccount(gw, accountId)
       const key_ = snapshot.keys.find((entry) => entry.keyId === keyId)!
-      const ledger = await ledgerOf(gw, accountId)
       const spent = ledger.filter((row) => row.kind === 'charge').reduce((sum, row) => sum - row.amount_nano, 0)
       expect(key_.daySpentNano).toBe(spent)
       expect(spent).toBeLessThanOrEqual(cap)
