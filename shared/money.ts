@@ -22,11 +22,13 @@ export function usdToNano(usd: string | number): number | undefined {
 
 /** Formats nano-USD as a decimal USD string with up to nine decimals and no trailing zeros: "0.000123". */
 export function nanoToUsd(nano: number | bigint): string {
-  const value = BigInt(nano)
-  const negative = value < 0n
+  const value = typeof nano === 'bigint' ? nano : Number.isSafeInteger(nano) ? nano : BigInt(nano)
+  const negative = value < 0
   const abs = negative ? -value : value
-  const whole = abs / 1_000_000_000n
-  const fraction = (abs % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '')
+  // Safe integers divide exactly as numbers; larger amounts take the BigInt path.
+  const whole = typeof abs === 'number' ? Math.floor(abs / NANO_PER_USD) : abs / 1_000_000_000n
+  const rest = typeof abs === 'number' ? abs % NANO_PER_USD : abs % 1_000_000_000n
+  const fraction = rest === 0 || rest === 0n ? '' : rest.toString().padStart(9, '0').replace(/0+$/, '')
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
 }
 

@@ -87,7 +87,7 @@ export function redisClientOptions(options: RedisStoreOptions): RedisOptions {
     commandTimeout: options.timeoutMs,
     connectTimeout: Math.max(1000, options.timeoutMs),
     enableOfflineQueue: false,
-    enableAutoPipelining: true,
+    enableAutoPipelining: false,
     maxRetriesPerRequest: 0,
     lazyConnect: true,
     // Keep trying to reconnect in the background; requests meanwhile fail closed.
