@@ -8,6 +8,7 @@ import { ServiceError } from '../../shared/errors.ts'
 import { digestsEqual, hashApiKey, KEY_PATTERN, STORED_PREFIX_LENGTH } from '../keys/api-key.ts'
 import type { KeyCache } from '../keys/key-cache.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
+import { log } from '../log/log.ts'
 
 export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; error: ServiceError }
 
@@ -26,7 +27,14 @@ export function presentedKey(headers: Headers, allowXApiKey: boolean): string | 
 
 export async function authenticate(presented: string | undefined, keys: KeyCache, nowMs: number): Promise<AuthResult> {
   if (!presented || !KEY_PATTERN.test(presented)) return { ok: false, error: invalidKey() }
-  const records = await keys.get(presented.slice(0, STORED_PREFIX_LENGTH))
+  let records: KeyRecord[]
+  try {
+    records = await keys.get(presented.slice(0, STORED_PREFIX_LENGTH))
+  } catch (error) {
+    // A key not in the cache could not be read: fail closed, as for an unanswered admission.
+    log.warn('key lookup failed', { error })
+    return { ok: false, error: new ServiceError('admission_unconfirmed', 'The key could not be verified; the request was not sent and nothing was charged. Retry.') }
+  }
   if (records.length === 0) return { ok: false, error: invalidKey() }
   const digest = hashApiKey(presented)
   const key = records.find((record) => digestsEqual(record.hash, digest))

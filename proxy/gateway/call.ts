@@ -34,6 +34,10 @@ export type Call = {
   firstByteMs?: number
   status?: number
   errorCode?: ErrorCode
+  /** Gives back the gateway-ceiling slot; safe to call more than once. */
+  releaseSlot: () => void
+  /** A stream took over the slot: it is given back when the stream ends, not when the handler returns. */
+  streamOwnsSlot: boolean
 }
 
 let sequence = 0
@@ -58,5 +62,7 @@ export function newCall(style: ApiStyle): Call {
     admitted: false,
     costNano: 0,
     chargedNano: 0,
+    releaseSlot: () => {},
+    streamOwnsSlot: false,
   }
 }

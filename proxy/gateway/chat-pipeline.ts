@@ -57,17 +57,20 @@ export async function handleChat(gw: Gateway, request: Request): Promise<Respons
   if (!gw.ceiling.enter()) {
     return errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), chatErrorBody)
   }
-  let streaming = false
+  let released = false
+  call.releaseSlot = () => {
+    if (released) return
+    released = true
+    gw.ceiling.leave()
+  }
   try {
-    const response = await runChat(gw, call, request)
-    streaming = call.stream && call.status === 200
-    return response
+    return await runChat(gw, call, request)
   } catch (error) {
     log.error('request failed unexpectedly', { requestId: call.requestId, error })
     void finishCall(gw, call, { kind: 'release' })
     return errorResponse(call, new ServiceError('internal_error', 'The gateway failed unexpectedly; nothing was charged. Retry.'), chatErrorBody)
   } finally {
-    if (!streaming) gw.ceiling.leave()
+    if (!call.streamOwnsSlot) call.releaseSlot()
   }
 }
 
@@ -164,8 +167,9 @@ function streamResponse(
   const model = call.served!.model
   call.status = 200
   call.firstByteMs = Math.round(performance.now() - call.startedAt)
+  call.streamOwnsSlot = true
   const onEnd = (outcome: StreamOutcome) => {
-    gw.ceiling.leave()
+    call.releaseSlot()
     if (outcome.failure) {
       call.status = outcome.failure.status
       call.errorCode = outcome.failure.code

@@ -59,3 +59,18 @@ describeWith('postgres', 'admission store unreachable', () => {
     expect(performance.now() - started).toBeLessThan(2_000)
   })
 })
+
+describeWith('postgres', 'key store unreachable', () => {
+  test('a key that cannot be read from Postgres gives 502 admission_unconfirmed, nothing sent', async () => {
+    const gw = await startTestGateway({ store: 'memory', database: 'postgres' })
+    const accountId = await gw.account('1')
+    const { key } = await gw.key(accountId)
+    // The key is not cached yet; its lookup now meets a closed pool.
+    await gw.app.gateway.sql.end({ timeout: 1 })
+    const response = await gw.chat(key, { model: 'test/cheap', messages: hello })
+    expect(response.status).toBe(502)
+    expect(response.headers.get('x-service-error-code')).toBe('admission_unconfirmed')
+    expect(gw.upstream.requests).toHaveLength(0)
+    await gw.close().catch(() => undefined)
+  })
+})

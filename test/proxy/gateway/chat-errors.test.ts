@@ -18,6 +18,7 @@ const models = [
   testModel('test/slow', 'fake?delay=1500'),
   testModel('test/stream-error', 'fake?errorAfter=3&tokens=10'),
   testModel('test/stall', 'fake?stall=1'),
+  testModel('test/error-first', 'fake?errorAfter=0'),
   { ...testModel('test/unkeyed', 'fake'), routes: [{ provider: 'unkeyed', model: 'fake' }] },
 ]
 const hello = [{ role: 'user', content: 'hello' }]
@@ -218,6 +219,17 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     const last = JSON.parse(events.at(-1)!) as { error: { code: string } }
     expect(last.error.code).toBe('upstream_error')
     expect(events).not.toContain('[DONE]')
+    await noHoldsLeft()
+  })
+
+  test('a stream whose first bytes carry an error gives its ceiling slot back once', async () => {
+    const ceiling = gw.app.gateway.ceiling
+    expect(ceiling.inUse).toBe(0)
+    for (let i = 0; i < 3; i++) {
+      const events = await readEvents(await chat({ model: 'test/error-first', messages: hello, stream: true }))
+      expect(JSON.parse(events.at(-1)!).error.code).toBe('upstream_error')
+    }
+    expect(ceiling.inUse).toBe(0)
     await noHoldsLeft()
   })
 
