@@ -67,36 +67,29 @@ export class RecordWriter {
     await this.drain()
   }
 
-  private failed(what: string, rows: number, error: unknown): void {
-    if (!this.failing) log.error(`${what} write failed; retrying until Postgres accepts it`, { rows, error })
-    this.failing = true
+  /** Writes a queue in batches, oldest first; a batch leaves the queue only once Postgres has it. */
+  private async writeBatches<Row>(what: string, queue: Row[], insert: (batch: Row[]) => Promise<void>): Promise<boolean> {
+    while (queue.length > 0) {
+      const batch = queue.slice(0, MAX_BATCH)
+      try {
+        await insert(batch)
+      } catch (error) {
+        if (!this.failing) log.error(`${what} write failed; retrying until Postgres accepts it`, { rows: batch.length, error })
+        this.failing = true
+        return false
+      }
+      queue.splice(0, batch.length)
+    }
+    return true
   }
 
   private async writeQueued(): Promise<void> {
-    while (this.ledger.length > 0) {
-      const batch = this.ledger.slice(0, MAX_BATCH)
-      try {
-        await insertLedger(this.sql, batch)
-      } catch (error) {
-        this.failed('ledger', batch.length, error)
-        return
-      }
-      this.ledger.splice(0, batch.length)
-      const settled = [...new Map(batch.map((row) => [row.requestId, row])).values()]
-      await this.store.ackLedger(settled).catch((error) => {
-        log.warn('outbox acknowledgement failed; recovery will retry it', { error })
-      })
-    }
-    while (this.logs.length > 0) {
-      const batch = this.logs.slice(0, MAX_BATCH)
-      try {
-        await insertRequestLogs(this.sql, batch)
-      } catch (error) {
-        this.failed('request log', batch.length, error)
-        return
-      }
-      this.logs.splice(0, batch.length)
-    }
+    const ledgerWritten = await this.writeBatches('ledger', this.ledger, async (batch) => {
+      await insertLedger(this.sql, batch)
+      // Postgres has these charges now: their outbox entries can go.
+      await this.store.ackLedger(batch).catch((error) => log.warn('outbox acknowledgement failed; recovery will retry it', { error }))
+    })
+    if (!ledgerWritten || !(await this.writeBatches('request log', this.logs, (batch) => insertRequestLogs(this.sql, batch)))) return
     if (this.failing) log.info('record writes recovered')
     this.failing = false
     if (this.lastUsed.size > 0) {

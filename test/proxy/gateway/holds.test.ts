@@ -4,6 +4,7 @@ import { runMaintenance } from '../../../proxy/jobs/maintenance.ts'
 import { readEvents, startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { ledgerOf, settledAccount, sumOf } from '../../helpers/ledger.ts'
 import { describeWith } from '../../helpers/services.ts'
+import { storeSetups } from '../../helpers/setups.ts'
 
 const models = [
   testModel('test/long', 'fake?tokens=400&chunkDelay=5'),
@@ -14,13 +15,7 @@ const models = [
 ]
 const hello = [{ role: 'user', content: 'hello' }]
 
-const setups = [
-  { store: 'memory', database: 'postgres', needs: ['postgres'] },
-  { store: 'redis', database: 'postgres', needs: ['postgres', 'redis'] },
-  { store: 'memory', database: 'embedded', needs: [] },
-] as const
-
-for (const { store, database, needs } of setups) {
+for (const { store, database, needs } of storeSetups) {
   describeWith([...needs], `holds with the ${store} admission store on ${database} Postgres`, () => {
     let gw: TestGateway
     let accountId: string

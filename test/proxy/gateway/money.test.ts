@@ -5,6 +5,7 @@ import { nanoToUsd } from '../../../shared/money.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../../helpers/ledger.ts'
 import { describeWith } from '../../helpers/services.ts'
+import { storeSetups } from '../../helpers/setups.ts'
 
 // Answers slowly enough that every admission happens while the first holds are still open.
 const models = [testModel('test/slow', 'fake?delay=1000'), testModel('test/stream', 'fake?tokens=20&chunkDelay=30')]
@@ -12,13 +13,7 @@ const models = [testModel('test/slow', 'fake?delay=1000'), testModel('test/strea
 /** The hold of a body on test models: (body bytes + 8 per message) × 1,000 + max_tokens × 2,000 nano. */
 const holdOf = (body: { messages: unknown[]; max_tokens: number }) => (JSON.stringify(body).length + 8 * body.messages.length) * 1_000 + body.max_tokens * 2_000
 
-const setups = [
-  { store: 'memory', database: 'postgres', needs: ['postgres'] },
-  { store: 'redis', database: 'postgres', needs: ['postgres', 'redis'] },
-  { store: 'memory', database: 'embedded', needs: [] },
-] as const
-
-for (const { store, database, needs } of setups) {
+for (const { store, database, needs } of storeSetups) {
   describeWith([...needs], `money with the ${store} admission store on ${database} Postgres`, () => {
     let gw: TestGateway
     beforeAll(async () => {

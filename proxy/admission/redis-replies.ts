@@ -1,0 +1,71 @@
+/**
+ * The replies of the admission scripts (lua/*.lua) and the packed records of the state hash, read into
+ * the store's types.
+ */
+import type { AccountSnapshot, AdmitResult, KeySnapshot, LedgerEntry, RateLimitName, SettleResult } from './store.ts'
+import { calendar } from './windows.ts'
+
+export type Reply = (string | number)[]
+
+export function parseAdmit(reply: Reply): AdmitResult {
+  switch (reply[0]) {
+    case 'ok':
+      return { ok: true, availableNano: Number(reply[1]), nowMs: Number(reply[2]) }
+    case 'rate':
+      return {
+        ok: false,
+        reason: 'rate',
+        limit: reply[1] as RateLimitName,
+        value: Number(reply[2]),
+        retryAfterMs: Number(reply[3]),
+        availableNano: Number(reply[4]),
+      }
+    case 'spend':
+      return {
+        ok: false,
+        reason: 'spend',
+        window: reply[1] as 'daily' | 'monthly',
+        capNano: Number(reply[2]),
+        resetAtMs: Number(reply[3]),
+        availableNano: Number(reply[4]),
+      }
+    case 'credits':
+      return { ok: false, reason: 'credits', availableNano: Number(reply[1]) }
+    case 'cold':
+      return { ok: false, reason: 'cold' }
+    case 'duplicate':
+      return { ok: false, reason: 'duplicate' }
+    default:
+      throw new Error(`admit returned ${String(reply[0])}`)
+  }
+}
+
+export function parseEnded(reply: Reply): SettleResult {
+  if (reply[0] === 'settled') {
+    return { status: 'settled', chargedNano: Number(reply[1]), writtenOffNano: Number(reply[2]), availableNano: Number(reply[3]), again: reply[4] === 'again' }
+  }
+  return { status: 'missing', availableNano: Number(reply[1]) }
+}
+
+export function parseOutboxEntry(accountId: string, requestId: string, value: string): LedgerEntry | undefined {
+  const [keyId, charged, writtenOff, at] = value.split('|')
+  if (!keyId || charged === undefined || writtenOff === undefined || at === undefined) return undefined
+  return { requestId, accountId, keyId, chargedNano: Number(charged), writtenOffNano: Number(writtenOff), atMs: Number(at) }
+}
+
+/** Reads the packed records of the state hash (see lua/lib.lua); spend of past windows counts as 0. */
+export function snapshotFromFields(fields: Record<string, string>): AccountSnapshot {
+  const { day, month } = calendar(Date.now())
+  const record = (value: string | undefined, count: number) => {
+    const numbers = (value ?? '').split('|').filter(Boolean).map(Number)
+    return Array.from({ length: count }, (_, i) => numbers[i] ?? 0)
+  }
+  const [balanceNano = 0, heldNano = 0, inFlight = 0] = record(fields.a, 8)
+  const keys: KeySnapshot[] = Object.entries(fields)
+    .filter(([field]) => field.startsWith('k:'))
+    .map(([field, value]) => {
+      const [held = 0, conc = 0, , , , , , dw, ds = 0, mw, ms = 0] = record(value, 11)
+      return { keyId: field.slice(2), heldNano: held, inFlight: conc, daySpentNano: dw === day ? ds : 0, monthSpentNano: mw === month ? ms : 0 }
+    })
+  return { loaded: fields.a !== undefined, balanceNano, heldNano, availableNano: balanceNano - heldNano, inFlight, keys }
+}
