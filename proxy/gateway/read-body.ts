@@ -9,6 +9,8 @@ export const MAX_DEPTH = 64
 
 export type BodyResult = { ok: true; value: Record<string, unknown>; bytes: number } | { ok: false; error: ServiceError }
 
+const decoder = new TextDecoder()
+
 const tooLarge = () =>
   new ServiceError('payload_too_large', 'Request body exceeds the 32 MB limit. Shorten the history or remove attachments.')
 
@@ -20,7 +22,7 @@ export async function readJsonBody(request: Request): Promise<BodyResult> {
   if (bytes.length > MAX_BODY_BYTES) return { ok: false, error: tooLarge() }
   let value: unknown
   try {
-    value = JSON.parse(new TextDecoder().decode(bytes))
+    value = JSON.parse(decoder.decode(bytes))
   } catch (error) {
     const message = error instanceof RangeError ? `nested more than ${MAX_DEPTH} levels deep` : 'not valid JSON'
     return { ok: false, error: new ServiceError('invalid_request', `Request body is ${message}.`) }
