@@ -5,14 +5,15 @@
  */
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
-import { handleChat } from '../gateway/chat-pipeline.ts'
+import { handle } from '../gateway/pipeline.ts'
+import { chatStyle } from '../styles/chat/style.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { newCall } from '../gateway/call.ts'
 import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 
 function modelRoutes(gw: Gateway, prefix: string) {
-  return new Elysia({ prefix }).post('/chat/completions', ({ request }) => handleChat(gw, request), { parse: 'none' })
+  return new Elysia({ prefix }).post('/chat/completions', ({ request }) => handle(gw, chatStyle, request), { parse: 'none' })
 }
 
 export function apiServer(gw: Gateway) {

@@ -29,7 +29,7 @@ export const CatalogModel = Type.Object(
     contextLength: Type.Integer({ minimum: 1 }),
     maxOutputTokens: Type.Integer({ minimum: 1 }),
     pricing: Type.Object(
-      { inputPerMTok: Price, outputPerMTok: Price, cachedInputPerMTok: Type.Optional(Price) },
+      { inputPerMTok: Price, outputPerMTok: Price, cachedInputPerMTok: Type.Optional(Price), cacheWritePerMTok: Type.Optional(Price) },
       { additionalProperties: false },
     ),
     routes: Type.Array(CatalogRoute, { minItems: 1 }),

@@ -17,7 +17,8 @@ export type Provider = {
   apiKey: string | undefined
 }
 
-export type Route = { provider: Provider; upstreamModel: string }
+/** A way to serve a model: the provider, its name for the model, and the model's output limit. */
+export type Route = { provider: Provider; upstreamModel: string; maxOutputTokens: number }
 
 export type Model = {
   id: string
@@ -76,7 +77,7 @@ export function buildCatalog(data: unknown, env: Record<string, string | undefin
     entry.routes.forEach((route, routeIndex) => {
       const provider = providers.get(route.provider)
       if (!provider) problems.push(`${at}/routes/${routeIndex}/provider: unknown provider "${route.provider}"`)
-      else routes.push({ provider, upstreamModel: route.model })
+      else routes.push({ provider, upstreamModel: route.model, maxOutputTokens: entry.maxOutputTokens })
     })
     if (entry.maxOutputTokens > entry.contextLength) problems.push(`${at}/maxOutputTokens: larger than contextLength`)
     if (typeof pricing === 'string') return

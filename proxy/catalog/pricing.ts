@@ -9,24 +9,32 @@ export type Pricing = {
   inputNanoPerMTok: number
   outputNanoPerMTok: number
   cachedInputNanoPerMTok: number
+  cacheWriteNanoPerMTok: number
 }
 
 export type TokenUsage = {
+  /** All input tokens, cached and cache-written ones included. */
   inputTokens: number
   /** Part of inputTokens read from the provider's prompt cache. */
   cachedInputTokens: number
+  /** Part of inputTokens written to the provider's prompt cache (priced apart by some providers). */
+  cacheWriteTokens: number
   outputTokens: number
 }
 
+type UsdPrices = { inputPerMTok: number; outputPerMTok: number; cachedInputPerMTok?: number; cacheWritePerMTok?: number }
+
 /** Converts catalog USD-per-million prices to nano; a string result names the first price that is not exact. */
-export function toPricing(usd: { inputPerMTok: number; outputPerMTok: number; cachedInputPerMTok?: number }): Pricing | string {
+export function toPricing(usd: UsdPrices): Pricing | string {
   const input = usdToNano(usd.inputPerMTok)
   const output = usdToNano(usd.outputPerMTok)
   const cached = usd.cachedInputPerMTok === undefined ? input : usdToNano(usd.cachedInputPerMTok)
+  const cacheWrite = usd.cacheWritePerMTok === undefined ? input : usdToNano(usd.cacheWritePerMTok)
   if (input === undefined) return 'inputPerMTok'
   if (output === undefined) return 'outputPerMTok'
   if (cached === undefined) return 'cachedInputPerMTok'
-  return { inputNanoPerMTok: input, outputNanoPerMTok: output, cachedInputNanoPerMTok: cached }
+  if (cacheWrite === undefined) return 'cacheWritePerMTok'
+  return { inputNanoPerMTok: input, outputNanoPerMTok: output, cachedInputNanoPerMTok: cached, cacheWriteNanoPerMTok: cacheWrite }
 }
 
 const MILLION = 1_000_000n
@@ -34,9 +42,11 @@ const MILLION = 1_000_000n
 /** Cost of a usage at a price, rounded up to a whole nano-USD. */
 export function costNano(pricing: Pricing, usage: TokenUsage): number {
   const cached = Math.min(usage.cachedInputTokens, usage.inputTokens)
+  const written = Math.min(usage.cacheWriteTokens, usage.inputTokens - cached)
   const scaled =
-    BigInt(usage.inputTokens - cached) * BigInt(pricing.inputNanoPerMTok) +
+    BigInt(usage.inputTokens - cached - written) * BigInt(pricing.inputNanoPerMTok) +
     BigInt(cached) * BigInt(pricing.cachedInputNanoPerMTok) +
+    BigInt(written) * BigInt(pricing.cacheWriteNanoPerMTok) +
     BigInt(usage.outputTokens) * BigInt(pricing.outputNanoPerMTok)
   return Number((scaled + MILLION - 1n) / MILLION)
 }

@@ -49,5 +49,5 @@ export function outputLimit(estimate: Pick<Estimate, 'requestedOutput'>, model: 
 }
 
 function worstCaseNano(estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'>, model: Model): number {
-  return costNano(model.pricing, { inputTokens: inputBound(estimate, model), cachedInputTokens: 0, outputTokens: outputLimit(estimate, model) })
+  return costNano(model.pricing, { inputTokens: inputBound(estimate, model), cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: outputLimit(estimate, model) })
 }

@@ -21,9 +21,9 @@ export function serviceHeaders(call: Call, costNano?: number): Record<string, st
   return headers
 }
 
-export function errorResponse(call: Call, error: ServiceError, render: ErrorRenderer): Response {
+export function errorResponse(call: Call, error: ServiceError, render: ErrorRenderer, styleHeaders: Record<string, string> = {}): Response {
   const spec = errorTable[error.code]
-  const headers = serviceHeaders(call)
+  const headers = { ...serviceHeaders(call), ...styleHeaders }
   headers['content-type'] = 'application/json'
   headers['x-service-error-code'] = error.code
   headers['x-should-retry'] = String(spec.retry)

@@ -8,14 +8,16 @@ import { ServiceError } from '../../shared/errors.ts'
 import type { Route } from '../catalog/catalog.ts'
 import type { Candidate } from '../gateway/call.ts'
 import { log } from '../log/log.ts'
-import { failureFromNetwork, failureFromResponse, type UpstreamFailure } from './openai/upstream-error.ts'
+import { adapters } from './adapters.ts'
+import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
 
 export type UpstreamRequest = { url: string; init: RequestInit }
 
 export type DispatchOptions = {
   requestId: string
   stream: boolean
-  build: (route: Route) => UpstreamRequest
+  /** The request for a route, or why the request cannot be sent there (not translatable). */
+  build: (route: Route) => UpstreamRequest | ServiceError
   /** Aborts when the client goes away. */
   clientSignal: AbortSignal
   /** Epoch ms by which a complete answer (or, streaming, the first bytes) must have arrived. */
@@ -76,14 +78,16 @@ type AttemptOutcome =
   | { failure: UpstreamFailure; timedOut: boolean }
 
 async function attempt(route: Route, controller: AbortController, options: DispatchOptions): Promise<AttemptOutcome> {
-  const { url, init } = options.build(route)
+  const built = options.build(route)
+  if (built instanceof ServiceError) return { failure: { error: built, fallback: false }, timedOut: false }
+  const { url, init } = built
   const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineMs - Date.now()))
   const signal = AbortSignal.any([controller.signal, options.clientSignal])
   const timedOut = () => Date.now() >= options.deadlineMs - 5
   try {
     const response = await fetch(url, { ...init, signal })
     if (response.status >= 400) {
-      return { failure: failureFromResponse(route.provider.id, response.status, await response.text()), timedOut: false }
+      return { failure: adapters[route.provider.style].failure(route.provider.id, response.status, await response.text()), timedOut: false }
     }
     if (!options.stream) return { served: { body: await response.text() } }
     const reader = response.body!.getReader()

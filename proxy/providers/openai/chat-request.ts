@@ -1,28 +1,31 @@
 /**
- * The request an OpenAI-compatible provider receives for a Chat Completions call: the client's body with
- * the provider's model name, without the gateway's own fields, and, when streaming, with usage asked for
- * (the charge needs it; the relay drops it again if the client did not ask). The provider's key comes
- * from the catalog's environment variable; the client's key never leaves the gateway.
+ * The request an OpenAI-compatible provider receives: `baseUrl + /chat/completions`, the provider's key
+ * from the catalog's environment variable (the client's key never leaves the gateway), and the client's
+ * body with the provider's model name (same style) or the conversation encoded. A stream always asks
+ * for usage: the charge needs it, and the relay drops it again when the client did not ask.
  */
 import type { Route } from '../../catalog/catalog.ts'
+import type { Payload } from '../adapter.ts'
+import type { UpstreamRequest } from '../dispatch.ts'
+import { conversationToChat } from './to-chat-body.ts'
 
-export function buildChatUpstreamRequest(route: Route, body: Record<string, unknown>, stream: boolean): { url: string; init: RequestInit } {
-  const { models: _models, provider: _provider, ...rest } = body
-  const upstreamBody: Record<string, unknown> = { ...rest, model: route.upstreamModel }
-  if (stream) {
-    const options = typeof rest.stream_options === 'object' && rest.stream_options !== null ? rest.stream_options : {}
-    upstreamBody.stream_options = { ...options, include_usage: true }
+export function chatUpstreamRequest(route: Route, payload: Payload, stream: boolean): UpstreamRequest {
+  let body: Record<string, unknown>
+  if (payload.kind === 'conversation') {
+    body = conversationToChat(payload.conversation, route.upstreamModel)
+  } else {
+    body = { ...payload.body, model: route.upstreamModel }
+    if (stream) {
+      const options = typeof body.stream_options === 'object' && body.stream_options !== null ? body.stream_options : {}
+      body.stream_options = { ...options, include_usage: true }
+    }
   }
   return {
     url: `${route.provider.baseUrl}/chat/completions`,
     init: {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: stream ? 'text/event-stream' : 'application/json',
-        authorization: `Bearer ${route.provider.apiKey}`,
-      },
-      body: JSON.stringify(upstreamBody),
+      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', authorization: `Bearer ${route.provider.apiKey}` },
+      body: JSON.stringify(body),
     },
   }
 }

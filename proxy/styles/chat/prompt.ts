@@ -19,8 +19,3 @@ export function measureChatPrompt(body: ChatRequest, bodyBytes: number): Prompt 
   }
   return { textBytes: Math.max(0, bodyBytes - imageBytes), images, messages: body.messages.length }
 }
-
-/** The output limit the client asked for, if any. */
-export function requestedChatOutput(body: ChatRequest): number | undefined {
-  return body.max_completion_tokens ?? body.max_tokens ?? undefined
-}

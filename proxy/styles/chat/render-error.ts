@@ -10,8 +10,3 @@ export function chatErrorBody(error: ServiceError): string {
     error: { message: error.message, type: errorTable[error.code].openaiType, param: error.details.param ?? null, code: error.code },
   })
 }
-
-/** The same error as a stream event, for failures after the stream began. */
-export function chatErrorEvent(error: ServiceError): string {
-  return `data: ${chatErrorBody(error)}`
-}

@@ -10,7 +10,7 @@ describe('catalog', () => {
     const catalog = await loadCatalog('catalog.yaml', {})
     expect(catalog.models.size).toBeGreaterThan(10)
     for (const entry of catalog.models.values()) expect(entry.routes.length).toBeGreaterThan(0)
-    expect(catalog.models.get('openai/gpt-4o-mini')!.pricing).toEqual({ inputNanoPerMTok: 150_000_000, outputNanoPerMTok: 600_000_000, cachedInputNanoPerMTok: 75_000_000 })
+    expect(catalog.models.get('openai/gpt-4o-mini')!.pricing).toEqual({ inputNanoPerMTok: 150_000_000, outputNanoPerMTok: 600_000_000, cachedInputNanoPerMTok: 75_000_000, cacheWriteNanoPerMTok: 150_000_000 })
   })
 
   test('provider keys come from the variable the catalog names', () => {
@@ -53,16 +53,16 @@ describe('pricing', () => {
   test('cost is exact integer nano, cached input at its own price, rounded up', () => {
     const pricing = toPricing({ inputPerMTok: 2.5, outputPerMTok: 10, cachedInputPerMTok: 1.25 })
     if (typeof pricing === 'string') throw new Error(pricing)
-    expect(costNano(pricing, { inputTokens: 1_000, cachedInputTokens: 400, outputTokens: 100 })).toBe(600 * 2_500 + 400 * 1_250 + 100 * 10_000)
+    expect(costNano(pricing, { inputTokens: 1_000, cachedInputTokens: 400, cacheWriteTokens: 0, outputTokens: 100 })).toBe(600 * 2_500 + 400 * 1_250 + 100 * 10_000)
     const tiny = toPricing({ inputPerMTok: 0.0375, outputPerMTok: 0 })
     if (typeof tiny === 'string') throw new Error(tiny)
-    expect(costNano(tiny, { inputTokens: 1, cachedInputTokens: 0, outputTokens: 0 })).toBe(38) // 37.5 rounds up
+    expect(costNano(tiny, { inputTokens: 1, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 })).toBe(38) // 37.5 rounds up
   })
 
   test('large requests stay exact beyond the float range of their products', () => {
     const pricing = toPricing({ inputPerMTok: 600, outputPerMTok: 600 })
     if (typeof pricing === 'string') throw new Error(pricing)
-    expect(costNano(pricing, { inputTokens: 2_000_000, cachedInputTokens: 0, outputTokens: 1_000_003 })).toBe(1_800_001_800_000)
+    expect(costNano(pricing, { inputTokens: 2_000_000, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 1_000_003 })).toBe(1_800_001_800_000)
   })
 
   test('prices with more than nine decimals are refused', () => {

@@ -1,0 +1,132 @@
+/**
+ * The hot path of a model request, in any client style: one straight line of stages, each a plain
+ * function that returns a decision; a refusal becomes the error response right here, in the style's shape.
+ *
+ *  1. ceiling     in-process counter → 503 `overloaded`, Retry-After 5, before any hold
+ *  2. body        32 MB, JSON, depth; compiled TypeBox envelope of the style → 413 / 400 naming the field
+ *  3. auth        key → sha256 → in-process cache (miss: one Postgres read) → 401 / 403 `account_suspended`
+ *  4. resolve     model + fallbacks → candidates, within the key's allowed models (memory only)
+ *  5. guardrails  (none yet: they arrive with the routing and policy work)
+ *  6. estimate    worst case over candidates: input bound × input price + output limit × output price
+ *  7. admit       ONE atomic admission-store call: rates, concurrency, spend caps, balance; places the hold
+ *  8. dispatch    provider adapter of each route (the client's body as is when the styles match, else
+ *                 translated); fall back to the next candidate only before the first byte
+ *  9. respond     the answer in the client's style with its cost; a stream relayed as it arrives
+ * 10. settle      ONE atomic call: the hold ends, the delivered cost is charged (after the response)
+ * 11. records     ledger and request-log rows to Postgres in batches, idempotent by request ID
+ *
+ * A warm request costs 0 Postgres round trips, 2 admission-store round trips and 1 upstream request.
+ */
+import { ServiceError } from '../../shared/errors.ts'
+import type { Route } from '../catalog/catalog.ts'
+import { log } from '../log/log.ts'
+import { adapters } from '../providers/adapters.ts'
+import { dispatch, type UpstreamRequest } from '../providers/dispatch.ts'
+import type { ClientStyle } from '../styles/client-style.ts'
+import type { Conversation } from '../translate/conversation.ts'
+import { admitRequest } from './admit.ts'
+import { respondWithAnswer } from './answer.ts'
+import { authenticate, presentedKey } from './authenticate.ts'
+import { newCall, type Call } from './call.ts'
+import { estimate } from './estimate.ts'
+import type { Gateway } from './gateway.ts'
+import { readJsonBody } from './read-body.ts'
+import { resolveModels } from './resolve-model.ts'
+import { errorResponse } from './respond.ts'
+import { finishCall } from './settle.ts'
+import { validate } from './validate.ts'
+
+export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, request: Request): Promise<Response> {
+  const call = newCall(style.name)
+  const render = (error: ServiceError) => style.errorBody(error, call.requestId)
+  const headers = style.headers(call.requestId)
+  if (!gw.ceiling.enter()) {
+    return errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), render, headers)
+  }
+  let released = false
+  call.releaseSlot = () => {
+    if (released) return
+    released = true
+    gw.ceiling.leave()
+  }
+  try {
+    return await run(gw, style, call, request)
+  } catch (error) {
+    log.error('request failed unexpectedly', { requestId: call.requestId, error })
+    void finishCall(gw, call, { kind: 'release' })
+    return errorResponse(call, new ServiceError('internal_error', 'The gateway failed unexpectedly; nothing was charged. Retry.'), render, headers)
+  } finally {
+    if (!call.streamOwnsSlot) call.releaseSlot()
+  }
+}
+
+async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request): Promise<Response> {
+  const headers = style.headers(call.requestId)
+  const refuse = (error: ServiceError) => {
+    const response = errorResponse(call, error, (failure) => style.errorBody(failure, call.requestId), headers)
+    void finishCall(gw, call, { kind: 'release' })
+    return response
+  }
+
+  const raw = await readJsonBody(request)
+  if (!raw.ok) return refuse(raw.error)
+  const valid = validate(raw.value, style.envelope)
+  if (!valid.ok) return refuse(valid.error)
+  const body = valid.value
+  const requested = style.requested(body)
+  call.stream = requested.stream
+  call.requestedModel = requested.model
+
+  const auth = await authenticate(presentedKey(request.headers, style.allowXApiKey), gw.keys, call.startedAtMs)
+  if (!auth.ok) return refuse(auth.error)
+  const key = (call.key = auth.key)
+
+  const resolved = resolveModels(gw.catalog, key, requested.model, requested.fallbacks)
+  if (!resolved.ok) return refuse(resolved.error)
+  call.candidates = resolved.candidates
+
+  const cost = estimate(call.candidates, style.measure(body, raw.bytes), requested.outputTokens)
+  call.holdNano = cost.holdNano
+  call.tokenEstimate = cost.tokens
+
+  const admitted = await admitRequest(gw.store, gw.sql, {
+    requestId: call.requestId,
+    accountId: key.accountId,
+    keyId: key.id,
+    holdNano: cost.holdNano,
+    tokens: cost.tokens,
+    keyLimits: key.limits,
+    accountLimits: key.accountLimits,
+  })
+  call.availableNano = admitted.availableNano
+  if (!admitted.ok) return refuse(admitted.error)
+  call.admitted = true
+  gw.inflight.add(call.requestId, key.accountId)
+
+  const timeoutMs = call.stream ? gw.limits.streamFirstByteTimeoutMs : gw.limits.upstreamTimeoutMs
+  const result = await dispatch(call.candidates, {
+    requestId: call.requestId,
+    stream: call.stream,
+    build: upstreamRequests(style, body, call.stream),
+    clientSignal: request.signal,
+    deadlineMs: call.startedAtMs + timeoutMs,
+    timeoutSeconds: Math.round(timeoutMs / 1000),
+  })
+  if (!result.ok) {
+    if (result.clientGone) call.status = 499
+    return refuse(result.error)
+  }
+  return respondWithAnswer(gw, style, call, { body, estimate: cost, served: result.served, admittedAvailableNano: admitted.availableNano, headers })
+}
+
+/** The request for each route: the client's body when the route's provider shares the client's style, else the translation (made once). */
+function upstreamRequests<Body>(style: ClientStyle<Body>, body: Body, stream: boolean): (route: Route) => UpstreamRequest | ServiceError {
+  let conversation: Conversation | ServiceError | undefined
+  return (route) => {
+    const adapter = adapters[route.provider.style]
+    if (style.passthrough?.provider === route.provider.style) return adapter.request(route, { kind: 'raw', body: style.passthrough.body(body) }, stream)
+    conversation ??= style.conversation(body)
+    if (conversation instanceof ServiceError) return conversation
+    return adapter.request(route, { kind: 'conversation', conversation }, stream)
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * What a provider style offers the pipeline: the request for a route (the client's body passed through
+ * when the styles match, else encoded from the neutral conversation), the answer read back in neutral
+ * form, a decoder for its stream events, and the mapping of its error responses.
+ */
+import type { ServiceError } from '../../shared/errors.ts'
+import type { Route } from '../catalog/catalog.ts'
+import type { Answer, StreamEvent } from '../translate/answer.ts'
+import type { Conversation } from '../translate/conversation.ts'
+import type { UpstreamRequest } from './dispatch.ts'
+import type { SseEvent } from './sse.ts'
+import type { UpstreamFailure } from './upstream-failure.ts'
+
+/** The body to send: the client's own (same style, gateway fields removed) or a conversation to encode. */
+export type Payload = { kind: 'raw'; body: Record<string, unknown> } | { kind: 'conversation'; conversation: Conversation }
+
+export type AnswerRead =
+  | { ok: true; answer: Answer; json: Record<string, unknown> }
+  | { ok: false; error: ServiceError; usage: Answer['usage'] }
+
+export type StreamDecoder = { decode(event: SseEvent): StreamEvent[] }
+
+export type ProviderAdapter = {
+  request(route: Route, payload: Payload, stream: boolean): UpstreamRequest | ServiceError
+  readAnswer(text: string): AnswerRead
+  streamDecoder(): StreamDecoder
+  failure(providerId: string, status: number, body: string): UpstreamFailure
+}

@@ -1,0 +1,76 @@
+/**
+ * Messages-style stream events in neutral form. Content blocks are numbered among all blocks; tool calls
+ * get their own ordinal. Usage comes in two parts: input in `message_start`, output (cumulative) in
+ * `message_delta`, which may also restate input.
+ */
+import type { TokenUsage } from '../../catalog/pricing.ts'
+import type { StreamEvent } from '../../translate/answer.ts'
+import type { StreamDecoder } from '../adapter.ts'
+import type { SseEvent } from '../sse.ts'
+import { finishFromStopReason } from './stop-reason.ts'
+import { readMessagesUsage } from './usage.ts'
+
+type Data = {
+  type?: string
+  message?: { model?: unknown; usage?: unknown }
+  index?: number
+  content_block?: { type?: string; id?: unknown; name?: unknown }
+  delta?: { type?: string; text?: unknown; partial_json?: unknown; stop_reason?: unknown; stop_sequence?: unknown }
+  usage?: unknown
+  error?: { message?: unknown }
+}
+
+export function messagesStreamDecoder(): StreamDecoder {
+  let usage: TokenUsage | undefined
+  let tools = 0
+  const toolOrdinal = new Map<number, number>()
+  return {
+    decode(event: SseEvent): StreamEvent[] {
+      if (event.data === undefined || event.data === '') return []
+      let data: Data
+      try {
+        data = JSON.parse(event.data) as Data
+      } catch {
+        return [{ type: 'error', message: 'an unreadable stream event' }]
+      }
+      switch (data.type ?? event.event) {
+        case 'message_start': {
+          usage = readMessagesUsage(data.message?.usage)
+          const start: StreamEvent = { type: 'start', model: typeof data.message?.model === 'string' ? data.message.model : undefined }
+          return usage ? [start, { type: 'usage', usage }] : [start]
+        }
+        case 'content_block_start': {
+          const block = data.content_block
+          if (block?.type !== 'tool_use' || typeof block.id !== 'string' || typeof block.name !== 'string') return []
+          const index = tools++
+          toolOrdinal.set(data.index ?? 0, index)
+          return [{ type: 'tool_start', index, id: block.id, name: block.name }]
+        }
+        case 'content_block_delta': {
+          const delta = data.delta
+          if (delta?.type === 'text_delta' && typeof delta.text === 'string') return [{ type: 'text', text: delta.text }]
+          if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
+            return [{ type: 'tool_arguments', index: toolOrdinal.get(data.index ?? 0) ?? 0, text: delta.partial_json }]
+          }
+          return []
+        }
+        case 'message_delta': {
+          const events: StreamEvent[] = []
+          if (data.delta?.stop_reason) {
+            const stopSequence = typeof data.delta.stop_sequence === 'string' ? data.delta.stop_sequence : null
+            events.push({ type: 'finish', reason: finishFromStopReason(data.delta.stop_reason), stopSequence })
+          }
+          usage = readMessagesUsage(data.usage, usage)
+          if (usage) events.push({ type: 'usage', usage })
+          return events
+        }
+        case 'message_stop':
+          return [{ type: 'end' }]
+        case 'error':
+          return [{ type: 'error', message: typeof data.error?.message === 'string' ? data.error.message : 'an error event' }]
+        default:
+          return []
+      }
+    },
+  }
+}

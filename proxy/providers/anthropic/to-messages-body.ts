@@ -1,0 +1,111 @@
+/**
+ * A neutral conversation as a Messages request body. System text moves to the top-level `system`; tool
+ * results become `tool_result` blocks opening the next user message; consecutive turns of one role merge,
+ * since the style alternates user and assistant. Fields the style rejects are mapped or left out:
+ * temperature is capped at 1, `stop` becomes `stop_sequences`, a JSON response format becomes a system
+ * instruction, `user` becomes `metadata.user_id`; `seed` has no equivalent.
+ */
+import { ServiceError } from '../../../shared/errors.ts'
+import type { ContentPart, Conversation, Turn } from '../../translate/conversation.ts'
+
+type Block = Record<string, unknown>
+type Message = { role: 'user' | 'assistant'; content: Block[] }
+
+const imageTypes = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
+
+export function conversationToMessages(conversation: Conversation, model: string, maxTokens: number): Record<string, unknown> | ServiceError {
+  const system: string[] = []
+  const messages: Message[] = []
+  const append = (role: Message['role'], blocks: Block[]) => {
+    const last = messages.at(-1)
+    if (last?.role === role) last.content.push(...blocks)
+    else messages.push({ role, content: blocks })
+  }
+  for (const turn of conversation.turns) {
+    const blocks = turnBlocks(turn)
+    if (blocks instanceof ServiceError) return blocks
+    if (turn.role === 'system') system.push(turn.text)
+    else append(turn.role === 'assistant' ? 'assistant' : 'user', blocks)
+  }
+  const format = conversation.responseFormat
+  if (format?.type === 'json_object') system.push('Respond with a single JSON object and nothing else.')
+  if (format?.type === 'json_schema') system.push(`Respond with a single JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(format.schema)}`)
+
+  const body: Record<string, unknown> = { model, max_tokens: conversation.maxOutputTokens ?? maxTokens, messages }
+  if (system.length > 0) body.system = system.join('\n')
+  if (conversation.tools.length > 0) {
+    body.tools = conversation.tools.map((tool) => ({
+      name: tool.name,
+      ...(tool.description !== undefined ? { description: tool.description } : {}),
+      input_schema: { type: 'object', properties: {}, ...tool.parameters },
+    }))
+    const choice = conversation.toolChoice
+    const disable = conversation.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {}
+    if (choice === 'required') body.tool_choice = { type: 'any', ...disable }
+    else if (choice === 'none') body.tool_choice = { type: 'none' }
+    else if (typeof choice === 'object') body.tool_choice = { type: 'tool', name: choice.name, ...disable }
+    else if (choice === 'auto' || conversation.parallelToolCalls === false) body.tool_choice = { type: 'auto', ...disable }
+  }
+  if (conversation.temperature !== undefined) body.temperature = Math.min(1, conversation.temperature)
+  if (conversation.topP !== undefined) body.top_p = conversation.topP
+  if (conversation.topK !== undefined) body.top_k = conversation.topK
+  if (conversation.stop.length > 0) body.stop_sequences = conversation.stop
+  if (conversation.user !== undefined) body.metadata = { user_id: conversation.user }
+  if (conversation.stream) body.stream = true
+  return body
+}
+
+function turnBlocks(turn: Turn): Block[] | ServiceError {
+  switch (turn.role) {
+    case 'system':
+      return []
+    case 'user':
+      return contentBlocks(turn.content)
+    case 'assistant': {
+      const blocks: Block[] = turn.text ? [{ type: 'text', text: turn.text }] : []
+      for (const call of turn.toolCalls) {
+        const input = parseArguments(call.arguments)
+        if (input instanceof ServiceError) return input
+        blocks.push({ type: 'tool_use', id: call.id, name: call.name, input })
+      }
+      return blocks
+    }
+    case 'tool': {
+      const content = contentBlocks(turn.content)
+      if (content instanceof ServiceError) return content
+      return [{ type: 'tool_result', tool_use_id: turn.toolCallId, content, ...(turn.isError ? { is_error: true } : {}) }]
+    }
+  }
+}
+
+function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
+  const blocks: Block[] = []
+  for (const part of parts) {
+    if (part.type === 'text') {
+      if (part.text !== '') blocks.push({ type: 'text', text: part.text })
+      continue
+    }
+    const data = /^data:([^;,]+);base64,(.*)$/s.exec(part.url)
+    if (!data) {
+      blocks.push({ type: 'image', source: { type: 'url', url: part.url } })
+      continue
+    }
+    if (!imageTypes.has(data[1]!)) {
+      return new ServiceError('invalid_request', `Images of type ${data[1]} are not supported by this model's provider (jpeg, png, gif or webp).`)
+    }
+    blocks.push({ type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } })
+  }
+  return blocks
+}
+
+/** Tool-call arguments are a JSON object in text; this style wants the object. */
+function parseArguments(text: string): Record<string, unknown> | ServiceError {
+  if (text.trim() === '') return {}
+  try {
+    const value = JSON.parse(text) as unknown
+    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
+  } catch {
+    // fall through
+  }
+  return new ServiceError('invalid_request', 'A tool call in the conversation has arguments that are not a JSON object.')
+}

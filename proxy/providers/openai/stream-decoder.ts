@@ -1,0 +1,63 @@
+/**
+ * Chat Completions stream chunks in neutral form. Only the first choice is translated; tool calls keep
+ * the provider's `index` as their ordinal.
+ */
+import type { StreamEvent } from '../../translate/answer.ts'
+import type { StreamDecoder } from '../adapter.ts'
+import type { SseEvent } from '../sse.ts'
+import { chatFinish } from './read-answer.ts'
+import { readChatUsage } from './usage.ts'
+
+type Chunk = {
+  model?: unknown
+  choices?: {
+    index?: number
+    delta?: { content?: unknown; refusal?: unknown; tool_calls?: { index?: number; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[] }
+    finish_reason?: unknown
+  }[]
+  usage?: unknown
+  error?: { message?: unknown }
+}
+
+export function chatStreamDecoder(): StreamDecoder {
+  let started = false
+  const toolsStarted = new Set<number>()
+  return {
+    decode(event: SseEvent): StreamEvent[] {
+      const data = event.data
+      if (data === undefined || data === '') return []
+      if (data === '[DONE]') return [{ type: 'end' }]
+      let chunk: Chunk
+      try {
+        chunk = JSON.parse(data) as Chunk
+      } catch {
+        return [{ type: 'error', message: 'an unreadable stream event' }]
+      }
+      if (chunk.error) return [{ type: 'error', message: typeof chunk.error.message === 'string' ? chunk.error.message : 'an error event' }]
+      const events: StreamEvent[] = []
+      if (!started) {
+        started = true
+        events.push({ type: 'start', model: typeof chunk.model === 'string' ? chunk.model : undefined })
+      }
+      for (const choice of chunk.choices ?? []) {
+        if ((choice.index ?? 0) !== 0) continue
+        const delta = choice.delta
+        const text = delta?.content ?? delta?.refusal
+        if (typeof text === 'string' && text !== '') events.push({ type: 'text', text })
+        for (const call of delta?.tool_calls ?? []) {
+          const index = call.index ?? 0
+          if (!toolsStarted.has(index) && typeof call.id === 'string' && typeof call.function?.name === 'string') {
+            toolsStarted.add(index)
+            events.push({ type: 'tool_start', index, id: call.id, name: call.function.name })
+          }
+          const fragment = call.function?.arguments
+          if (typeof fragment === 'string' && fragment !== '') events.push({ type: 'tool_arguments', index, text: fragment })
+        }
+        if (choice.finish_reason) events.push({ type: 'finish', reason: chatFinish(choice.finish_reason), stopSequence: null })
+      }
+      const usage = readChatUsage(chunk.usage)
+      if (usage) events.push({ type: 'usage', usage })
+      return events
+    },
+  }
+}

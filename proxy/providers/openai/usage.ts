@@ -1,0 +1,20 @@
+/** Usage in the OpenAI style: `prompt_tokens` (cached part in `prompt_tokens_details`), `completion_tokens`. */
+import type { TokenUsage } from '../../catalog/pricing.ts'
+
+type ChatUsage = {
+  prompt_tokens?: unknown
+  completion_tokens?: unknown
+  prompt_tokens_details?: { cached_tokens?: unknown } | null
+}
+
+export const tokenCount = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined)
+
+/** The provider's usage, or undefined when it is missing or not numbers. */
+export function readChatUsage(usage: unknown): TokenUsage | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined
+  const { prompt_tokens, completion_tokens, prompt_tokens_details } = usage as ChatUsage
+  const inputTokens = tokenCount(prompt_tokens)
+  const outputTokens = tokenCount(completion_tokens)
+  if (inputTokens === undefined || outputTokens === undefined) return undefined
+  return { inputTokens, outputTokens, cachedInputTokens: tokenCount(prompt_tokens_details?.cached_tokens) ?? 0, cacheWriteTokens: 0 }
+}

@@ -1,0 +1,41 @@
+/**
+ * An answer in neutral form: what the provider said (text, tool calls), why it stopped, and what it
+ * counted; and the events a streamed answer is made of. Provider adapters decode into these; client
+ * styles encode from them.
+ */
+import type { TokenUsage } from '../catalog/pricing.ts'
+
+/** Why an answer ended, in the Chat Completions vocabulary (the mapping to the others is in WIRE terms). */
+export type FinishReason = 'stop' | 'stop_sequence' | 'length' | 'tool_calls' | 'content_filter'
+
+export type AnswerPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; arguments: string }
+
+export type Answer = {
+  /** The provider's model name as it answered. */
+  model: string
+  parts: AnswerPart[]
+  finish: FinishReason
+  stopSequence: string | null
+  usage: TokenUsage | undefined
+}
+
+export type StreamEvent =
+  | { type: 'start'; model?: string }
+  | { type: 'text'; text: string }
+  /** `index` is the tool call's ordinal in the answer (0, 1, …), whatever the provider numbers. */
+  | { type: 'tool_start'; index: number; id: string; name: string }
+  | { type: 'tool_arguments'; index: number; text: string }
+  | { type: 'finish'; reason: FinishReason; stopSequence: string | null }
+  /** Cumulative: replaces what an earlier usage event said. */
+  | { type: 'usage'; usage: TokenUsage }
+  /** The provider's own end marker: the answer is complete. */
+  | { type: 'end' }
+  | { type: 'error'; message: string }
+
+/** Text characters an event delivers to the client, for counting output when the provider reports none. */
+export function deliveredChars(event: StreamEvent): number {
+  if (event.type === 'text') return event.text.length
+  if (event.type === 'tool_arguments') return event.text.length
+  if (event.type === 'tool_start') return event.name.length
+  return 0
+}

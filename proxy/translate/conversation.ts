@@ -1,0 +1,44 @@
+/**
+ * A request in neutral form, between the client's API style and the provider's: what every style can say
+ * about a conversation, its tools and its sampling options. Client styles decode into it; provider
+ * adapters encode from it. Same-style pairs skip it and pass the body through.
+ */
+
+export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string }
+
+export type ToolCall = { id: string; name: string; arguments: string }
+
+/** System text stays where the client put it; a provider that needs it in one place moves it there. */
+export type Turn =
+  | { role: 'system'; text: string }
+  | { role: 'user'; content: ContentPart[] }
+  | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: ContentPart[]; isError: boolean }
+
+export type Tool = { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean }
+
+export type ToolChoice = 'auto' | 'required' | 'none' | { name: string }
+
+export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean }
+
+export type Conversation = {
+  turns: Turn[]
+  tools: Tool[]
+  toolChoice?: ToolChoice
+  parallelToolCalls?: boolean
+  maxOutputTokens?: number
+  temperature?: number
+  topP?: number
+  topK?: number
+  stop: string[]
+  seed?: number
+  responseFormat?: ResponseFormat
+  /** An end-user identifier for the provider's abuse monitoring. */
+  user?: string
+  stream: boolean
+}
+
+/** Text of content parts; images become a marker (for places that take text only, such as tool results in Chat). */
+export function partsText(parts: ContentPart[]): string {
+  return parts.map((part) => (part.type === 'text' ? part.text : '[image]')).join('')
+}
