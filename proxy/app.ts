@@ -10,6 +10,8 @@ import { createRedisStore, type RedisAdmissionStore } from './admission/redis-st
 import type { AdmissionStore } from './admission/store.ts'
 import { apiServer } from './api/api-server.ts'
 import { loadCatalog, type Catalog } from './catalog/catalog.ts'
+import { catalogListing } from './catalog/catalog-listing.ts'
+import { MemoryAddressLimiter, RedisAddressLimiter } from './limits/address-limits.ts'
 import type { Config } from './config/config.ts'
 import { connectPostgres, startEmbedded, type Database } from './db/database.ts'
 import { Ceiling } from './gateway/ceiling.ts'
@@ -19,6 +21,7 @@ import { startMaintenance } from './jobs/maintenance.ts'
 import { KeyCache } from './keys/key-cache.ts'
 import { loadKeysByPrefix } from './keys/key-record.ts'
 import { RecordWriter } from './ledger/record-writer.ts'
+import { ResponseStore } from './styles/responses/stored.ts'
 import { log } from './log/log.ts'
 import { resolveOperatorToken } from './site/operator-token.ts'
 import { siteServer } from './site/site-server.ts'
@@ -65,6 +68,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     await keys.connect(redis, subscriber, `${config.REDIS_KEY_PREFIX}${redisKeys.keyInvalidation}`)
   }
 
+  const catalogReads = {
+    limiter: redis ? await RedisAddressLimiter.create(redis) : new MemoryAddressLimiter(),
+    perMinute: config.CATALOG_READS_PER_MINUTE,
+    listing: catalogListing(catalog, new Date()),
+  }
   const writer = new RecordWriter(sql, store, config.LEDGER_FLUSH_MS)
   const inflight = new Inflight()
   const gateway: Gateway = {
@@ -75,6 +83,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     writer,
     ceiling: new Ceiling(config.MAX_CONCURRENT_REQUESTS),
     inflight,
+    responses: new ResponseStore(sql),
+    catalogReads,
     limits: {
       upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
       streamFirstByteTimeoutMs: config.STREAM_FIRST_BYTE_TIMEOUT_MS,
@@ -90,10 +100,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   const api = apiServer(gateway)
-  const site = siteServer(operator, { operatorToken, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist') })
+  const site = siteServer(operator, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist') })
 
   let stopMaintenance: (() => void) | undefined
-  const servers: { stop(force?: boolean): unknown }[] = []
+  const listening: { stop(closeActiveConnections?: boolean): Promise<unknown> }[] = []
   return {
     config,
     gateway,
@@ -104,25 +114,19 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     operatorToken,
     listen(options = {}) {
       writer.start()
-      stopMaintenance = startMaintenance({ sql, store, inflight }, config.SWEEP_INTERVAL_MS)
-      const apiListener = Bun.serve({
-        hostname: config.HOST,
-        port: config.PORT,
-        reusePort: config.WORKERS > 1,
-        maxRequestBodySize: 1024 * 1024 * 1024,
-        idleTimeout: 0,
-        fetch: api.fetch,
-      })
-      servers.push(apiListener)
-      const apiUrl = publicUrl(config.PUBLIC_API_URL, apiListener.url)
+      stopMaintenance = startMaintenance({ sql, store, inflight, responses: gateway.responses }, config.SWEEP_INTERVAL_MS)
+      // The body limit is the pipeline's (32 MB, refused in the gateway's error shape), not the server's.
+      api.listen({ hostname: config.HOST, port: config.PORT, reusePort: config.WORKERS > 1, maxRequestBodySize: 1024 * 1024 * 1024, idleTimeout: 0 })
+      listening.push(api)
+      const apiUrl = publicUrl(config.PUBLIC_API_URL, api.server!.url)
       if (options.apiOnly) return { apiUrl, siteUrl: '' }
-      const siteListener = Bun.serve({ hostname: config.HOST, port: config.SITE_PORT, fetch: site.fetch })
-      servers.push(siteListener)
-      return { apiUrl, siteUrl: publicUrl(config.PUBLIC_SITE_URL, siteListener.url) }
+      site.listen({ hostname: config.HOST, port: config.SITE_PORT })
+      listening.push(site)
+      return { apiUrl, siteUrl: publicUrl(config.PUBLIC_SITE_URL, site.server!.url) }
     },
     async stop() {
       stopMaintenance?.()
-      for (const server of servers) await server.stop(true)
+      for (const server of listening) await server.stop(true)
       await writer.stop()
       await store.close()
       if (redis) await keys.disconnect()

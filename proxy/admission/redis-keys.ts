@@ -16,4 +16,6 @@ export const redisKeys = {
   sweepLock: 'admission:sweep-lock',
   /** Pub/sub channel of key-cache invalidations. */
   keyInvalidation: 'keys:invalidate',
+  /** Requests of one address in the current window of a per-address limit. */
+  addressWindow: (scope: string, address: string) => `address:${scope}:${address}`,
 }

@@ -7,13 +7,37 @@ import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { handle } from '../gateway/pipeline.ts'
 import { chatStyle } from '../styles/chat/style.ts'
+import { messagesStyle } from '../styles/messages/style.ts'
+import { responsesStyle } from '../styles/responses/style.ts'
+import { clientAddress, readCatalog } from './catalog-routes.ts'
+import { responsesRoutes } from './responses-routes.ts'
+import { authenticate, presentedKey } from '../gateway/authenticate.ts'
+import { messagesErrorBody } from '../styles/messages/render-error.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { newCall } from '../gateway/call.ts'
 import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 
 function modelRoutes(gw: Gateway, prefix: string) {
-  return new Elysia({ prefix }).post('/chat/completions', ({ request }) => handle(gw, chatStyle, request), { parse: 'none' })
+  const responses = responsesStyle(gw.responses)
+  return new Elysia({ prefix })
+    .post('/chat/completions', ({ request }) => handle(gw, chatStyle, request), { parse: 'none' })
+    .post('/messages', ({ request }) => handle(gw, messagesStyle, request), { parse: 'none' })
+    .post('/responses', ({ request }) => handle(gw, responses, request), { parse: 'none' })
+    .get('/models', ({ request, server }) => listModels(gw, request, clientAddress(server, request)))
+    .use(responsesRoutes(gw))
+}
+
+/** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
+async function listModels(gw: Gateway, request: Request, address: string): Promise<Response> {
+  const call = newCall('chat')
+  const messagesClient = request.headers.has('anthropic-version')
+  const render = (error: ServiceError) => (messagesClient ? messagesErrorBody(error, call.requestId) : chatErrorBody(error))
+  const auth = await authenticate(presentedKey(request.headers, messagesClient), gw.keys, Date.now())
+  if (!auth.ok) return errorResponse(call, auth.error, render)
+  const listing = await readCatalog(gw.catalogReads, address)
+  if (listing instanceof ServiceError) return errorResponse(call, listing, render)
+  return Response.json(listing, { headers: { 'x-request-id': call.requestId } })
 }
 
 export function apiServer(gw: Gateway) {
@@ -28,7 +52,7 @@ export function apiServer(gw: Gateway) {
     })
 }
 
-const modelPaths = new Set(['/v1/chat/completions', '/api/v1/chat/completions'])
+const modelPaths = new Set(['chat/completions', 'messages', 'responses'].flatMap((path) => [`/v1/${path}`, `/api/v1/${path}`]))
 
 /** Unknown paths get the gateway's error shape; a base URL that already ends in /chat/completions is named as such. */
 export function unknownPath(request: Request): Response {

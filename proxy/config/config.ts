@@ -37,6 +37,7 @@ export const ConfigSchema = Type.Object({
   ACCOUNT_RPM_LIMIT: Type.Integer({ minimum: 0, default: 6_000, description: 'Default account requests per minute (0: no limit).' }),
   ACCOUNT_TPM_LIMIT: Type.Integer({ minimum: 0, default: 20_000_000, description: 'Default account tokens per minute (0: no limit).' }),
   ACCOUNT_CONCURRENCY_LIMIT: Type.Integer({ minimum: 0, default: 256, description: 'Default account concurrent requests (0: no limit).' }),
+  CATALOG_READS_PER_MINUTE: Type.Integer({ ...Positive, default: 120, description: 'Catalog reads allowed per client address and minute.' }),
   KEY_DAILY_LIMIT_USD: Type.String({ ...Usd, default: '50', description: 'Default daily spend cap of a new key.' }),
   KEY_MONTHLY_LIMIT_USD: Type.String({ ...Usd, default: '500', description: 'Default monthly spend cap of a new key.' }),
 })

@@ -37,7 +37,13 @@ export function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, c
   const adapter = adapters[served.route.provider.style]
   const passthrough = style.passthrough?.provider === served.route.provider.style ? style.passthrough : undefined
   const price = (usage: TokenUsage) => costNano(model.pricing, usage)
-  const context: AnswerContext<Body> = { requestId: call.requestId, body: dispatched.body, modelId: model.id, created: Math.floor(call.startedAtMs / 1000) }
+  const context: AnswerContext<Body> = {
+    requestId: call.requestId,
+    accountId: call.key!.accountId,
+    body: dispatched.body,
+    modelId: model.id,
+    created: Math.floor(call.startedAtMs / 1000),
+  }
 
   if (served.reader && served.first) {
     call.status = 200

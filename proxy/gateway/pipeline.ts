@@ -80,6 +80,8 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   const auth = await authenticate(presentedKey(request.headers, style.allowXApiKey), gw.keys, call.startedAtMs)
   if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
+  const prepared = await style.prepare?.(body, key.accountId)
+  if (prepared) return refuse(prepared)
 
   const resolved = resolveModels(gw.catalog, key, requested.model, requested.fallbacks)
   if (!resolved.ok) return refuse(resolved.error)

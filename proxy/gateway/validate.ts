@@ -15,17 +15,24 @@ export type Envelope<T> = {
   fields: ReadonlySet<string>
   /** Rules between fields that a schema cannot say. */
   rules?: (value: T) => ServiceError | undefined
+  /** How the style words an unknown field. */
+  unknownField: (field: string) => string
 }
 
-export function envelope<T>(schema: TSchema, fields: ReadonlySet<string>, rules?: (value: T) => ServiceError | undefined): Envelope<T> {
-  return { check: TypeCompiler.Compile(schema), fields, rules }
+const openaiUnknownField = (field: string) => `Unrecognized request argument supplied: ${field}`
+
+export function envelope<T>(
+  schema: TSchema,
+  fields: ReadonlySet<string>,
+  rules?: (value: T) => ServiceError | undefined,
+  unknownField: (field: string) => string = openaiUnknownField,
+): Envelope<T> {
+  return { check: TypeCompiler.Compile(schema), fields, rules, unknownField }
 }
 
 export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): Validated<T> {
   for (const field in body) {
-    if (!spec.fields.has(field)) {
-      return { ok: false, error: new ServiceError('invalid_request', `Unrecognized request argument supplied: ${field}`, { param: field }) }
-    }
+    if (!spec.fields.has(field)) return { ok: false, error: new ServiceError('invalid_request', spec.unknownField(field), { param: field }) }
   }
   if (!spec.check.Check(body)) {
     const first = spec.check.Errors(body).First()!

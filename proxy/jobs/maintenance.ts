@@ -1,8 +1,9 @@
 /**
  * Work beside the hot path, on a timer: expire holds past their deadline (every hold ends exactly once),
  * keep running requests' holds alive, write to Postgres the outbox entries a stopped process left behind,
- * and apply recent credits the live balance may have missed (a store that was unreachable when the
- * credit was recorded). Each step is idempotent, so several processes can run it.
+ * apply recent credits the live balance may have missed (a store that was unreachable when the credit
+ * was recorded), and purge stored responses past their retention. Each step is idempotent, so several
+ * processes can run it.
  */
 import type { Sql } from 'postgres'
 import type { AdmissionStore, LedgerEntry } from '../admission/store.ts'
@@ -10,11 +11,12 @@ import type { Inflight } from '../gateway/inflight.ts'
 import { insertLedger } from '../ledger/record-writer.ts'
 import type { LedgerRow } from '../ledger/rows.ts'
 import { log } from '../log/log.ts'
+import type { ResponseStore } from '../styles/responses/stored.ts'
 
 /** An outbox entry older than this was not written by the process that settled it. */
 const ORPHAN_AFTER_MS = 60_000
 
-export type MaintenanceDeps = { sql: Sql; store: AdmissionStore; inflight: Inflight }
+export type MaintenanceDeps = { sql: Sql; store: AdmissionStore; inflight: Inflight; responses?: ResponseStore }
 
 export async function runMaintenance(deps: MaintenanceDeps): Promise<void> {
   const steps: [string, () => Promise<unknown>][] = [
@@ -22,6 +24,7 @@ export async function runMaintenance(deps: MaintenanceDeps): Promise<void> {
     ['sweep holds', () => sweepHolds(deps.store)],
     ['recover outbox', () => recoverOutbox(deps.sql, deps.store)],
     ['reconcile credits', () => reconcileCredits(deps.sql, deps.store)],
+    ['purge stored responses', async () => deps.responses?.purgeExpired()],
   ]
   for (const [name, step] of steps) {
     try {

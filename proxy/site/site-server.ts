@@ -7,11 +7,12 @@ import { Elysia } from 'elysia'
 import { join } from 'node:path'
 import { ServiceError } from '../../shared/errors.ts'
 import type { OperatorDeps } from '../accounts/operator-deps.ts'
+import { clientAddress, readCatalog, type CatalogReads } from '../api/catalog-routes.ts'
 import { log } from '../log/log.ts'
 import { operatorRoutes } from './operator-routes.ts'
 import { siteError } from './site-error.ts'
 
-export function siteServer(deps: OperatorDeps, options: { operatorToken: string; dashboardDir: string }) {
+export function siteServer(deps: OperatorDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads }) {
   return new Elysia({ name: 'site' })
     .onAfterHandle(({ set }) => {
       set.headers['referrer-policy'] = 'no-referrer'
@@ -24,6 +25,10 @@ export function siteServer(deps: OperatorDeps, options: { operatorToken: string;
       return siteError(new ServiceError('internal_error', 'The request failed unexpectedly.'))
     })
     .get('/health', () => ({ ok: true }))
+    .get('/api/v1/models', async ({ request, server }) => {
+      const listing = await readCatalog(options.catalogReads, clientAddress(server, request))
+      return listing instanceof ServiceError ? siteError(listing) : listing
+    })
     .use(operatorRoutes(deps, options.operatorToken))
     .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))
 }

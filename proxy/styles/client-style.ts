@@ -25,6 +25,7 @@ export type Requested = {
 /** What the writers of answers and streams know of the request. */
 export type AnswerContext<Body> = {
   requestId: string
+  accountId: string
   body: Body
   /** The catalog ID of the model that served. */
   modelId: string
@@ -54,6 +55,9 @@ export type ClientStyle<Body> = {
   /** Headers of the style on every response (beside the gateway's own). */
   headers(requestId: string): Record<string, string>
   requested(body: Body): Requested
+  /** Loads what the request refers to (a stored response) once the account is known; may refuse. */
+  prepare?(body: Body, accountId: string): Promise<ServiceError | undefined>
+  /** The prompt's size, after `prepare`. */
   measure(body: Body, bytes: number): Prompt
   /** The neutral conversation the body means, or why it cannot be translated. */
   conversation(body: Body): Conversation | ServiceError

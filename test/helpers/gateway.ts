@@ -14,7 +14,7 @@ import type { CatalogModel } from '../../proxy/catalog/catalog-schema.ts'
 import { loadConfig } from '../../proxy/config/config.ts'
 import { startEmbedded } from '../../proxy/db/database.ts'
 import { usdToNano } from '../../shared/money.ts'
-import { startFakeUpstream, type FakeUpstream } from './fake-upstream.ts'
+import { startFakeUpstream, type FakeUpstream } from './fake-upstream/server.ts'
 import { createTestDatabase, deleteRedisKeys, redisUrl, uniqueName } from './services.ts'
 
 /** USD 1 and 2 per million tokens: 1,000 nano per input token, 2,000 per output token. */
@@ -29,6 +29,11 @@ export function testModel(id: string, upstreamModel: string, overrides: Partial<
     routes: [{ provider: 'fake', model: upstreamModel }],
     ...overrides,
   }
+}
+
+/** A test model served by the Anthropic-style fake provider. */
+export function anthropicTestModel(id: string, upstreamModel: string, overrides: Partial<CatalogModel> = {}): CatalogModel {
+  return testModel(id, upstreamModel, { routes: [{ provider: 'fake-anthropic', model: upstreamModel }], ...overrides })
 }
 
 export type TestGatewayOptions = {
@@ -59,6 +64,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     {
       providers: [
         { id: 'fake', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
+        { id: 'fake-anthropic', style: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
         // Configured in the catalog, but its key variable is not set: its routes are skipped.
         { id: 'unkeyed', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'UNSET_PROVIDER_KEY' },
       ],

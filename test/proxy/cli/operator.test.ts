@@ -5,7 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { nanoToUsd } from '../../../shared/money.ts'
-import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream.ts'
+import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream/server.ts'
 
 const root = join(import.meta.dir, '..', '..', '..')
 

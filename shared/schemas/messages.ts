@@ -1,0 +1,52 @@
+/**
+ * The envelope of a Messages request: the fields the gateway reads itself are typed; the rest of the
+ * style passes through to a provider of the same style. Fields outside the style (and outside the
+ * gateway's own `fallbacks`) are refused by name, as the style's own API refuses extra inputs.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+export const MessagesMessage = Type.Object(
+  {
+    role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]),
+    content: Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))]),
+  },
+  { additionalProperties: true },
+)
+
+export const MessagesRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    max_tokens: Type.Integer({ minimum: 1 }),
+    messages: Type.Array(MessagesMessage, { minItems: 1 }),
+    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))])),
+    stream: Type.Optional(Type.Boolean()),
+    stop_sequences: Type.Optional(Type.Array(Type.String())),
+    tools: Type.Optional(Type.Array(Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true }))),
+    /** Ordered fallback models, tried when the one before could not start a response. */
+    fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
+  },
+  { additionalProperties: true },
+)
+export type MessagesRequest = Static<typeof MessagesRequest>
+
+/** Top-level fields of the Messages style (Anthropic's MessageCreateParams) and the gateway's own. */
+export const messagesRequestFields = new Set([
+  'model',
+  'max_tokens',
+  'messages',
+  'container',
+  'context_management',
+  'mcp_servers',
+  'metadata',
+  'service_tier',
+  'stop_sequences',
+  'stream',
+  'system',
+  'temperature',
+  'thinking',
+  'tool_choice',
+  'tools',
+  'top_k',
+  'top_p',
+  'fallbacks',
+])

@@ -1,0 +1,59 @@
+/**
+ * The envelope of a Responses request: the fields the gateway reads itself are typed; the others are
+ * read where they are translated. Fields outside the style (and outside the gateway's own `models`) are
+ * refused by name.
+ */
+import { Type, type Static } from '@sinclair/typebox'
+
+export const ResponsesRequest = Type.Object(
+  {
+    model: Type.String({ minLength: 1 }),
+    input: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))])),
+    instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 16 }), Type.Null()])),
+    stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    store: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+    previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+    tools: Type.Optional(Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))),
+    /** Ordered fallback models, tried when the one before could not start a response. */
+    models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
+  },
+  { additionalProperties: true },
+)
+export type ResponsesRequest = Static<typeof ResponsesRequest>
+
+/** Top-level fields of the Responses style (OpenAI's CreateResponse) and the gateway's own. */
+export const responsesRequestFields = new Set([
+  'background',
+  'context_management',
+  'conversation',
+  'include',
+  'input',
+  'instructions',
+  'max_output_tokens',
+  'max_tool_calls',
+  'metadata',
+  'model',
+  'moderation',
+  'parallel_tool_calls',
+  'previous_response_id',
+  'prompt',
+  'prompt_cache_key',
+  'prompt_cache_options',
+  'prompt_cache_retention',
+  'reasoning',
+  'safety_identifier',
+  'service_tier',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'text',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'truncation',
+  'user',
+  'models',
+])

@@ -1,0 +1,72 @@
+/**
+ * What the fake provider answers, decided from the upstream model name, written like a query string
+ * ("fake?tokens=20&tools=2"), and from the request (tools offered, last turn a tool result or not).
+ *
+ *   tokens=N       answer of N output tokens (one word each)           (default 5)
+ *   prompt=N       usage reports N input tokens                          (default: from the request size)
+ *   cached=N       …of which N read from the prompt cache
+ *   cacheWrite=N   …and N written to it (Messages style only)
+ *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
+ *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
+ *   finish=F       stop | length | stop_sequence | content_filter        (default stop, or tool_calls)
+ *   status=S       fail with HTTP status S (429, 500, 529, 400…); code=C adds an error code/type
+ *   delay=MS       wait before answering; chunkDelay=MS between stream events
+ *   break=K        stream: drop the connection after K content events
+ *   errorAfter=K   stream: send an error event after K content events
+ *   nousage=1      report no usage;  garbage=1  answer with a body that is not JSON
+ *   stall=1        stream: send the first event, then nothing;  dropFirst=1  drop before anything
+ *   replay=NAME    stream: replay test/fixtures/upstream/NAME.sse as it is
+ */
+
+export type PlannedCall = { id: string; name: string; arguments: string }
+
+export type Plan = {
+  options: URLSearchParams
+  name: string
+  words: string[]
+  toolCalls: PlannedCall[]
+  finish: 'stop' | 'length' | 'stop_sequence' | 'content_filter' | 'tool_calls'
+  usage: { prompt: number; completion: number; cached: number; cacheWrite: number }
+  report: boolean
+}
+
+export function plan(model: string, body: Record<string, unknown>, lastTurnIsToolResult: boolean): Plan {
+  const [name = '', query = ''] = model.split('?')
+  const options = new URLSearchParams(query)
+  const number = (key: string, fallback: number) => Number(options.get(key) ?? fallback)
+  const offered = Array.isArray(body.tools) ? (body.tools as { name?: string; function?: { name?: string } }[]) : []
+  const toolNames = offered.map((tool) => tool.name ?? tool.function?.name ?? 'tool')
+  const callTools = options.has('tools') && toolNames.length > 0 && !lastTurnIsToolResult
+  const toolCalls = callTools
+    ? Array.from({ length: number('tools', 1) }, (_, index) => ({
+        id: `call_fake${index}x${Math.random().toString(36).slice(2, 8)}`,
+        name: toolNames[index % toolNames.length]!,
+        arguments: JSON.stringify({ location: ['Paris', 'Tokyo', 'Lima'][index % 3], unit: 'c' }),
+      }))
+    : []
+  const words = toolCalls.length > 0 ? [] : Array.from({ length: number('tokens', 5) }, (_, index) => `w${index} `)
+  const completion = toolCalls.length > 0 ? toolCalls.length * 12 : words.length
+  const finish = (options.get('finish') as Plan['finish'] | null) ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop')
+  return {
+    options,
+    name,
+    words,
+    toolCalls,
+    finish,
+    usage: {
+      prompt: number('prompt', Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4)),
+      completion,
+      cached: number('cached', 0),
+      cacheWrite: number('cacheWrite', 0),
+    },
+    report: !options.has('nousage'),
+  }
+}
+
+/** Splits text into `count` fragments of near-equal length. */
+export function fragments(text: string, count: number): string[] {
+  const size = Math.max(1, Math.ceil(text.length / count))
+  const parts: string[] = []
+  for (let at = 0; at < text.length; at += size) parts.push(text.slice(at, at + size))
+  return parts
+}

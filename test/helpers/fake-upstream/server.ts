@@ -1,0 +1,98 @@
+/**
+ * A fake model provider on 127.0.0.1, the only stand-in the tests use. It speaks both provider styles:
+ * OpenAI Chat Completions at `/v1/chat/completions` and Anthropic Messages at `/v1/messages`, and its
+ * behaviour is chosen by the upstream model name (see plan.ts). Every request is recorded for assertions.
+ */
+import { join } from 'node:path'
+import { anthropicAnswer, anthropicError, anthropicStream, anthropicStreamError } from './anthropic.ts'
+import { openaiAnswer, openaiError, openaiStream, openaiStreamError, type Step } from './openai.ts'
+import { plan } from './plan.ts'
+
+export type RecordedRequest = { path: string; headers: Record<string, string>; body: Record<string, unknown> }
+
+export type FakeUpstream = {
+  url: string
+  requests: RecordedRequest[]
+  /** Streams whose client (the gateway) went away before the end. */
+  abortedStreams: number
+  stop(): Promise<void>
+}
+
+const fixtures = join(import.meta.dir, '..', '..', 'fixtures', 'upstream')
+
+export function startFakeUpstream(): FakeUpstream {
+  const state: FakeUpstream = { url: '', requests: [], abortedStreams: 0, stop: async () => {} }
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    idleTimeout: 0,
+    async fetch(request) {
+      const path = new URL(request.url).pathname
+      const anthropic = path.endsWith('/messages')
+      const body = (await request.json()) as Record<string, unknown>
+      state.requests.push({ path, headers: Object.fromEntries(request.headers), body })
+      const answer = plan(String(body.model), body, lastTurnIsToolResult(body, anthropic))
+      const { options } = answer
+      if (options.has('delay')) await Bun.sleep(Number(options.get('delay')))
+      const status = Number(options.get('status') ?? 200)
+      if (status !== 200) return Response.json(anthropic ? anthropicError(status, options.get('code')) : openaiError(status, options.get('code')), { status })
+      if (options.has('garbage')) return new Response('<html>not json</html>', { headers: { 'content-type': 'text/html' } })
+      if (body.stream !== true) return Response.json(anthropic ? anthropicAnswer(answer) : openaiAnswer(answer))
+
+      const replay = options.get('replay')
+      const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true
+      const steps: Step[] = replay
+        ? (await Bun.file(join(fixtures, `${replay}.sse`)).text()).split(/(?<=\n\n)/).map((text) => ({ text, content: true }))
+        : anthropic
+          ? anthropicStream(answer)
+          : openaiStream(answer, includeUsage)
+      const failAfter = options.has('break') ? Number(options.get('break')) : options.has('errorAfter') ? Number(options.get('errorAfter')) : -1
+      const chunkDelay = Number(options.get('chunkDelay') ?? 0)
+      const encoder = new TextEncoder()
+      let cancelled = false
+      const stream = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          if (options.has('dropFirst')) return controller.error(new Error('fake connection drop'))
+          let content = 0
+          for (const [index, step] of steps.entries()) {
+            if (cancelled) return
+            if (options.has('stall') && index === 1) {
+              while (!cancelled) await Bun.sleep(20)
+              return
+            }
+            if (step.content && content === failAfter) {
+              if (options.has('errorAfter')) {
+                controller.enqueue(encoder.encode(anthropic ? anthropicStreamError() : openaiStreamError()))
+                return controller.close()
+              }
+              // Let what was sent leave first: erroring a stream discards chunks not yet read.
+              await Bun.sleep(30)
+              return controller.error(new Error('fake connection drop'))
+            }
+            if (step.content) content += 1
+            if (chunkDelay && step.content) await Bun.sleep(chunkDelay)
+            controller.enqueue(encoder.encode(step.text))
+          }
+          controller.close()
+        },
+        cancel() {
+          cancelled = true
+          state.abortedStreams += 1
+        },
+      })
+      return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+    },
+  })
+  state.url = `http://127.0.0.1:${server.port}`
+  state.stop = async () => {
+    await server.stop(true)
+  }
+  return state
+}
+
+function lastTurnIsToolResult(body: Record<string, unknown>, anthropic: boolean): boolean {
+  const messages = Array.isArray(body.messages) ? (body.messages as { role?: string; content?: unknown }[]) : []
+  const last = messages.at(-1)
+  if (!anthropic) return last?.role === 'tool'
+  return last?.role === 'user' && Array.isArray(last.content) && (last.content as { type?: string }[]).some((block) => block.type === 'tool_result')
+}
