@@ -7,6 +7,7 @@ import { MessagesRequest, messagesRequestFields } from '../../../shared/schemas/
 import { envelope } from '../../gateway/validate.ts'
 import type { ClientStyle } from '../client-style.ts'
 import { messagesPassthroughAnswer, renderMessagesAnswer } from './answer.ts'
+import { messagesPassthroughBody } from './passthrough-body.ts'
 import { measureMessagesPrompt } from './prompt.ts'
 import { messagesErrorBody } from './render-error.ts'
 import { messagesPassthroughStream, messagesStreamOutput } from './stream.ts'
@@ -36,7 +37,7 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   streamOutput: messagesStreamOutput,
   passthrough: {
     provider: 'anthropic',
-    body: ({ fallbacks: _fallbacks, ...rest }) => rest,
+    body: messagesPassthroughBody,
     answer: messagesPassthroughAnswer,
     stream: messagesPassthroughStream,
   },

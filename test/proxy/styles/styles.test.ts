@@ -64,6 +64,15 @@ describeWith('postgres', 'client styles', () => {
       expect(sent.headers['x-api-key']).toBe('sk-fake-provider')
       expect(sent.headers.authorization).toBeUndefined()
     })
+
+    test('system-role messages move to the top-level system for the provider', async () => {
+      const messages = [{ role: 'system', content: 'Use metric.' }, ...hello]
+      expect((await post('messages', { model: 'anthropic/plain', max_tokens: 10, system: 'Be brief.', messages })).status).toBe(200)
+      expect(gw.upstream.requests.at(-1)!.body).toMatchObject({
+        system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Use metric.' }],
+        messages: hello,
+      })
+    })
   })
 
   describe('fallbacks across provider styles', () => {
