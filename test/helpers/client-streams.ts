@@ -133,6 +133,7 @@ export function readResponsesStream(text: string): Summary {
     expect(data.sequence_number).toBe(index)
     summary.kinds.push(data.type.replace(/^response\./, ''))
     if (data.type === 'error') summary.error = data.code
+    if (data.type === 'response.failed') expect(data.response).toMatchObject({ status: 'failed', error: { code: 'upstream_error' } })
     if (data.type === 'response.output_text.delta') summary.text += data.delta
     if (data.type === 'response.output_item.added') {
       // Items are added in order: 0, 1, 2…

@@ -1,8 +1,9 @@
 /**
  * Responses streams, encoded from neutral events: `response.created` and `response.in_progress` first,
  * each output item added, filled and done in order (output indexes 0, 1, 2…), and `response.completed` or
- * `response.incomplete` last with the whole response and its usage with `cost`. Every event carries a
- * strictly increasing `sequence_number`.
+ * `response.incomplete` last with the whole response and its usage with `cost`; a failure after the start
+ * ends with `response.failed` and an `error` event. Every event carries a strictly increasing
+ * `sequence_number`.
  */
 import type { ServiceError } from '../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../shared/schemas/responses.ts'
@@ -113,7 +114,10 @@ export function responsesStreamOutput(
       return out + event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
     },
     fail(error: ServiceError) {
-      return event('error', { code: error.code, message: error.message, param: error.details.param ?? null })
+      // The terminal state for clients that follow it, then the error event the SDK raises.
+      const output = items.map(({ item }) => ({ ...item, status: 'incomplete' }) as OutputItem)
+      const response = { ...responseObject(context, { status: 'failed', model, output }), error: { code: error.code, message: error.message } }
+      return event('response.failed', { response }) + event('error', { code: error.code, message: error.message, param: error.details.param ?? null })
     },
   }
 }

@@ -73,7 +73,7 @@ const openai: Record<string, Expected> = {
     kinds: {
       chat: ['role', 'text', 'error'],
       messages: ['message_start', 'block_start:text', 'text_delta', 'error'],
-      responses: ['created', 'in_progress', 'output_item.added', 'content_part.added', 'output_text.delta', 'error'],
+      responses: ['created', 'in_progress', 'output_item.added', 'content_part.added', 'output_text.delta', 'failed', 'error'],
     },
   },
 }
@@ -138,7 +138,7 @@ const anthropic: Record<string, Expected> = {
     kinds: {
       chat: ['role', 'text', 'error'],
       messages: ['message_start', 'block_start:text', 'text_delta', 'error'],
-      responses: ['created', 'in_progress', 'output_item.added', 'content_part.added', 'output_text.delta', 'error'],
+      responses: ['created', 'in_progress', 'output_item.added', 'content_part.added', 'output_text.delta', 'failed', 'error'],
     },
   },
 }

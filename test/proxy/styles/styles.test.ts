@@ -93,6 +93,24 @@ describeWith('postgres', 'client styles', () => {
     })
   })
 
+  describe('images across styles', () => {
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+    test('a Chat image part reaches a Messages-style provider as a base64 source', async () => {
+      const content = [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png}`, detail: 'low' } }]
+      expect((await post('chat/completions', { model: 'anthropic/plain', messages: [{ role: 'user', content }] })).status).toBe(200)
+      expect(gw.upstream.requests.at(-1)!.body.messages).toEqual([
+        { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }] },
+      ])
+    })
+    test('a Messages image block reaches an OpenAI-style provider as a data URL', async () => {
+      const content = [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } }, { type: 'text', text: 'What is this?' }]
+      expect((await post('messages', { model: 'openai/plain', max_tokens: 10, messages: [{ role: 'user', content }] })).status).toBe(200)
+      expect(gw.upstream.requests.at(-1)!.body.messages).toEqual([
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } }, { type: 'text', text: 'What is this?' }] },
+      ])
+    })
+  })
+
   describe('stored responses', () => {
     test('store: false keeps nothing, so a follow-up names previous_response_id', async () => {
       const first = (await (await post('responses', { model: 'openai/plain', input: 'hi', store: false })).json()) as { id: string }
