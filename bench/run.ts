@@ -65,8 +65,8 @@ async function gatewayLogProblems(logFile: string): Promise<{ lines: number; sam
   for (const line of lines) {
     let key = line.slice(0, 200)
     try {
-      const entry = JSON.parse(line) as { level?: string; message?: string }
-      key = `${entry.level}: ${entry.message}`
+      const entry = JSON.parse(line) as { level?: string; msg?: string }
+      key = `${entry.level}: ${entry.msg}`
     } catch {
       // Not a structured log line; counted as it is.
     }

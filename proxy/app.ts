@@ -18,11 +18,15 @@ import { Ceiling } from './gateway/ceiling.ts'
 import type { Gateway } from './gateway/gateway.ts'
 import { Inflight } from './gateway/inflight.ts'
 import { startMaintenance } from './jobs/maintenance.ts'
+import { RouteHealth } from './routing/health.ts'
 import { KeyCache } from './keys/key-cache.ts'
 import { loadKeysByPrefix } from './keys/key-record.ts'
 import { RecordWriter } from './ledger/record-writer.ts'
 import { ResponseStore } from './styles/responses/stored.ts'
 import { log } from './log/log.ts'
+import { drain, type Listener } from './ops/drain.ts'
+import { initMetrics, setBreakerSource } from './ops/metrics.ts'
+import type { OpsDeps } from './ops/ops-routes.ts'
 import { resolveOperatorToken } from './site/operator-token.ts'
 import { siteServer } from './site/site-server.ts'
 import { migrate } from '../sql/migrate.ts'
@@ -38,7 +42,12 @@ export type App = {
   operatorToken: string
   /** Starts listening (the API server only, for extra workers); returns the URLs. */
   listen(options?: { apiOnly?: boolean }): { apiUrl: string; siteUrl: string }
-  stop(): Promise<void>
+  /**
+   * Drains and stops: /readyz turns 503, the listeners close, open requests get `drainMs` (default
+   * SHUTDOWN_DRAIN_MS) to finish before they are cut, then the writer is flushed and the stores closed.
+   * Calling it again returns the same stop.
+   */
+  stop(options?: { drainMs?: number }): Promise<void>
 }
 
 export type AppOverrides = { catalog?: Catalog; database?: Database; holdDeadlineMs?: number }
@@ -75,6 +84,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
   const writer = new RecordWriter(sql, store, config.LEDGER_FLUSH_MS)
   const inflight = new Inflight()
+  const health = new RouteHealth({ failures: config.BREAKER_FAILURES, openMs: config.BREAKER_OPEN_MS })
+  await health.refreshPauses(sql)
   const gateway: Gateway = {
     catalog,
     sql,
@@ -85,10 +96,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     inflight,
     responses: new ResponseStore(sql),
     catalogReads,
+    health,
+    invalidKeys: { limiter: catalogReads.limiter, perMinute: config.INVALID_KEYS_PER_MINUTE },
     limits: {
       upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
       streamFirstByteTimeoutMs: config.STREAM_FIRST_BYTE_TIMEOUT_MS,
       streamIdleTimeoutMs: config.STREAM_IDLE_TIMEOUT_MS,
+      attemptFirstByteMs: config.UPSTREAM_ATTEMPT_FIRST_BYTE_MS,
+      freeRequestsPerDay: config.FREE_REQUESTS_PER_DAY,
+      imageCostDeadlineMs: config.IMAGE_COST_DEADLINE_MS,
     },
   }
   const operator: OperatorDeps = {
@@ -97,13 +113,20 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     keys,
     catalog,
     keyDefaults: { dailyLimitNano: config.keyDailyLimitNano, monthlyLimitNano: config.keyMonthlyLimitNano },
+    health,
   }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
-  const api = apiServer(gateway)
-  const site = siteServer(operator, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist') })
+  let draining = false
+  const ops: OpsDeps = { readiness: { sql, store, draining: () => draining }, metricsToken: config.METRICS_TOKEN }
+  initMetrics({ knownModel: (id) => catalog.models.has(id), openHolds: () => inflight.size, inflightRequests: () => gateway.ceiling.inUse })
+  setBreakerSource(() => health.states())
+  const api = apiServer(gateway, ops)
+  const site = siteServer(operator, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist'), ops })
 
   let stopMaintenance: (() => void) | undefined
-  const listening: { stop(closeActiveConnections?: boolean): Promise<unknown> }[] = []
+  let pauseTimer: ReturnType<typeof setInterval> | undefined
+  let stopping: Promise<void> | undefined
+  const listening: Listener[] = []
   return {
     config,
     gateway,
@@ -115,22 +138,29 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     listen(options = {}) {
       writer.start()
       stopMaintenance = startMaintenance({ sql, store, inflight, responses: gateway.responses }, config.SWEEP_INTERVAL_MS)
+      pauseTimer = setInterval(() => health.refreshPauses(sql).catch((error) => log.warn('provider pauses not read', { error })), config.PAUSE_REFRESH_MS)
       // The body limit is the pipeline's (32 MB, refused in the gateway's error shape), not the server's.
       api.listen({ hostname: config.HOST, port: config.PORT, reusePort: config.WORKERS > 1, maxRequestBodySize: 1024 * 1024 * 1024, idleTimeout: 0 })
-      listening.push(api)
+      listening.push(api.server!)
       const apiUrl = publicUrl(config.PUBLIC_API_URL, api.server!.url)
       if (options.apiOnly) return { apiUrl, siteUrl: '' }
       site.listen({ hostname: config.HOST, port: config.SITE_PORT })
-      listening.push(site)
+      listening.push(site.server!)
       return { apiUrl, siteUrl: publicUrl(config.PUBLIC_SITE_URL, site.server!.url) }
     },
-    async stop() {
-      stopMaintenance?.()
-      for (const server of listening) await server.stop(true)
-      await writer.stop()
-      await store.close()
-      if (redis) await keys.disconnect()
-      if (!overrides.database) await database.close()
+    stop(options = {}) {
+      stopping ??= (async () => {
+        draining = true
+        const drained = await drain({ inflight, ceiling: gateway.ceiling, listeners: listening }, options.drainMs ?? config.SHUTDOWN_DRAIN_MS)
+        if (listening.length > 0) log.info('drained', drained)
+        stopMaintenance?.()
+        clearInterval(pauseTimer)
+        await writer.stop()
+        await store.close()
+        if (redis) await keys.disconnect()
+        if (!overrides.database) await database.close()
+      })()
+      return stopping
     },
   }
 }

@@ -2,7 +2,9 @@
  * `bun run start`: validates the configuration, migrates the database and serves the API server and the
  * site server, printing both URLs. With WORKERS above 1 it also starts that many minus one processes
  * serving only the API server on the same port (reusePort), each with its own store connections.
- * Stops cleanly on SIGINT/SIGTERM, writing queued ledger rows first.
+ * On SIGINT/SIGTERM it drains: /readyz answers 503, the listeners close, open requests get
+ * SHUTDOWN_DRAIN_MS to finish before they are cut and settled, then queued ledger rows are written and
+ * the stores closed. Workers get SIGTERM from the first process and drain the same way.
  */
 import { createApp } from './app.ts'
 import { CatalogError } from './catalog/catalog.ts'
@@ -21,16 +23,22 @@ async function main(): Promise<void> {
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
   const workers = apiOnly ? [] : startWorkers(config.WORKERS - 1)
   if (!apiOnly) {
-    console.log(`API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`)
-    console.log(`Site server: ${siteUrl}`)
+    log.info(`API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`, { url: apiUrl })
+    log.info(`Site server: ${siteUrl}  (dashboard, operator API)`, { url: siteUrl })
   }
   let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    log.info(`${signal}: stopping`)
+    log.info(`${signal}: draining`, { drainMs: config.SHUTDOWN_DRAIN_MS, workers: workers.length })
     for (const worker of workers) worker.kill('SIGTERM')
-    await Promise.all([app.stop(), ...workers.map((worker) => worker.exited)])
+    try {
+      await Promise.all([app.stop({ drainMs: config.SHUTDOWN_DRAIN_MS }), ...workers.map((worker) => worker.exited)])
+    } catch (error) {
+      log.error('stop failed', { error })
+      process.exit(1)
+    }
+    log.info('stopped')
     process.exit(0)
   }
   process.on('SIGINT', () => void stop('SIGINT'))
@@ -46,9 +54,9 @@ function startWorkers(count: number) {
 
 main().catch((error) => {
   if (error instanceof ConfigError || error instanceof CatalogError || error instanceof MigrationError) {
-    console.error(error.message)
+    log.error(error.message)
   } else {
-    console.error('Start failed:', error)
+    log.error('start failed', { error })
   }
   process.exit(1)
 })

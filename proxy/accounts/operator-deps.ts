@@ -12,4 +12,6 @@ export type OperatorDeps = {
   keys: KeyCache
   catalog: Catalog
   keyDefaults: KeyDefaults
+  /** The process's route health, re-read after a provider pause changes so it applies here at once. */
+  health?: { refreshPauses(sql: Sql): Promise<void> }
 }

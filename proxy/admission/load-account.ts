@@ -8,7 +8,9 @@ import type { Sql } from 'postgres'
 import type { AccountSeed, AdmissionStore } from './store.ts'
 
 export async function readAccountSeed(sql: Sql, accountId: string): Promise<AccountSeed> {
-  const [row] = await sql<{ balance: number; credits: string[]; keys: { key_id: string; day: number; month: number }[] }[]>`
+  const [row] = await sql<
+    { balance: number; credits: string[]; keys: { key_id: string; day: number; month: number }[]; guardrails: { guardrail_id: string; month: number }[] }[]
+  >`
     WITH entries AS (SELECT * FROM ledger WHERE account_id = ${accountId}),
     spend AS (
       SELECT key_id,
@@ -17,15 +19,24 @@ export async function readAccountSeed(sql: Sql, accountId: string): Promise<Acco
       FROM entries
       WHERE kind = 'charge' AND key_id IS NOT NULL AND created_at >= date_trunc('month', now(), 'UTC')
       GROUP BY key_id
+    ),
+    guardrail_spend AS (
+      SELECT k.guardrail_id, sum(spend.month)::bigint AS month
+      FROM spend JOIN api_keys k ON k.id = spend.key_id
+      WHERE k.guardrail_id IS NOT NULL
+      GROUP BY k.guardrail_id
     )
     SELECT
       (SELECT coalesce(sum(amount_nano), 0)::bigint FROM entries) AS balance,
       (SELECT coalesce(array_agg(request_id), '{}') FROM entries WHERE kind = 'credit' AND created_at > now() - interval '2 days') AS credits,
-      (SELECT coalesce(json_agg(spend), '[]') FROM spend) AS keys`
+      (SELECT coalesce(json_agg(spend), '[]') FROM spend) AS keys,
+      (SELECT coalesce(json_agg(guardrail_spend), '[]') FROM guardrail_spend) AS guardrails`
   return {
     balanceNano: row!.balance,
     recentCreditIds: row!.credits,
     keySpend: row!.keys.map((key) => ({ keyId: key.key_id, daySpentNano: Number(key.day), monthSpentNano: Number(key.month) })),
+    // A guardrail's spend is rebuilt from the keys assigned to it now.
+    guardrailSpend: row!.guardrails.map((g) => ({ guardrailId: g.guardrail_id, monthSpentNano: Number(g.month) })),
   }
 }
 

@@ -26,13 +26,19 @@ type Limits = { requests: RateCounter; tokens: RateCounter }
 
 type KeyState = Limits & { held: number; inFlight: number; day: number; daySpent: number; month: number; monthSpent: number }
 
-type Hold = { keyId: string; amount: number; tokens: number; window: number; deadlineMs: number }
+type Hold = { keyId: string; amount: number; tokens: number; window: number; deadlineMs: number; guardrailId?: string; free: boolean }
+
+type GuardrailState = { held: number; month: number; monthSpent: number }
 
 type AccountState = Limits & {
   balance: number
   held: number
   inFlight: number
   keys: Map<string, KeyState>
+  guardrails: Map<string, GuardrailState>
+  /** Requests on the free allowance during `freeDay` (UTC). */
+  freeDay: number
+  freeUsed: number
   /** Open holds only. */
   holds: Map<string, Hold>
   outbox: Map<string, LedgerEntry>
@@ -87,7 +93,22 @@ export class MemoryAdmissionStore implements AdmissionStore {
     if (kl.monthlyNano > 0 && key.monthSpent + key.held + input.holdNano > kl.monthlyNano) {
       return { ok: false, reason: 'spend', window: 'monthly', capNano: kl.monthlyNano, resetAtMs: monthEndMs, availableNano: available }
     }
+    const guardrail = input.guardrail && guardrailState(account, input.guardrail.id, month)
+    const budget = input.guardrail?.budgetNano ?? 0
+    if (guardrail && budget > 0 && guardrail.monthSpent + guardrail.held + input.holdNano > budget) {
+      return { ok: false, reason: 'spend', window: 'guardrail', capNano: budget, resetAtMs: monthEndMs, availableNano: available }
+    }
+    const free = input.freePerDay !== undefined
+    if (free) {
+      if (account.freeDay !== day) Object.assign(account, { freeDay: day, freeUsed: 0 })
+      if (account.freeUsed >= input.freePerDay!) {
+        return { ok: false, reason: 'free', allowance: input.freePerDay!, retryAfterMs: dayEndMs - now, availableNano: available }
+      }
+    }
     if (available < input.holdNano) return { ok: false, reason: 'credits', availableNano: available }
+
+    if (free) account.freeUsed += 1
+    if (guardrail) guardrail.held += input.holdNano
 
     key.requests.current += 1
     key.tokens.current += tokens
@@ -97,7 +118,15 @@ export class MemoryAdmissionStore implements AdmissionStore {
     account.inFlight += 1
     key.held += input.holdNano
     key.inFlight += 1
-    account.holds.set(input.requestId, { keyId: input.keyId, amount: input.holdNano, tokens, window, deadlineMs: now + this.holdDeadlineMs })
+    account.holds.set(input.requestId, {
+      keyId: input.keyId,
+      amount: input.holdNano,
+      tokens,
+      window,
+      deadlineMs: now + (input.holdDeadlineMs ?? this.holdDeadlineMs),
+      guardrailId: input.guardrail?.id,
+      free,
+    })
     return { ok: true, availableNano: available - input.holdNano, nowMs: now }
   }
 
@@ -113,6 +142,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
     rollSpend(key, day, month)
     key.daySpent += charged
     key.monthSpent += charged
+    if (hold.guardrailId) guardrailState(account, hold.guardrailId, month).monthSpent += charged
     account.balance -= charged
     if (charged > 0 || writtenOff > 0) {
       account.outbox.set(input.requestId, {
@@ -131,7 +161,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const account = this.accounts.get(accountId)
     const hold = account?.holds.get(requestId)
     if (!account || !hold) return ended(account, requestId)
-    endHold(account, requestId, hold, 0, this.clock())
+    const now = this.clock()
+    endHold(account, requestId, hold, 0, now)
+    // A released free request gives its place in the day's allowance back.
+    if (hold.free && account.freeDay === calendar(now).day) account.freeUsed = Math.max(0, account.freeUsed - 1)
     return { status: 'released', availableNano: account.balance - account.held }
   }
 
@@ -146,6 +179,9 @@ export class MemoryAdmissionStore implements AdmissionStore {
       requests: newCounter(),
       tokens: newCounter(),
       keys: new Map(),
+      guardrails: new Map(seed.guardrailSpend.map((spend) => [spend.guardrailId, { held: 0, month, monthSpent: spend.monthSpentNano }])),
+      freeDay: day,
+      freeUsed: 0,
       holds: new Map(),
       outbox: new Map(),
       credits: new Map(seed.recentCreditIds.map((id) => [id, now])),
@@ -208,7 +244,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async snapshot(accountId: string): Promise<AccountSnapshot> {
     const account = this.accounts.get(accountId)
-    if (!account) return { loaded: false, balanceNano: 0, heldNano: 0, availableNano: 0, inFlight: 0, keys: [] }
+    if (!account) return { loaded: false, balanceNano: 0, heldNano: 0, availableNano: 0, inFlight: 0, keys: [], guardrails: [], freeUsedToday: 0 }
     const { day, month } = calendar(this.clock())
     return {
       loaded: true,
@@ -223,10 +259,18 @@ export class MemoryAdmissionStore implements AdmissionStore {
         daySpentNano: key.day === day ? key.daySpent : 0,
         monthSpentNano: key.month === month ? key.monthSpent : 0,
       })),
+      guardrails: [...account.guardrails].map(([guardrailId, guardrail]) => ({
+        guardrailId,
+        heldNano: guardrail.held,
+        monthSpentNano: guardrail.month === month ? guardrail.monthSpent : 0,
+      })),
+      freeUsedToday: account.freeDay === day ? account.freeUsed : 0,
     }
   }
 
   async close(): Promise<void> {}
+
+  async ping(): Promise<void> {}
 }
 
 function keyState(account: AccountState, keyId: string): KeyState {
@@ -236,6 +280,16 @@ function keyState(account: AccountState, keyId: string): KeyState {
     account.keys.set(keyId, key)
   }
   return key
+}
+
+function guardrailState(account: AccountState, guardrailId: string, month: number): GuardrailState {
+  let guardrail = account.guardrails.get(guardrailId)
+  if (!guardrail) {
+    guardrail = { held: 0, month, monthSpent: 0 }
+    account.guardrails.set(guardrailId, guardrail)
+  }
+  if (guardrail.month !== month) Object.assign(guardrail, { month, monthSpent: 0 })
+  return guardrail
 }
 
 function rollSpend(key: KeyState, day: number, month: number): void {
@@ -259,6 +313,7 @@ function endHold(account: AccountState, requestId: string, hold: Hold, actualTok
   account.inFlight -= 1
   key.held -= hold.amount
   key.inFlight -= 1
+  if (hold.guardrailId) account.guardrails.get(hold.guardrailId)!.held -= hold.amount
   const delta = actualTokens - hold.tokens
   const window = Math.floor(now / WINDOW_MS)
   for (const counter of [account.tokens, key.tokens]) {

@@ -2,7 +2,7 @@
  * The replies of the admission scripts (lua/*.lua) and the packed records of the state hash, read into
  * the store's types.
  */
-import type { AccountSnapshot, AdmitResult, KeySnapshot, LedgerEntry, RateLimitName, SettleResult } from './store.ts'
+import type { AccountSnapshot, AdmitResult, KeySnapshot, LedgerEntry, RateLimitName, SettleResult, SpendWindow } from './store.ts'
 import { calendar } from './windows.ts'
 
 export type Reply = (string | number)[]
@@ -24,11 +24,13 @@ export function parseAdmit(reply: Reply): AdmitResult {
       return {
         ok: false,
         reason: 'spend',
-        window: reply[1] as 'daily' | 'monthly',
+        window: reply[1] as SpendWindow,
         capNano: Number(reply[2]),
         resetAtMs: Number(reply[3]),
         availableNano: Number(reply[4]),
       }
+    case 'free':
+      return { ok: false, reason: 'free', allowance: Number(reply[1]), retryAfterMs: Number(reply[2]), availableNano: Number(reply[3]) }
     case 'credits':
       return { ok: false, reason: 'credits', availableNano: Number(reply[1]) }
     case 'cold':
@@ -60,12 +62,19 @@ export function snapshotFromFields(fields: Record<string, string>): AccountSnaps
     const numbers = (value ?? '').split('|').filter(Boolean).map(Number)
     return Array.from({ length: count }, (_, i) => numbers[i] ?? 0)
   }
-  const [balanceNano = 0, heldNano = 0, inFlight = 0] = record(fields.a, 8)
+  const [balanceNano = 0, heldNano = 0, inFlight = 0, , , , , , fd, fc = 0] = record(fields.a, 10)
   const keys: KeySnapshot[] = Object.entries(fields)
     .filter(([field]) => field.startsWith('k:'))
     .map(([field, value]) => {
       const [held = 0, conc = 0, , , , , , dw, ds = 0, mw, ms = 0] = record(value, 11)
       return { keyId: field.slice(2), heldNano: held, inFlight: conc, daySpentNano: dw === day ? ds : 0, monthSpentNano: mw === month ? ms : 0 }
     })
-  return { loaded: fields.a !== undefined, balanceNano, heldNano, availableNano: balanceNano - heldNano, inFlight, keys }
+  const guardrails = Object.entries(fields)
+    .filter(([field]) => field.startsWith('g:'))
+    .map(([field, value]) => {
+      const [held = 0, mw, ms = 0] = record(value, 3)
+      return { guardrailId: field.slice(2), heldNano: held, monthSpentNano: mw === month ? ms : 0 }
+    })
+  const freeUsedToday = fd === day ? fc : 0
+  return { loaded: fields.a !== undefined, balanceNano, heldNano, availableNano: balanceNano - heldNano, inFlight, keys, guardrails, freeUsedToday }
 }

@@ -125,7 +125,10 @@ export class RedisAdmissionStore implements AdmissionStore {
       account.rpm,
       account.tpm,
       account.concurrency,
-      this.holdDeadlineMs,
+      input.holdDeadlineMs ?? this.holdDeadlineMs,
+      input.guardrail?.id ?? '',
+      input.guardrail?.budgetNano ?? 0,
+      input.freePerDay ?? -1,
     ])
     return parseAdmit(reply)
   }
@@ -144,7 +147,9 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   async seed(accountId: string, seed: AccountSeed): Promise<boolean> {
     const args: (string | number)[] = [seed.balanceNano, seed.recentCreditIds.length, ...seed.recentCreditIds]
+    args.push(seed.keySpend.length)
     for (const key of seed.keySpend) args.push(key.keyId, key.daySpentNano, key.monthSpentNano)
+    for (const guardrail of seed.guardrailSpend) args.push(guardrail.guardrailId, guardrail.monthSpentNano)
     const result = await this.redis.gwSeed(redisKeys.state(accountId), redisKeys.credits(accountId), ...args)
     return result === 'seeded'
   }
@@ -164,13 +169,19 @@ export class RedisAdmissionStore implements AdmissionStore {
   async sweep(): Promise<SweepResult> {
     const expired: SweepResult['expired'] = []
     // One sweeper at a time; the scripts are safe to run twice, but there is no need to.
-    const locked = await this.redis.set(redisKeys.sweepLock, '1', 'PX', SWEEP_LOCK_MS, 'NX')
+    const token = crypto.randomUUID()
+    const locked = await this.redis.set(redisKeys.sweepLock, token, 'PX', SWEEP_LOCK_MS, 'NX')
     if (locked !== 'OK') return { expired }
-    const nowMs = await this.serverTime()
-    await this.redis.zremrangebyscore(redisKeys.activeAccounts, '-inf', String(nowMs - ACTIVE_WINDOW_MS))
-    for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
-      const [requestIds] = await this.redis.gwSweep(redisKeys.state(accountId), redisKeys.holds(accountId))
-      for (const requestId of requestIds) expired.push({ accountId, requestId })
+    try {
+      const nowMs = await this.serverTime()
+      await this.redis.zremrangebyscore(redisKeys.activeAccounts, '-inf', String(nowMs - ACTIVE_WINDOW_MS))
+      for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
+        const [requestIds] = await this.redis.gwSweep(redisKeys.state(accountId), redisKeys.holds(accountId))
+        for (const requestId of requestIds) expired.push({ accountId, requestId })
+      }
+    } finally {
+      // Let the next sweeper in at once; a lock that timed out may already be another's (then it stays).
+      if ((await this.redis.get(redisKeys.sweepLock)) === token) await this.redis.del(redisKeys.sweepLock)
     }
     return { expired }
   }
@@ -204,6 +215,10 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   async close(): Promise<void> {
     await this.redis.quit().catch(() => this.redis.disconnect())
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping()
   }
 
   /**

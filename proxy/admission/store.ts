@@ -25,6 +25,12 @@ export type AdmitInput = {
   tokens: number
   keyLimits: KeyLimits
   accountLimits: AccountLimits
+  /** The key's guardrail: its monthly budget counts this request's hold and charge (0: no budget). */
+  guardrail?: { id: string; budgetNano: number }
+  /** A request on the account's free allowance: at most this many per UTC day, shared by its keys. */
+  freePerDay?: number
+  /** How long the hold may stay open unconfirmed (default: the store's, 20 minutes); an image's cost deadline. */
+  holdDeadlineMs?: number
 }
 
 export type RateLimitName =
@@ -35,12 +41,16 @@ export type RateLimitName =
   | 'account_rpm'
   | 'account_tpm'
 
+/** The key's daily and monthly caps, and its guardrail's monthly budget. */
+export type SpendWindow = 'daily' | 'monthly' | 'guardrail'
+
 export type AdmitResult =
   | { ok: true; availableNano: number; nowMs: number }
   | { ok: false; reason: 'cold' }
   | { ok: false; reason: 'duplicate' }
   | { ok: false; reason: 'rate'; limit: RateLimitName; value: number; retryAfterMs: number; availableNano: number }
-  | { ok: false; reason: 'spend'; window: 'daily' | 'monthly'; capNano: number; resetAtMs: number; availableNano: number }
+  | { ok: false; reason: 'spend'; window: SpendWindow; capNano: number; resetAtMs: number; availableNano: number }
+  | { ok: false; reason: 'free'; allowance: number; retryAfterMs: number; availableNano: number }
   | { ok: false; reason: 'credits'; availableNano: number }
 
 export type SettleInput = {
@@ -81,6 +91,8 @@ export type AccountSeed = {
   /** Credit ledger entries already in balanceNano that a late credit call must not apply again. */
   recentCreditIds: string[]
   keySpend: { keyId: string; daySpentNano: number; monthSpentNano: number }[]
+  /** Spend of the current UTC month by the keys assigned to each guardrail. */
+  guardrailSpend: { guardrailId: string; monthSpentNano: number }[]
 }
 
 export type KeySnapshot = { keyId: string; heldNano: number; inFlight: number; daySpentNano: number; monthSpentNano: number }
@@ -93,6 +105,9 @@ export type AccountSnapshot = {
   /** Open holds: requests admitted and not yet ended. */
   inFlight: number
   keys: KeySnapshot[]
+  guardrails: { guardrailId: string; heldNano: number; monthSpentNano: number }[]
+  /** Requests on the free allowance counted today (UTC). */
+  freeUsedToday: number
 }
 
 export type CreditResult = { status: 'applied' | 'again'; availableNano: number } | { status: 'cold' }
@@ -118,6 +133,8 @@ export interface AdmissionStore {
   ackLedger(entries: Pick<LedgerEntry, 'accountId' | 'requestId'>[]): Promise<void>
   snapshot(accountId: string): Promise<AccountSnapshot>
   close(): Promise<void>
+  /** Resolves when the store answers (readiness probe); rejects when it does not. */
+  ping(): Promise<void>
 }
 
 /** Spec: a hold whose admission was never confirmed is released within 20 minutes. */

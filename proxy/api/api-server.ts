@@ -4,6 +4,10 @@
  * 'none') so the size limit and the error shape stay the gateway's.
  */
 import { Elysia } from 'elysia'
+import { choiceEntry, listing } from '../catalog/catalog-listing.ts'
+import type { KeyRecord } from '../keys/key-record.ts'
+import { invalidKeyRefusal } from '../limits/invalid-keys.ts'
+import { PRESET_PREFIX } from '../routing/presets.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { handle } from '../gateway/pipeline.ts'
 import { chatStyle } from '../styles/chat/style.ts'
@@ -11,21 +15,25 @@ import { messagesStyle } from '../styles/messages/style.ts'
 import { responsesStyle } from '../styles/responses/style.ts'
 import { clientAddress, readCatalog } from './catalog-routes.ts'
 import { responsesRoutes } from './responses-routes.ts'
+import { imageRoutes } from '../images/image-routes.ts'
 import { authenticate, presentedKey } from '../gateway/authenticate.ts'
 import { messagesErrorBody } from '../styles/messages/render-error.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { newCall } from '../gateway/call.ts'
 import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
+import { log } from '../log/log.ts'
+import { opsRoutes, type OpsDeps } from '../ops/ops-routes.ts'
 
 function modelRoutes(gw: Gateway, prefix: string) {
   const responses = responsesStyle(gw.responses)
   return new Elysia({ prefix })
-    .post('/chat/completions', ({ request }) => handle(gw, chatStyle, request), { parse: 'none' })
-    .post('/messages', ({ request }) => handle(gw, messagesStyle, request), { parse: 'none' })
-    .post('/responses', ({ request }) => handle(gw, responses, request), { parse: 'none' })
+    .post('/chat/completions', ({ request, server }) => handle(gw, chatStyle, request, () => clientAddress(server, request)), { parse: 'none' })
+    .post('/messages', ({ request, server }) => handle(gw, messagesStyle, request, () => clientAddress(server, request)), { parse: 'none' })
+    .post('/responses', ({ request, server }) => handle(gw, responses, request, () => clientAddress(server, request)), { parse: 'none' })
     .get('/models', ({ request, server }) => listModels(gw, request, clientAddress(server, request)))
     .use(responsesRoutes(gw))
+    .use(imageRoutes(gw))
 }
 
 /** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
@@ -34,21 +42,34 @@ async function listModels(gw: Gateway, request: Request, address: string): Promi
   const messagesClient = request.headers.has('anthropic-version')
   const render = (error: ServiceError) => (messagesClient ? messagesErrorBody(error, call.requestId) : chatErrorBody(error))
   const auth = await authenticate(presentedKey(request.headers, messagesClient), gw.keys, Date.now())
-  if (!auth.ok) return errorResponse(call, auth.error, render)
-  const listing = await readCatalog(gw.catalogReads, address)
-  if (listing instanceof ServiceError) return errorResponse(call, listing, render)
-  return Response.json(listing, { headers: { 'x-request-id': call.requestId } })
+  if (!auth.ok) return errorResponse(call, await invalidKeyRefusal(gw.invalidKeys, address, auth.error), render)
+  const catalog = await readCatalog(gw.catalogReads, address)
+  if (catalog instanceof ServiceError) return errorResponse(call, catalog, render)
+  return Response.json(withPresets(catalog, auth.key.presets), { headers: { 'x-request-id': call.requestId } })
 }
 
-export function apiServer(gw: Gateway) {
+/** The catalog with the account's presets after the models. */
+function withPresets(catalog: Record<string, unknown>, presets: KeyRecord['presets']): Record<string, unknown> {
+  if (presets.size === 0) return catalog
+  const now = new Date()
+  const entries = [...presets.values()].map((preset) => ({
+    ...choiceEntry(`${PRESET_PREFIX}${preset.slug}`, Math.floor(now.getTime() / 1000), now.toISOString()),
+    preset: { model: preset.model, fallbacks: preset.fallbacks },
+  }))
+  return listing([...(catalog.data as Record<string, unknown>[]), ...entries])
+}
+
+export function apiServer(gw: Gateway, ops: OpsDeps) {
   return new Elysia({ name: 'api' })
+    .use(opsRoutes(ops))
     .use(modelRoutes(gw, '/v1'))
     .use(modelRoutes(gw, '/api/v1'))
     .onError(({ code, request, error }) => {
       if (code === 'NOT_FOUND') return unknownPath(request)
       const failure = new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')
-      if (code !== 'VALIDATION' && code !== 'PARSE') console.error(error)
-      return errorResponse(newCall('chat'), failure, chatErrorBody)
+      const call = newCall('chat')
+      if (code !== 'VALIDATION' && code !== 'PARSE') log.error('request failed unexpectedly', { requestId: call.requestId, path: new URL(request.url).pathname, error })
+      return errorResponse(call, failure, chatErrorBody)
     })
 }
 

@@ -3,18 +3,36 @@
  * with its context length, maximum output, prices (USD per million tokens, as decimal strings) and the
  * client styles it can be called with. One object satisfies both official SDKs' `models.list()`: the
  * OpenAI fields (`object`, `created`, `owned_by`) and the Anthropic ones (`type`, `display_name`,
- * `created_at`, `has_more`, `first_id`, `last_id`).
+ * `created_at`, `has_more`, `first_id`, `last_id`). Aliases follow their model's entry with `alias_of`;
+ * automatic choices list their candidates (their price is the chosen candidate's).
  */
 import { nanoToUsd } from '../../shared/money.ts'
 import type { Catalog, Model } from './catalog.ts'
+import { resolveAlias } from './catalog-choices.ts'
 
 /** Every model can be called in every client style: the gateway translates between them. */
 const styles = ['chat', 'messages', 'responses']
 
 export function catalogListing(catalog: Catalog, listedAt: Date): Record<string, unknown> {
   const created = Math.floor(listedAt.getTime() / 1000)
-  const data = [...catalog.models.values()].map((model) => modelEntry(model, created, listedAt.toISOString()))
+  const createdAt = listedAt.toISOString()
+  const data: Record<string, unknown>[] = [...catalog.models.values()].map((model) => modelEntry(model, created, createdAt))
+  for (const [id, target] of catalog.aliases) {
+    const model = resolveAlias(catalog.aliases, catalog.models, id)
+    if (model) data.push({ ...modelEntry(model, created, createdAt), id, display_name: `${model.name} (${id})`, alias_of: target })
+  }
+  for (const auto of catalog.autos.values()) data.push({ ...choiceEntry(auto.id, created, createdAt), auto_candidates: auto.candidates, free: auto.free })
+  return listing(data)
+}
+
+/** The listing with entries of the caller's own added (presets). */
+export function listing(data: Record<string, unknown>[]): Record<string, unknown> {
   return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }
+}
+
+/** An entry for a name that is not one model: an automatic choice or a preset. */
+export function choiceEntry(id: string, created: number, createdAt: string): Record<string, unknown> {
+  return { id, object: 'model', type: 'model', created, created_at: createdAt, owned_by: id.slice(0, id.indexOf('/')).replace(/^@/, ''), display_name: id, styles }
 }
 
 function modelEntry(model: Model, created: number, createdAt: string) {

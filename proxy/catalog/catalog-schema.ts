@@ -17,14 +17,17 @@ export const CatalogProvider = Type.Object(
 )
 export type CatalogProvider = Static<typeof CatalogProvider>
 
+/** A provider and its own name for the model. */
 export const CatalogRoute = Type.Object(
   { provider: Type.String(), model: Type.String({ minLength: 1 }) },
   { additionalProperties: false },
 )
 
+const ModelId = '^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._:-]*$'
+
 export const CatalogModel = Type.Object(
   {
-    id: Type.String({ pattern: '^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._:-]*$' }),
+    id: Type.String({ pattern: ModelId }),
     name: Type.Optional(Type.String()),
     contextLength: Type.Integer({ minimum: 1 }),
     maxOutputTokens: Type.Integer({ minimum: 1 }),
@@ -33,16 +36,50 @@ export const CatalogModel = Type.Object(
       { additionalProperties: false },
     ),
     routes: Type.Array(CatalogRoute, { minItems: 1 }),
+    /** Free models cost nothing and draw on the account's free allowance. */
     free: Type.Optional(Type.Boolean()),
+    /** What the model accepts beyond text (both default to true). */
+    capabilities: Type.Optional(Type.Object({ tools: Type.Optional(Type.Boolean()), images: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
   },
   { additionalProperties: false },
 )
 export type CatalogModel = Static<typeof CatalogModel>
 
+/** Another name for a model; the target may itself be an alias (at most three steps). */
+export const CatalogAlias = Type.Object({ id: Type.String({ pattern: ModelId }), target: Type.String() }, { additionalProperties: false })
+
+/** An automatic choice (`service/auto`, `service/auto:<variant>`): the first usable candidate answers. */
+export const CatalogAuto = Type.Object(
+  {
+    id: Type.String({ pattern: '^service/auto(:[a-z0-9-]+)?$' }),
+    candidates: Type.Array(Type.String(), { minItems: 1 }),
+    /** Auto Free: free candidates only, drawing on the free allowance; its refusals never reach a paid model. */
+    free: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+)
+
+/** An image model: USD per image by "<size>/<quality>" (e.g. "1024x1024/standard"). */
+export const CatalogImageModel = Type.Object(
+  {
+    id: Type.String({ pattern: ModelId }),
+    name: Type.Optional(Type.String()),
+    routes: Type.Array(CatalogRoute, { minItems: 1 }),
+    prices: Type.Record(Type.String({ pattern: '^\\d+x\\d+/[a-z]+$' }), Price, { minProperties: 1 }),
+    defaultSize: Type.String(),
+    defaultQuality: Type.String(),
+  },
+  { additionalProperties: false },
+)
+export type CatalogImageModel = Static<typeof CatalogImageModel>
+
 export const CatalogFile = Type.Object(
   {
     providers: Type.Array(CatalogProvider, { minItems: 1 }),
     models: Type.Array(CatalogModel, { minItems: 1 }),
+    aliases: Type.Optional(Type.Array(CatalogAlias)),
+    auto: Type.Optional(Type.Array(CatalogAuto)),
+    images: Type.Optional(Type.Array(CatalogImageModel)),
   },
   { additionalProperties: false },
 )

@@ -1,9 +1,12 @@
 /**
  * The catalog in memory: providers with their resolved API keys, models with prices in nano-USD and
- * their routes. Loaded once at boot from `catalog.yaml` and validated with every problem listed.
+ * their routes, aliases, automatic choices and image models. Loaded once at boot from `catalog.yaml` and
+ * validated with every problem listed.
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { buildAliases, buildAutos, type Auto } from './catalog-choices.ts'
 import { CatalogFile, type CatalogModel } from './catalog-schema.ts'
+import { buildImageModels, type ImageModel } from './image-models.ts'
 import { toPricing, type Pricing } from './pricing.ts'
 
 export type ProviderStyle = 'openai' | 'anthropic'
@@ -30,11 +33,16 @@ export type Model = {
   pricingUsd: CatalogModel['pricing']
   routes: Route[]
   free: boolean
+  capabilities: { tools: boolean; images: boolean }
 }
 
 export type Catalog = {
   providers: Map<string, Provider>
   models: Map<string, Model>
+  /** Alias ID → target ID (which may itself be an alias). */
+  aliases: Map<string, string>
+  autos: Map<string, Auto>
+  images: Map<string, ImageModel>
 }
 
 export class CatalogError extends Error {}
@@ -90,8 +98,12 @@ export function buildCatalog(data: unknown, env: Record<string, string | undefin
       pricingUsd: entry.pricing,
       routes,
       free: entry.free ?? false,
+      capabilities: { tools: entry.capabilities?.tools ?? true, images: entry.capabilities?.images ?? true },
     })
   })
+  const aliases = buildAliases(file.aliases ?? [], models, problems)
+  const autos = buildAutos(file.auto ?? [], models, problems)
+  const images = buildImageModels(file.images ?? [], providers, problems)
   if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
-  return { providers, models }
+  return { providers, models, aliases, autos, images }
 }

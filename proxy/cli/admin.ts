@@ -14,7 +14,26 @@ const usage = `Usage: bun run admin -- <command> [options]
   credit --account ID --usd N [--reason TEXT]
   key create --account ID [--name TEXT] [--rpm N] [--tpm N] [--concurrency N]
              [--daily-usd N|none] [--monthly-usd N|none] [--models a,b]
+  key update KEY_ID [--guardrail ID|none] [--models a,b|none] [--rpm N|none] [--tpm N|none]
+             [--concurrency N|none] [--daily-usd N|none] [--monthly-usd N|none]
   key revoke --id ID
+
+  preset set ACCOUNT_ID SLUG --model M [--fallbacks a,b] [--temperature X] [--top-p X]
+             [--max-tokens N] [--stop a,b]
+  preset list ACCOUNT_ID
+  preset delete ACCOUNT_ID SLUG
+
+  routing set ACCOUNT_ID [--models a,b|none] [--providers p,q|none]   (a list left out stays as it is)
+  routing clear ACCOUNT_ID
+
+  guardrail create ACCOUNT_ID --name TEXT [--models a,b] [--budget-usd N] [--filters JSON]
+  guardrail update GUARDRAIL_ID [--name TEXT] [--models a,b|none] [--budget-usd N|none] [--filters JSON]
+  guardrail list ACCOUNT_ID
+  guardrail delete GUARDRAIL_ID   (its keys keep working without it)
+
+  provider list
+  provider pause PROVIDER_ID (--minutes N | --until ISO-TIME) [--reason TEXT]
+  provider resume PROVIDER_ID
 
 Environment: SITE_URL (default http://127.0.0.1:$SITE_PORT), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
 
@@ -31,6 +50,18 @@ const options = {
   'daily-usd': { type: 'string' },
   'monthly-usd': { type: 'string' },
   models: { type: 'string' },
+  model: { type: 'string' },
+  fallbacks: { type: 'string' },
+  temperature: { type: 'string' },
+  'top-p': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  stop: { type: 'string' },
+  providers: { type: 'string' },
+  guardrail: { type: 'string' },
+  'budget-usd': { type: 'string' },
+  filters: { type: 'string' },
+  minutes: { type: 'string' },
+  until: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -51,10 +82,48 @@ function integer(values: Values, name: keyof typeof options): number | undefined
   return Number(value)
 }
 
-function cap(values: Values, name: 'daily-usd' | 'monthly-usd'): string | null | undefined {
+function cap(values: Values, name: 'daily-usd' | 'monthly-usd' | 'budget-usd'): string | null | undefined {
   const value = values[name]
   if (value === undefined) return undefined
   return value === 'none' ? null : String(value)
+}
+
+/** A whole number, or null for `none`. */
+function limit(values: Values, name: 'rpm' | 'tpm' | 'concurrency'): number | null | undefined {
+  return values[name] === 'none' ? null : integer(values, name)
+}
+
+function decimal(values: Values, name: keyof typeof options): number | undefined {
+  const value = values[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--${name} must be a number`)
+  return Number(value)
+}
+
+function list(values: Values, name: keyof typeof options): string[] | undefined {
+  const value = values[name]
+  return typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined
+}
+
+/** A comma-separated list, or null for `none`. */
+function listOrNone(values: Values, name: keyof typeof options): string[] | null | undefined {
+  return values[name] === 'none' ? null : list(values, name)
+}
+
+function json(values: Values, name: keyof typeof options): unknown {
+  const value = values[name]
+  if (typeof value !== 'string') return undefined
+  try {
+    return JSON.parse(value)
+  } catch (error) {
+    throw new UsageError(`--${name} must be JSON: ${(error as Error).message}`)
+  }
+}
+
+/** The positional arguments after the command words, exactly as many as `names`. */
+function positional(args: string[], names: string[]): string[] {
+  if (args.length !== names.length) throw new UsageError(`Expected ${names.join(' ')}${args.length > names.length ? `, got also ${args.slice(names.length).join(' ')}` : ''}`)
+  return args.map(encodeURIComponent)
 }
 
 /** The operator API request for a command line. */
@@ -89,7 +158,72 @@ function route(words: string[], values: Values): { method: string; path: string;
     case 'key revoke':
       return { method: 'POST', path: `/keys/${encodeURIComponent(required(values, 'id'))}/revoke` }
     default:
-      throw new UsageError(command ? `Unknown command: ${command}` : 'No command given')
+      if (!command) throw new UsageError('No command given')
+      return policyRoute(words, values)
+  }
+}
+
+/** Commands that name their records positionally: keys' policy, presets, routing, guardrails, providers. */
+function policyRoute(words: string[], values: Values): { method: string; path: string; body?: unknown } {
+  const [group, action, ...args] = words
+  switch (`${group} ${action}`) {
+    case 'key update': {
+      const [keyId] = positional(args, ['KEY_ID'])
+      const guardrail = values.guardrail === 'none' ? null : (values.guardrail as string | undefined)
+      const body = {
+        guardrailId: guardrail,
+        models: listOrNone(values, 'models'),
+        rpm: limit(values, 'rpm'),
+        tpm: limit(values, 'tpm'),
+        concurrency: limit(values, 'concurrency'),
+        dailyUsd: cap(values, 'daily-usd'),
+        monthlyUsd: cap(values, 'monthly-usd'),
+      }
+      return { method: 'PATCH', path: `/keys/${keyId}`, body }
+    }
+    case 'preset set': {
+      const [accountId, slug] = positional(args, ['ACCOUNT_ID', 'SLUG'])
+      const params = { temperature: decimal(values, 'temperature'), top_p: decimal(values, 'top-p'), max_tokens: integer(values, 'max-tokens'), stop: list(values, 'stop') }
+      return { method: 'PUT', path: `/accounts/${accountId}/presets/${slug}`, body: { model: required(values, 'model'), fallbacks: list(values, 'fallbacks'), params } }
+    }
+    case 'preset list':
+      return { method: 'GET', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/presets` }
+    case 'preset delete': {
+      const [accountId, slug] = positional(args, ['ACCOUNT_ID', 'SLUG'])
+      return { method: 'DELETE', path: `/accounts/${accountId}/presets/${slug}` }
+    }
+    case 'routing set': {
+      const [accountId] = positional(args, ['ACCOUNT_ID'])
+      if (values.models === undefined && values.providers === undefined) throw new UsageError('routing set needs --models, --providers or both')
+      return { method: 'PUT', path: `/accounts/${accountId}/routing`, body: { models: listOrNone(values, 'models'), providers: listOrNone(values, 'providers') } }
+    }
+    case 'routing clear':
+      return { method: 'DELETE', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/routing` }
+    case 'guardrail create': {
+      const [accountId] = positional(args, ['ACCOUNT_ID'])
+      const body = { name: required(values, 'name'), models: list(values, 'models'), budgetUsd: cap(values, 'budget-usd'), filters: json(values, 'filters') }
+      return { method: 'POST', path: `/accounts/${accountId}/guardrails`, body }
+    }
+    case 'guardrail update': {
+      const [guardrailId] = positional(args, ['GUARDRAIL_ID'])
+      const body = { name: values.name, models: listOrNone(values, 'models'), budgetUsd: cap(values, 'budget-usd'), filters: json(values, 'filters') }
+      return { method: 'PATCH', path: `/guardrails/${guardrailId}`, body }
+    }
+    case 'guardrail list':
+      return { method: 'GET', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/guardrails` }
+    case 'guardrail delete':
+      return { method: 'DELETE', path: `/guardrails/${positional(args, ['GUARDRAIL_ID'])[0]}` }
+    case 'provider list':
+      positional(args, [])
+      return { method: 'GET', path: '/providers' }
+    case 'provider pause': {
+      const [providerId] = positional(args, ['PROVIDER_ID'])
+      return { method: 'POST', path: `/providers/${providerId}/pause`, body: { minutes: decimal(values, 'minutes'), until: values.until, reason: values.reason } }
+    }
+    case 'provider resume':
+      return { method: 'POST', path: `/providers/${positional(args, ['PROVIDER_ID'])[0]}/resume` }
+    default:
+      throw new UsageError(`Unknown command: ${words.join(' ')}`)
   }
 }
 

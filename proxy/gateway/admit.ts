@@ -41,17 +41,28 @@ export async function admitRequest(store: AdmissionStore, sql: Sql, input: Admit
         ),
       }
     case 'spend': {
-      const limit = result.window === 'daily' ? 'daily' : 'monthly'
+      const limit = result.window === 'guardrail' ? "The guardrail's monthly budget" : `This key's ${result.window} spend limit`
       return {
         ok: false,
         availableNano: result.availableNano,
         error: new ServiceError(
           'spend_limit_exceeded',
-          `This key's ${limit} spend limit of $${nanoToUsd(result.capNano)} would be exceeded (requests in progress count). ` +
+          `${limit} of $${nanoToUsd(result.capNano)} would be exceeded (requests in progress count). ` +
             `It resets at ${new Date(result.resetAtMs).toISOString().replace('.000Z', 'Z')}.`,
         ),
       }
     }
+    case 'free':
+      return {
+        ok: false,
+        availableNano: result.availableNano,
+        error: new ServiceError(
+          'free_quota_exceeded',
+          `The free allowance of ${result.allowance} requests per day is used up; it is shared by all keys of the account. ` +
+            'Retry after the time in Retry-After, or name a paid model.',
+          { retryAfterMs: result.retryAfterMs },
+        ),
+      }
     case 'rate':
       return {
         ok: false,

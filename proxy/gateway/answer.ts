@@ -49,6 +49,7 @@ export function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, c
     call.status = 200
     call.firstByteMs = Math.round(performance.now() - call.startedAt)
     call.streamOwnsSlot = true
+    gw.inflight.setCut(call.requestId, () => served.controller.abort())
     const stream = relayStream({
       first: served.first,
       reader: served.reader,

@@ -7,7 +7,7 @@ import type { TokenUsage } from '../catalog/pricing.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
 import type { ErrorCode } from '../../shared/errors.ts'
 
-export type ApiStyle = 'chat' | 'messages' | 'responses'
+export type ApiStyle = 'chat' | 'messages' | 'responses' | 'images'
 
 /** One model the request may be served by, with the routes to try for it. */
 export type Candidate = { model: Model; routes: Route[] }

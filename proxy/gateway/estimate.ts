@@ -27,8 +27,13 @@ export type Estimate = {
   requestedOutput: number | undefined
 }
 
+/** Tokens a prompt costs beside its text: message framing and images. */
+export function promptOverhead(prompt: Prompt): number {
+  return prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
+}
+
 export function estimate(candidates: Candidate[], prompt: Prompt, requestedOutput: number | undefined): Estimate {
-  const overhead = prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
+  const overhead = promptOverhead(prompt)
   const promptBoundTokens = prompt.textBytes + overhead
   const base = { promptBoundTokens, requestedOutput, inputTokens: Math.ceil(prompt.textBytes / 4) + overhead, tokens: 0, holdNano: 0 }
   let outputTokens = 0

@@ -6,6 +6,8 @@ import type { Catalog } from '../catalog/catalog.ts'
 import type { KeyCache } from '../keys/key-cache.ts'
 import type { RecordWriter } from '../ledger/record-writer.ts'
 import type { ResponseStore } from '../styles/responses/stored.ts'
+import type { InvalidKeyLimits } from '../limits/invalid-keys.ts'
+import type { RouteHealth } from '../routing/health.ts'
 import type { Ceiling } from './ceiling.ts'
 import type { Inflight } from './inflight.ts'
 
@@ -13,6 +15,12 @@ export type GatewayLimits = {
   upstreamTimeoutMs: number
   streamFirstByteTimeoutMs: number
   streamIdleTimeoutMs: number
+  /** Streaming: how long one attempt waits for its first bytes while another route is left to try. */
+  attemptFirstByteMs: number
+  /** Requests on free models per account and UTC day. */
+  freeRequestsPerDay: number
+  /** IMAGE_COST_DEADLINE_MS: how long an image hold whose outcome is unknown stays open (default 1 hour). */
+  imageCostDeadlineMs: number
 }
 
 export type Gateway = {
@@ -25,5 +33,7 @@ export type Gateway = {
   inflight: Inflight
   responses: ResponseStore
   catalogReads: CatalogReads
+  health: RouteHealth
+  invalidKeys: InvalidKeyLimits
   limits: GatewayLimits
 }

@@ -1,25 +1,70 @@
 /**
  * The holds this process has open, so that long-running requests (streams) can keep their holds from
- * expiring: every minute, holds older than HOLD_EXTEND_AFTER_MS get a new deadline.
+ * expiring: every minute, holds older than HOLD_EXTEND_AFTER_MS get a new deadline. At shutdown the same
+ * list tells when every hold has ended, and cuts the streams still running past the drain deadline.
  */
 import { HOLD_EXTEND_AFTER_MS, type AdmissionStore } from '../admission/store.ts'
 import { log } from '../log/log.ts'
 
-type Open = { accountId: string; extendedAtMs: number }
+type Open = { accountId: string; extendedAtMs: number; cut?: () => void }
 
 export class Inflight {
   private readonly open = new Map<string, Open>()
+  private waiters: (() => void)[] = []
 
   add(requestId: string, accountId: string): void {
     this.open.set(requestId, { accountId, extendedAtMs: Date.now() })
   }
 
+  /** How to stop the request early (a stream: abort its upstream, so the relay ends it and settles what was delivered). */
+  setCut(requestId: string, cut: () => void): void {
+    const entry = this.open.get(requestId)
+    if (entry) entry.cut = cut
+  }
+
   delete(requestId: string): void {
     this.open.delete(requestId)
+    if (this.open.size > 0) return
+    const waiters = this.waiters
+    this.waiters = []
+    for (const wake of waiters) wake()
   }
 
   get size(): number {
     return this.open.size
+  }
+
+  /** Cuts every open request that has a cut, once each; returns how many were cut. */
+  cutAll(): number {
+    let count = 0
+    for (const [requestId, entry] of this.open) {
+      const cut = entry.cut
+      if (!cut) continue
+      entry.cut = undefined
+      count += 1
+      try {
+        cut()
+      } catch (error) {
+        log.warn('request could not be cut', { requestId, error })
+      }
+    }
+    return count
+  }
+
+  /** Resolves true once no hold is open, or false when `timeoutMs` passes first. */
+  drained(timeoutMs: number): Promise<boolean> {
+    if (this.open.size === 0) return Promise.resolve(true)
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        resolve(true)
+      }
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((waiter) => waiter !== wake)
+        resolve(this.open.size === 0)
+      }, Math.max(0, timeoutMs))
+      this.waiters.push(wake)
+    })
   }
 
   /** Extends the deadline of holds not extended for a while, one store call per account. */

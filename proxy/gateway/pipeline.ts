@@ -3,14 +3,21 @@
  * function that returns a decision; a refusal becomes the error response right here, in the style's shape.
  *
  *  1. ceiling     in-process counter → 503 `overloaded`, Retry-After 5, before any hold
- *  2. body        32 MB, JSON, depth; compiled TypeBox envelope of the style → 413 / 400 naming the field
+ *  2. body        32 MB, JSON, depth; compiled TypeBox envelope of the style; tool and output schema
+ *                 size and nesting → 413 / 400 naming the field
  *  3. auth        key → sha256 → in-process cache (miss: one Postgres read) → 401 / 403 `account_suspended`
- *  4. resolve     model + fallbacks → candidates, within the key's allowed models (memory only)
- *  5. guardrails  (none yet: they arrive with the routing and policy work)
- *  6. estimate    worst case over candidates: input bound × input price + output limit × output price
- *  7. admit       ONE atomic admission-store call: rates, concurrency, spend caps, balance; places the hold
+ *  4. resolve     model / `@preset/slug` / `service/auto[:variant]` / alias + fallbacks → up to 4
+ *                 candidates with their usable routes, within the key's, guardrail's and account's
+ *                 allowlists and the provider settings; paused providers and open breakers skipped (memory only)
+ *  5. guardrails  block → 403 `guardrail_blocked` naming the detector; redact rewrites the texts (memory only)
+ *  6. estimate    candidates whose context cannot hold the prompt dropped (`context_too_long` when none
+ *                 can; tokenized only past the byte bound); worst case over the rest: input bound × input
+ *                 price + output limit × output price
+ *  7. admit       ONE atomic admission-store call: rates, concurrency, spend caps and the guardrail's
+ *                 budget, the free allowance, balance; places the hold
  *  8. dispatch    provider adapter of each route (the client's body as is when the styles match, else
- *                 translated); fall back to the next candidate only before the first byte
+ *                 translated); fall back to the next route or candidate only before the first byte;
+ *                 every outcome feeds the route's breaker
  *  9. respond     the answer in the client's style with its cost; a stream relayed as it arrives
  * 10. settle      ONE atomic call: the hold ends, the delivered cost is charged (after the response)
  * 11. records     ledger and request-log rows to Postgres in batches, idempotent by request ID
@@ -31,17 +38,28 @@ import { newCall, type Call } from './call.ts'
 import { estimate } from './estimate.ts'
 import type { Gateway } from './gateway.ts'
 import { readJsonBody } from './read-body.ts'
-import { resolveModels } from './resolve-model.ts'
+import { invalidKeyRefusal } from '../limits/invalid-keys.ts'
+import { fitContext } from '../routing/context.ts'
+import { guard } from '../guardrails/guard.ts'
+import { findPreset, isPresetId } from '../routing/presets.ts'
+import { parseProviderPrefs, type ProviderPrefs } from '../routing/provider-prefs.ts'
+import { resolveRouting } from '../routing/resolve.ts'
+import { promptOverhead } from './estimate.ts'
+import { checkSchemas } from './schema-limits.ts'
 import { errorResponse } from './respond.ts'
-import { finishCall } from './settle.ts'
+import { finishCall, recordCall } from './settle.ts'
+import { recordAdmission } from '../ops/metrics.ts'
 import { validate } from './validate.ts'
 
-export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, request: Request): Promise<Response> {
+/** `address`: the client's address, read only when a per-address limit needs it. */
+export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, request: Request, address: () => string = () => 'unknown'): Promise<Response> {
   const call = newCall(style.name)
   const render = (error: ServiceError) => style.errorBody(error, call.requestId)
   const headers = style.headers(call.requestId)
   if (!gw.ceiling.enter()) {
-    return errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), render, headers)
+    const response = errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), render, headers)
+    recordCall(call)
+    return response
   }
   let released = false
   call.releaseSlot = () => {
@@ -50,7 +68,7 @@ export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, reques
     gw.ceiling.leave()
   }
   try {
-    return await run(gw, style, call, request)
+    return await run(gw, style, call, request, address)
   } catch (error) {
     log.error('request failed unexpectedly', { requestId: call.requestId, error })
     void finishCall(gw, call, { kind: 'release' })
@@ -60,7 +78,7 @@ export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, reques
   }
 }
 
-async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request): Promise<Response> {
+async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request, address: () => string): Promise<Response> {
   const headers = style.headers(call.requestId)
   const refuse = (error: ServiceError) => {
     const response = errorResponse(call, error, (failure) => style.errorBody(failure, call.requestId), headers)
@@ -73,21 +91,54 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   const valid = validate(raw.value, style.envelope)
   if (!valid.ok) return refuse(valid.error)
   const body = valid.value
-  const requested = style.requested(body)
+  const schemas = checkSchemas(body as Record<string, unknown>)
+  if (schemas) return refuse(schemas)
+  let requested = style.requested(body)
   call.stream = requested.stream
   call.requestedModel = requested.model
 
   const auth = await authenticate(presentedKey(request.headers, style.allowXApiKey), gw.keys, call.startedAtMs)
-  if (!auth.ok) return refuse(auth.error)
+  if (!auth.ok) return refuse(await invalidKeyRefusal(gw.invalidKeys, address(), auth.error))
   const key = (call.key = auth.key)
   const prepared = await style.prepare?.(body, key.accountId)
   if (prepared) return refuse(prepared)
 
-  const resolved = resolveModels(gw.catalog, key, requested.model, requested.fallbacks)
-  if (!resolved.ok) return refuse(resolved.error)
-  call.candidates = resolved.candidates
+  if (isPresetId(requested.model)) {
+    const preset = findPreset(key, requested.model, 'model')
+    if (preset instanceof ServiceError) return refuse(preset)
+    style.applyDefaults(body, preset.params)
+    requested = { ...style.requested(body), model: preset.model, fallbacks: requested.fallbacks.length > 0 ? requested.fallbacks : preset.fallbacks }
+  }
+  let prefs: ProviderPrefs | undefined
+  const prefsField = style.providerPrefs?.(body)
+  if (prefsField) {
+    const parsed = parseProviderPrefs(prefsField, gw.catalog.providers)
+    if (parsed instanceof ServiceError) return refuse(parsed)
+    prefs = parsed
+  }
+  const prompt = style.measure(body, raw.bytes)
+  const routing = resolveRouting(gw.catalog, gw.health, key, {
+    model: requested.model,
+    fallbacks: requested.fallbacks,
+    fallbacksField: style.fallbacksField,
+    prefs,
+    features: { tools: style.usesTools(body), images: prompt.images > 0 },
+    nowMs: Date.now(),
+  })
+  if (!routing.ok) return refuse(routing.error)
 
-  const cost = estimate(call.candidates, style.measure(body, raw.bytes), requested.outputTokens)
+  const guarded = guard(key.guardrail, (visit) => style.texts(body, visit))
+  if (!guarded.ok) return refuse(guarded.error)
+  prompt.textBytes += Math.max(0, guarded.bytesAdded)
+
+  const fit = await fitContext(routing.candidates, {
+    boundTokens: prompt.textBytes + promptOverhead(prompt),
+    overheadTokens: promptOverhead(prompt),
+    texts: () => promptTexts(style, body),
+  })
+  if (!fit.ok) return refuse(fit.error)
+  call.candidates = fit.candidates
+  const cost = estimate(call.candidates, prompt, requested.outputTokens)
   call.holdNano = cost.holdNano
   call.tokenEstimate = cost.tokens
 
@@ -99,8 +150,11 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
     tokens: cost.tokens,
     keyLimits: key.limits,
     accountLimits: key.accountLimits,
+    guardrail: key.guardrail ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano } : undefined,
+    freePerDay: routing.free ? gw.limits.freeRequestsPerDay : undefined,
   })
   call.availableNano = admitted.availableNano
+  recordAdmission(admitted.ok ? 'admitted' : admitted.error.code)
   if (!admitted.ok) return refuse(admitted.error)
   call.admitted = true
   gw.inflight.add(call.requestId, key.accountId)
@@ -113,6 +167,8 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
     clientSignal: request.signal,
     deadlineMs: call.startedAtMs + timeoutMs,
     timeoutSeconds: Math.round(timeoutMs / 1000),
+    attemptFirstByteMs: gw.limits.attemptFirstByteMs,
+    health: gw.health,
   })
   if (!result.ok) {
     if (result.clientGone) call.status = 499
@@ -131,4 +187,19 @@ function upstreamRequests<Body>(style: ClientStyle<Body>, body: Body, stream: bo
     if (conversation instanceof ServiceError) return conversation
     return adapter.request(route, { kind: 'conversation', conversation }, stream)
   }
+}
+
+/** Everything the model reads as text, for counting tokens: the client's texts, tool definitions, and stored turns. */
+function promptTexts<Body>(style: ClientStyle<Body>, body: Body): string[] {
+  const texts: string[] = []
+  style.texts(body, (text) => {
+    texts.push(text)
+    return undefined
+  })
+  const raw = body as { tools?: unknown; functions?: unknown }
+  if (raw.tools !== undefined) texts.push(JSON.stringify(raw.tools))
+  if (raw.functions !== undefined) texts.push(JSON.stringify(raw.functions))
+  const earlier = style.earlierText?.(body)
+  if (earlier) texts.push(earlier)
+  return texts
 }

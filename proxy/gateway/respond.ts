@@ -29,7 +29,8 @@ export function errorResponse(call: Call, error: ServiceError, render: ErrorRend
   headers['x-should-retry'] = String(spec.retry)
   const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
-  call.status = spec.status
+  // A client that went away is recorded as such (499), whatever error ended its request.
+  if (call.status !== 499) call.status = spec.status
   call.errorCode = error.code
   return new Response(render(error), { status: spec.status, headers })
 }

@@ -11,6 +11,7 @@ import type { LedgerRow } from '../ledger/rows.ts'
 import { log, logs } from '../log/log.ts'
 import type { Call } from './call.ts'
 import type { Inflight } from './inflight.ts'
+import { recordRequest } from '../ops/metrics.ts'
 
 export type SettleDeps = { store: AdmissionStore; writer: RecordWriter; inflight: Inflight }
 
@@ -22,9 +23,19 @@ const RETRY_DELAYS_MS = [50, 200, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000]
 
 /** Ends the call's hold (if it has one) and records the request. Never throws. */
 export async function finishCall(deps: SettleDeps, call: Call, settlement: Settlement): Promise<void> {
+  const held = call.admitted
+  try {
+    await endHold(deps, call, settlement)
+  } finally {
+    // The request leaves the in-flight list only once its hold has ended and its rows are queued:
+    // shutdown waits for the list to empty before it flushes the writer and closes the stores.
+    if (held) deps.inflight.delete(call.requestId)
+  }
+}
+
+async function endHold(deps: SettleDeps, call: Call, settlement: Settlement): Promise<void> {
   if (call.admitted) {
     call.admitted = false
-    deps.inflight.delete(call.requestId)
     const accountId = call.key!.accountId
     if (settlement.kind === 'release') {
       await retrying(call, () => deps.store.release(accountId, call.requestId))
@@ -43,6 +54,7 @@ export async function finishCall(deps: SettleDeps, call: Call, settlement: Settl
       if (result) deps.writer.addLedger(ledgerRows(call, result, settlement.reason))
     }
   }
+  recordCall(call)
   if (!call.key) return
   const row = requestLogRow(call)
   deps.writer.addRequestLog(row)
@@ -106,4 +118,17 @@ function requestLogRow(call: Call) {
     startedAtMs: call.startedAtMs,
     finishedAtMs,
   }
+}
+
+/** The request in the metrics: the model and provider that served (or the model asked for). */
+export function recordCall(call: Call): void {
+  recordRequest({
+    style: call.style,
+    model: call.served?.model.id ?? call.requestedModel ?? '',
+    provider: call.served?.route.provider.id ?? '',
+    status: call.status ?? 200,
+    code: call.errorCode,
+    latencyMs: performance.now() - call.startedAt,
+    firstByteMs: call.firstByteMs,
+  })
 }

@@ -8,6 +8,7 @@
 import type { Sql } from 'postgres'
 import type { AdmissionStore, LedgerEntry } from '../admission/store.ts'
 import type { Inflight } from '../gateway/inflight.ts'
+import { endExpiredImageRequests } from '../images/image-request-store.ts'
 import { insertLedger } from '../ledger/record-writer.ts'
 import type { LedgerRow } from '../ledger/rows.ts'
 import { log } from '../log/log.ts'
@@ -21,7 +22,7 @@ export type MaintenanceDeps = { sql: Sql; store: AdmissionStore; inflight: Infli
 export async function runMaintenance(deps: MaintenanceDeps): Promise<void> {
   const steps: [string, () => Promise<unknown>][] = [
     ['extend holds', () => deps.inflight.extendOld(deps.store)],
-    ['sweep holds', () => sweepHolds(deps.store)],
+    ['sweep holds', () => sweepHolds(deps.sql, deps.store)],
     ['recover outbox', () => recoverOutbox(deps.sql, deps.store)],
     ['reconcile credits', () => reconcileCredits(deps.sql, deps.store)],
     ['purge stored responses', async () => deps.responses?.purgeExpired()],
@@ -45,9 +46,11 @@ export function startMaintenance(deps: MaintenanceDeps, intervalMs: number): () 
   return () => clearInterval(timer)
 }
 
-async function sweepHolds(store: AdmissionStore): Promise<void> {
+/** Expired holds end; image requests whose holds expired (outcome never known) become released. */
+async function sweepHolds(sql: Sql, store: AdmissionStore): Promise<void> {
   const { expired } = await store.sweep()
   for (const hold of expired) log.warn('hold expired without settlement', hold)
+  await endExpiredImageRequests(sql, expired.map((hold) => hold.requestId))
 }
 
 export async function recoverOutbox(sql: Sql, store: AdmissionStore, olderThanMs = ORPHAN_AFTER_MS): Promise<number> {

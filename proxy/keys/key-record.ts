@@ -5,6 +5,18 @@
  */
 import type { Sql } from 'postgres'
 import type { AccountLimits, KeyLimits } from '../admission/store.ts'
+import type { Preset, PresetParams } from '../routing/presets.ts'
+
+/** The guardrail assigned to a key, as stored (its filters are compiled once per version). */
+export type GuardrailRecord = {
+  id: string
+  /** Changes when the guardrail is edited. */
+  version: number
+  allowedModels: ReadonlySet<string> | null
+  /** Monthly budget across the guardrail's keys; 0 means none. */
+  budgetNano: number
+  filters: unknown[]
+}
 
 export type KeyRecord = {
   id: string
@@ -19,6 +31,12 @@ export type KeyRecord = {
   allowedModels: ReadonlySet<string> | null
   accountStatus: 'active' | 'suspended'
   accountLimits: AccountLimits
+  /** Account-wide routing restrictions; null means none. */
+  accountModels: ReadonlySet<string> | null
+  accountProviders: ReadonlySet<string> | null
+  guardrail: GuardrailRecord | null
+  /** The account's presets by slug. */
+  presets: ReadonlyMap<string, Preset>
 }
 
 export type AccountLimitDefaults = { rpm: number; tpm: number; concurrency: number }
@@ -40,6 +58,14 @@ type Row = {
   account_rpm_limit: number | null
   account_tpm_limit: number | null
   account_concurrency_limit: number | null
+  account_allowed_models: string[] | null
+  account_allowed_providers: string[] | null
+  guardrail_id: string | null
+  guardrail_updated_at: Date | null
+  guardrail_allowed_models: string[] | null
+  guardrail_budget_nano: number | null
+  guardrail_filters: unknown[] | null
+  presets: { slug: string; model: string; fallbacks: string[]; params: PresetParams }[] | null
 }
 
 export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: AccountLimitDefaults): Promise<KeyRecord[]> {
@@ -47,8 +73,15 @@ export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: Accou
     SELECT k.id, k.account_id, k.prefix, k.key_hash, k.status, k.expires_at,
            k.rpm_limit, k.tpm_limit, k.concurrency_limit, k.daily_limit_nano, k.monthly_limit_nano, k.allowed_models,
            a.status AS account_status, a.rpm_limit AS account_rpm_limit, a.tpm_limit AS account_tpm_limit,
-           a.concurrency_limit AS account_concurrency_limit
-    FROM api_keys k JOIN accounts a ON a.id = k.account_id
+           a.concurrency_limit AS account_concurrency_limit,
+           a.allowed_models AS account_allowed_models, a.allowed_providers AS account_allowed_providers,
+           g.id AS guardrail_id, g.updated_at AS guardrail_updated_at, g.allowed_models AS guardrail_allowed_models,
+           g.budget_nano AS guardrail_budget_nano, g.filters AS guardrail_filters,
+           (SELECT json_agg(json_build_object('slug', p.slug, 'model', p.model, 'fallbacks', p.fallbacks, 'params', p.params))
+            FROM presets p WHERE p.account_id = k.account_id) AS presets
+    FROM api_keys k
+    JOIN accounts a ON a.id = k.account_id
+    LEFT JOIN guardrails g ON g.id = k.guardrail_id
     WHERE k.prefix = ${prefix}`
   return rows.map((row) => ({
     id: row.id,
@@ -71,5 +104,17 @@ export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: Accou
       tpm: row.account_tpm_limit ?? defaults.tpm,
       concurrency: row.account_concurrency_limit ?? defaults.concurrency,
     },
+    accountModels: row.account_allowed_models ? new Set(row.account_allowed_models) : null,
+    accountProviders: row.account_allowed_providers ? new Set(row.account_allowed_providers) : null,
+    guardrail: row.guardrail_id
+      ? {
+          id: row.guardrail_id,
+          version: row.guardrail_updated_at?.getTime() ?? 0,
+          allowedModels: row.guardrail_allowed_models ? new Set(row.guardrail_allowed_models) : null,
+          budgetNano: row.guardrail_budget_nano ?? 0,
+          filters: row.guardrail_filters ?? [],
+        }
+      : null,
+    presets: new Map((row.presets ?? []).map((preset) => [preset.slug, preset])),
   }))
 }

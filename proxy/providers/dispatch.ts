@@ -3,11 +3,15 @@
  * tried only when the previous failed before anything reached the client (connection failure, upstream
  * 429 or 5xx, or a timeout before the first byte). A non-streaming answer is read whole here, so a body
  * that breaks half-way still allows a fallback; a stream is handed over once its first bytes arrived.
+ * A streamed attempt that sends nothing within the attempt's first-byte time gives way to the next route.
+ * Every outcome is reported to the route's breaker.
  */
 import { ServiceError } from '../../shared/errors.ts'
 import type { Route } from '../catalog/catalog.ts'
 import type { Candidate } from '../gateway/call.ts'
 import { log } from '../log/log.ts'
+import { recordUpstreamError } from '../ops/metrics.ts'
+import type { RouteHealth } from '../routing/health.ts'
 import { adapters } from './adapters.ts'
 import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
 
@@ -23,6 +27,9 @@ export type DispatchOptions = {
   /** Epoch ms by which a complete answer (or, streaming, the first bytes) must have arrived. */
   deadlineMs: number
   timeoutSeconds: number
+  /** Streaming: how long one attempt may wait for its first bytes before the next route is tried. */
+  attemptFirstByteMs?: number
+  health?: RouteHealth
 }
 
 export type Served = {
@@ -45,26 +52,39 @@ export type DispatchResult =
 export async function dispatch(candidates: Candidate[], options: DispatchOptions): Promise<DispatchResult> {
   let attempts = 0
   let last: UpstreamFailure | undefined
-  for (const candidate of candidates) {
-    for (const route of candidate.routes) {
-      if (!route.provider.apiKey) continue
-      if (Date.now() >= options.deadlineMs) return timedOut(options, attempts)
-      attempts += 1
-      const controller = new AbortController()
-      const outcome = await attempt(route, controller, options)
-      if ('served' in outcome) return { ok: true, served: { candidate, route, controller, attempts, ...outcome.served } }
-      controller.abort()
-      if (options.clientSignal.aborted) {
-        return { ok: false, error: new ServiceError('upstream_error', 'The client closed the connection.'), attempts, clientGone: true }
-      }
-      if (outcome.timedOut) return timedOut(options, attempts)
-      log.info('upstream attempt failed', { requestId: options.requestId, provider: route.provider.id, code: outcome.failure.error.code })
-      last = outcome.failure
-      if (!outcome.failure.fallback) return { ok: false, error: outcome.failure.error, attempts, clientGone: false }
+  let skipped = 0
+  const tries = candidates.flatMap((candidate) => candidate.routes.filter((route) => route.provider.apiKey).map((route) => ({ candidate, route })))
+  for (const [index, { candidate, route }] of tries.entries()) {
+    if (Date.now() >= options.deadlineMs) return timedOut(options, attempts)
+    if (options.health && !options.health.begin(route, Date.now())) {
+      skipped += 1
+      continue
     }
+    attempts += 1
+    const controller = new AbortController()
+    const outcome = await attempt(route, controller, options, index < tries.length - 1)
+    if ('served' in outcome) {
+      options.health?.succeeded(route)
+      return { ok: true, served: { candidate, route, controller, attempts, ...outcome.served } }
+    }
+    controller.abort()
+    if (options.clientSignal.aborted) {
+      return { ok: false, error: new ServiceError('upstream_error', 'The client closed the connection.'), attempts, clientGone: true }
+    }
+    // A rate limit is the provider's answer, not ill health; a rejected request says nothing of the route.
+    if (outcome.failure.fallback && outcome.failure.error.code !== 'upstream_rate_limited') options.health?.failed(route, Date.now())
+    recordUpstreamError(route.provider.id, outcome.timedOut ? 'request_timeout' : outcome.failure.error.code)
+    if (outcome.timedOut) return timedOut(options, attempts)
+    log.info('upstream attempt failed', { requestId: options.requestId, provider: route.provider.id, code: outcome.failure.error.code })
+    last = outcome.failure
+    if (!outcome.failure.fallback) return { ok: false, error: outcome.failure.error, attempts, clientGone: false }
   }
   if (last) return { ok: false, error: last.error, attempts, clientGone: false }
   const names = candidates.map((candidate) => candidate.model.id).join(', ')
+  if (skipped > 0) {
+    // Every route is half-open with a probe under way: its outcome decides; until then the route waits.
+    return { ok: false, error: new ServiceError('model_unavailable', `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`), attempts, clientGone: false }
+  }
   return {
     ok: false,
     error: new ServiceError('no_available_route', `No provider route is available for ${names}: no configured provider serves it.`),
@@ -77,13 +97,17 @@ type AttemptOutcome =
   | { served: Pick<Served, 'body' | 'first' | 'reader'> }
   | { failure: UpstreamFailure; timedOut: boolean }
 
-async function attempt(route: Route, controller: AbortController, options: DispatchOptions): Promise<AttemptOutcome> {
+/** One upstream request; `more`: another route is left, so a stream slow to start gives way to it. */
+async function attempt(route: Route, controller: AbortController, options: DispatchOptions, more: boolean): Promise<AttemptOutcome> {
   const built = options.build(route)
   if (built instanceof ServiceError) return { failure: { error: built, fallback: false }, timedOut: false }
   const { url, init } = built
-  const timer = setTimeout(() => controller.abort(), Math.max(0, options.deadlineMs - Date.now()))
+  const startedAt = Date.now()
+  const attemptDeadline = more && options.stream && options.attemptFirstByteMs ? Math.min(options.deadlineMs, startedAt + options.attemptFirstByteMs) : options.deadlineMs
+  const timer = setTimeout(() => controller.abort(), Math.max(0, attemptDeadline - startedAt))
   const signal = AbortSignal.any([controller.signal, options.clientSignal])
   const timedOut = () => Date.now() >= options.deadlineMs - 5
+  const attemptTimedOut = () => Date.now() >= attemptDeadline - 5
   try {
     const response = await fetch(url, { ...init, signal })
     if (response.status >= 400) {
@@ -97,6 +121,10 @@ async function attempt(route: Route, controller: AbortController, options: Dispa
     }
     return { served: { first: first.value, reader } }
   } catch (error) {
+    if (!timedOut() && attemptTimedOut() && !options.clientSignal.aborted) {
+      const seconds = Math.round((attemptDeadline - startedAt) / 1000)
+      return { failure: failureFromNetwork(route.provider.id, new Error(`no response started within ${seconds} s`)), timedOut: false }
+    }
     return { failure: failureFromNetwork(route.provider.id, error), timedOut: timedOut() }
   } finally {
     clearTimeout(timer)

@@ -1,17 +1,22 @@
 /**
  * The operator API on the site server (/operator/v1), behind the operator token: what `bun run admin`
- * calls. Bodies are validated with TypeBox; money goes in as decimal USD and comes out as integer
+ * calls. Accounts, credits and keys; an account's presets, routing restrictions and guardrails; provider
+ * pauses. Bodies are validated with TypeBox; money goes in as decimal USD and comes out as integer
  * nano-USD plus a decimal USD string.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { createAccount, creditAccount, showAccount } from '../accounts/accounts.ts'
-import { createKey, revokeKey } from '../accounts/keys.ts'
+import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
 import type { OperatorDeps } from '../accounts/operator-deps.ts'
 import { digestsEqual } from '../keys/api-key.ts'
 import { envelope, validate, type Envelope } from '../gateway/validate.ts'
+import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../policy/guardrails.ts'
+import { listProviders, pauseProvider, resumeProvider } from '../policy/pauses.ts'
+import { deletePreset, listPresets, PresetParams, savePreset } from '../policy/presets.ts'
+import { clearRouting, setRouting } from '../policy/routing.ts'
 
 const Usd = Type.Union([Type.String(), Type.Number()])
 const Limit = Type.Integer({ minimum: 0 })
@@ -28,12 +33,47 @@ const NewKey = Type.Object({
   monthlyUsd: Type.Optional(Type.Union([Usd, Type.Null()])),
   models: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
 })
+const OrNull = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]))
+const Ids = Type.Array(Type.String({ minLength: 1 }))
+const KeyChanges = Type.Object({
+  guardrailId: OrNull(Type.String({ minLength: 1 })),
+  models: OrNull(Ids),
+  rpm: OrNull(Limit),
+  tpm: OrNull(Limit),
+  concurrency: OrNull(Limit),
+  dailyUsd: OrNull(Usd),
+  monthlyUsd: OrNull(Usd),
+})
+const Preset = Type.Object({
+  model: Type.String({ minLength: 1 }),
+  fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
+  params: Type.Optional(PresetParams),
+})
+const Routing = Type.Object({ models: OrNull(Ids), providers: OrNull(Ids) })
+const guardrailFields = {
+  models: OrNull(Ids),
+  budgetUsd: OrNull(Usd),
+  filters: Type.Optional(Type.Array(Type.Unknown())),
+}
+const NewGuardrail = Type.Object({ name: Type.String({ minLength: 1 }), ...guardrailFields })
+const GuardrailChanges = Type.Object({ name: Type.Optional(Type.String({ minLength: 1 })), ...guardrailFields })
+const Pause = Type.Object({
+  minutes: Type.Optional(Type.Number()),
+  until: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String({ maxLength: 200 })),
+})
 
 const fieldsOf = (schema: { properties: object }) => new Set(Object.keys(schema.properties))
 const envelopes = {
   newAccount: envelope<Static<typeof NewAccount>>(NewAccount, fieldsOf(NewAccount)),
   credit: envelope<Static<typeof Credit>>(Credit, fieldsOf(Credit)),
   newKey: envelope<Static<typeof NewKey>>(NewKey, fieldsOf(NewKey)),
+  keyChanges: envelope<Static<typeof KeyChanges>>(KeyChanges, fieldsOf(KeyChanges)),
+  preset: envelope<Static<typeof Preset>>(Preset, fieldsOf(Preset)),
+  routing: envelope<Static<typeof Routing>>(Routing, fieldsOf(Routing)),
+  newGuardrail: envelope<Static<typeof NewGuardrail>>(NewGuardrail, fieldsOf(NewGuardrail)),
+  guardrailChanges: envelope<Static<typeof GuardrailChanges>>(GuardrailChanges, fieldsOf(GuardrailChanges)),
+  pause: envelope<Static<typeof Pause>>(Pause, fieldsOf(Pause)),
 }
 
 function parse<T>(body: unknown, spec: Envelope<T>): T {
@@ -84,5 +124,46 @@ export function operatorRoutes(deps: OperatorDeps, token: string) {
         models: input.models,
       })
     })
+    .patch('/keys/:id', ({ params, body }) => {
+      const input = parse(body, envelopes.keyChanges)
+      return updateKey(deps, params.id, {
+        guardrailId: input.guardrailId,
+        models: input.models,
+        rpm: input.rpm,
+        tpm: input.tpm,
+        concurrency: input.concurrency,
+        dailyLimitNano: optionalCap(input.dailyUsd, 'dailyUsd'),
+        monthlyLimitNano: optionalCap(input.monthlyUsd, 'monthlyUsd'),
+      })
+    })
     .post('/keys/:id/revoke', ({ params }) => revokeKey(deps, params.id))
+    .get('/accounts/:id/presets', ({ params }) => listPresets(deps, params.id))
+    .put('/accounts/:id/presets/:slug', async ({ params, body, set }) => {
+      const saved = await savePreset(deps, params.id, params.slug, parse(body, envelopes.preset))
+      set.status = saved.created ? 201 : 200
+      return saved.preset
+    })
+    .delete('/accounts/:id/presets/:slug', ({ params }) => deletePreset(deps, params.id, params.slug))
+    .put('/accounts/:id/routing', ({ params, body }) => setRouting(deps, params.id, parse(body, envelopes.routing)))
+    .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
+    .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))
+    .post('/accounts/:id/guardrails', async ({ params, body, set }) => {
+      const input = parse(body, envelopes.newGuardrail)
+      const created = await createGuardrail(deps, params.id, { ...input, budgetNano: optionalCap(input.budgetUsd, 'budgetUsd') })
+      set.status = 201
+      return created
+    })
+    .patch('/guardrails/:id', ({ params, body }) => {
+      const input = parse(body, envelopes.guardrailChanges)
+      return updateGuardrail(deps, params.id, {
+        name: input.name,
+        models: input.models,
+        budgetNano: optionalCap(input.budgetUsd, 'budgetUsd'),
+        filters: input.filters,
+      })
+    })
+    .delete('/guardrails/:id', ({ params }) => deleteGuardrail(deps, params.id))
+    .get('/providers', () => listProviders(deps))
+    .post('/providers/:id/pause', ({ params, body }) => pauseProvider(deps, params.id, parse(body, envelopes.pause)))
+    .post('/providers/:id/resume', ({ params }) => resumeProvider(deps, params.id))
 }

@@ -9,10 +9,11 @@ import { ServiceError } from '../../shared/errors.ts'
 import type { OperatorDeps } from '../accounts/operator-deps.ts'
 import { clientAddress, readCatalog, type CatalogReads } from '../api/catalog-routes.ts'
 import { log } from '../log/log.ts'
+import { opsRoutes, type OpsDeps } from '../ops/ops-routes.ts'
 import { operatorRoutes } from './operator-routes.ts'
 import { siteError } from './site-error.ts'
 
-export function siteServer(deps: OperatorDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads }) {
+export function siteServer(deps: OperatorDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
   return new Elysia({ name: 'site' })
     .onAfterHandle(({ set }) => {
       set.headers['referrer-policy'] = 'no-referrer'
@@ -25,6 +26,7 @@ export function siteServer(deps: OperatorDeps, options: { operatorToken: string;
       return siteError(new ServiceError('internal_error', 'The request failed unexpectedly.'))
     })
     .get('/health', () => ({ ok: true }))
+    .use(opsRoutes(options.ops))
     .get('/api/v1/models', async ({ request, server }) => {
       const listing = await readCatalog(options.catalogReads, clientAddress(server, request))
       return listing instanceof ServiceError ? siteError(listing) : listing

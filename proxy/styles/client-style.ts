@@ -13,6 +13,8 @@ import type { Envelope } from '../gateway/validate.ts'
 import type { StreamOutput } from '../streams/stream-output.ts'
 import type { Answer } from '../translate/answer.ts'
 import type { Conversation } from '../translate/conversation.ts'
+import type { PresetParams } from '../routing/presets.ts'
+import type { TextVisitor } from './texts.ts'
 
 export type Requested = {
   model: string
@@ -55,6 +57,18 @@ export type ClientStyle<Body> = {
   /** Headers of the style on every response (beside the gateway's own). */
   headers(requestId: string): Record<string, string>
   requested(body: Body): Requested
+  /** The request field that lists fallback models (`models` or `fallbacks`). */
+  fallbacksField: string
+  /** The `provider` preferences object, for the styles that have one. */
+  providerPrefs?(body: Body): Record<string, unknown> | undefined
+  /** Sets a preset's default parameters where the request sets none. */
+  applyDefaults(body: Body, params: PresetParams): void
+  /** Whether the request offers the model tools. */
+  usesTools(body: Body): boolean
+  /** Visits every text the client sent for the model to read (guardrails inspect and redact these). */
+  texts(body: Body, visit: TextVisitor): void
+  /** Text the request carries from earlier requests (a stored conversation), counted toward the context. */
+  earlierText?(body: Body): string
   /** Loads what the request refers to (a stored response) once the account is known; may refuse. */
   prepare?(body: Body, accountId: string): Promise<ServiceError | undefined>
   /** The prompt's size, after `prepare`. */

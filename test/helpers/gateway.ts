@@ -40,6 +40,8 @@ export type TestGatewayOptions = {
   store: 'memory' | 'redis'
   database: 'postgres' | 'embedded'
   models?: CatalogModel[]
+  /** Catalog sections beside providers and models: aliases, auto, images. */
+  catalog?: Record<string, unknown>
   env?: Record<string, string>
   holdDeadlineMs?: number
   /** Another test gateway whose database, Redis prefix and fake upstream this one shares (a second process). */
@@ -65,10 +67,13 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       providers: [
         { id: 'fake', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
         { id: 'fake-anthropic', style: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
+        // A second OpenAI-style provider (the same fake), for routes and provider preferences.
+        { id: 'fake-b', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
         // Configured in the catalog, but its key variable is not set: its routes are skipped.
         { id: 'unkeyed', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'UNSET_PROVIDER_KEY' },
       ],
       models,
+      ...options.catalog,
     },
     { FAKE_PROVIDER_KEY: 'sk-fake-provider' },
   )
@@ -80,6 +85,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     SITE_PORT: '0',
     ADMIN_TOKEN: 'test-operator-token',
     LEDGER_FLUSH_MS: '10',
+    // Tests close gateways with requests possibly still open: cut them at once (drain tests set their own).
+    SHUTDOWN_DRAIN_MS: '0',
     ...(options.store === 'redis' ? { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: redisPrefix } : {}),
     ...options.env,
   })

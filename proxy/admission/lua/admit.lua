@@ -4,10 +4,12 @@
   caps (open holds count), and the available balance (balance minus open holds) against the hold.
   When everything passes, places the hold and counts the request.
 
-  admit(state, holds, args, at, now): args[at..at+12] are
+  admit(state, holds, args, at, now): args[at..at+15] are
     request id, key id, hold (nano-USD), token estimate,
     key rpm, key tpm, key concurrency, key daily cap (nano), key monthly cap (nano),
-    account rpm, account tpm, account concurrency, hold deadline (ms from now)   (every limit: 0 means none)
+    account rpm, account tpm, account concurrency, hold deadline (ms from now)   (every limit: 0 means none),
+    guardrail id ('' for none), guardrail monthly budget (nano, 0: none),
+    free allowance per UTC day (-1: not a free request)
 
   Returns one of
     {'ok', availableAfterNano, nowMs}
@@ -15,7 +17,8 @@
     {'duplicate'}                                  the request id already has an open hold
     {'rate', limitName, limit, retryAfterMs, availableNano}
         limitName: key_concurrency key_rpm key_tpm account_concurrency account_rpm account_tpm
-    {'spend', 'daily'|'monthly', capNano, resetAtMs, availableNano}
+    {'spend', 'daily'|'monthly'|'guardrail', capNano, resetAtMs, availableNano}
+    {'free', allowance, retryAfterMs, availableNano}   the account's free allowance for the day is used up
     {'credits', availableNano}
 ]]
 
@@ -26,12 +29,15 @@ local function admit(state, holds, args, at, now)
   local key_daily, key_monthly = tonumber(args[at + 7]), tonumber(args[at + 8])
   local acct_rpm, acct_tpm, acct_conc = tonumber(args[at + 9]), tonumber(args[at + 10]), tonumber(args[at + 11])
   local deadline_ms = tonumber(args[at + 12])
+  local guardrail, guardrail_budget, free_allowance = args[at + 13], tonumber(args[at + 14]), tonumber(args[at + 15])
 
   local kf = 'k:' .. key_id
-  local v = redis.call('HMGET', state, 'a', kf)
+  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
+  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
   if not v[1] then return { 'cold' } end
   if redis.call('HEXISTS', holds, request_id) == 1 then return { 'duplicate' } end
   local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
+  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
 
   local window = math.floor(now / WINDOW_MS)
   local avail = a[A_BAL] - a[A_HELD]
@@ -59,12 +65,27 @@ local function admit(state, holds, args, at, now)
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
   if key_daily > 0 and k[K_DS] + k[K_HELD] + hold > key_daily then return { 'spend', 'daily', key_daily, day_end, avail } end
   if key_monthly > 0 and k[K_MS] + k[K_HELD] + hold > key_monthly then return { 'spend', 'monthly', key_monthly, month_end, avail } end
+  if g then
+    if g[G_MW] ~= month then g[G_MW], g[G_MS] = month, 0 end
+    if guardrail_budget > 0 and g[G_MS] + g[G_HELD] + hold > guardrail_budget then return { 'spend', 'guardrail', guardrail_budget, month_end, avail } end
+  end
+  if free_allowance >= 0 then
+    if a[A_FD] ~= day then a[A_FD], a[A_FC] = day, 0 end
+    if a[A_FC] >= free_allowance then return { 'free', free_allowance, day_end - now, avail } end
+    a[A_FC] = a[A_FC] + 1
+  end
 
   if avail < hold then return { 'credits', avail } end
 
   a[A_HELD], a[A_CONC], a[A_RW + 1], a[A_RW + 3] = a[A_HELD] + hold, a[A_CONC] + 1, a[A_RW + 1] + 1, a[A_RW + 3] + tokens
   k[K_HELD], k[K_CONC], k[K_RW + 1], k[K_RW + 3] = k[K_HELD] + hold, k[K_CONC] + 1, k[K_RW + 1] + 1, k[K_RW + 3] + tokens
-  redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
-  redis.call('HSET', holds, request_id, hold_value(key_id, hold, tokens, window, now + deadline_ms))
+  if g then
+    g[G_HELD] = g[G_HELD] + hold
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
+  else
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+  end
+  local entry = { key = key_id, amount = hold, tokens = tokens, window = window, deadline = now + deadline_ms, guardrail = guardrail, free = free_allowance >= 0 }
+  redis.call('HSET', holds, request_id, hold_value(entry))
   return { 'ok', avail - hold, now }
 end

@@ -7,7 +7,8 @@
   ARGV: a sequence of decisions, each its name and then its arguments:
     'settle'  request id, cost, actual tokens, forgive
     'release' request id
-    'admit'   request id, key id, hold, tokens, 5 key limits, 3 account limits, hold deadline
+    'admit'   request id, key id, hold, tokens, 5 key limits, 3 account limits, hold deadline,
+              guardrail id, guardrail budget, free allowance
 
   Returns one reply per decision, in order (see each decision for its reply).
 ]]
@@ -19,7 +20,7 @@ while at <= #ARGV do
   local name = ARGV[at]
   if name == 'admit' then
     replies[#replies + 1] = admit(state, holds, ARGV, at + 1, now)
-    at = at + 14
+    at = at + 17
   elseif name == 'settle' then
     replies[#replies + 1] = settle(state, holds, outbox, ARGV, at + 1, now)
     at = at + 5

@@ -14,7 +14,8 @@ for i = 2, #ARGV do
   local value = redis.call('HGET', holds, ARGV[i])
   if value then
     local hold = parse_hold(value)
-    redis.call('HSET', holds, ARGV[i], hold_value(hold.key, hold.amount, hold.tokens, hold.window, deadline))
+    hold.deadline = deadline
+    redis.call('HSET', holds, ARGV[i], hold_value(hold))
     extended = extended + 1
   end
 end

@@ -3,11 +3,14 @@
 
   One account's hot state lives in three keys with the account's hash tag, so every script touches one
   cluster slot:
-    state   HASH  'a'    -> "bal|held|conc|rw|rc|rp|tc|tp"  account: balance, open holds, in-flight,
-                             requests and tokens per minute (window, current, previous)
+    state   HASH  'a'    -> "bal|held|conc|rw|rc|rp|tc|tp|fd|fc"  account: balance, open holds, in-flight,
+                             requests and tokens per minute (window, current, previous), free requests of
+                             the UTC day (fd, fc)
                   'k:K'  -> "held|conc|rw|rc|rp|tc|tp|dw|ds|mw|ms"  key K: the same, and spend of the
                              UTC day (dw, ds) and month (mw, ms)
-    holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs" (open holds only)
+                  'g:G'  -> "held|mw|ms"  guardrail G: open holds and spend of the UTC month
+    holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs|guardrailId|free"
+                  (open holds only; guardrailId may be empty; free is 1 for a request on the free allowance)
     outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs", until Postgres has it
   Money is integer nano-USD; amounts stay below 2^53 so Lua numbers hold them exactly. Each record is one
   field, read and written whole: one HMGET and one HSET per decision instead of one call per counter.
@@ -24,20 +27,23 @@ end
 -- Records are read with one string.match and written with one string.format: a pattern per length.
 local N = '(%-?%d+)'
 local RECORD_PATTERN = {
-  [8] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
+  [3] = '^' .. N .. '|' .. N .. '|' .. N .. '$',
+  [10] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
   [11] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
 }
-local RECORD_FORMAT = { [8] = '%d|%d|%d|%d|%d|%d|%d|%d', [11] = '%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d' }
+local RECORD_FORMAT = { [3] = '%d|%d|%d', [10] = '%d|%d|%d|%d|%d|%d|%d|%d|%d|%d', [11] = '%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d' }
 
--- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros.
+-- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros, a shorter one (written before a field was
+-- added) is padded with zeros.
 local function unpack_record(value, count)
-  if not value then
-    local zeros = {}
-    for i = 1, count do zeros[i] = 0 end
-    return zeros
+  local record = {}
+  if value then
+    record = { string.match(value, RECORD_PATTERN[count]) }
+    if #record == 0 then
+      for part in string.gmatch(value, '[^|]+') do record[#record + 1] = part end
+    end
   end
-  local record = { string.match(value, RECORD_PATTERN[count]) }
-  for i = 1, count do record[i] = tonumber(record[i]) end
+  for i = 1, count do record[i] = tonumber(record[i]) or 0 end
   return record
 end
 
@@ -47,9 +53,10 @@ local function pack_record(record)
 end
 
 -- Positions in the records.
-local A_BAL, A_HELD, A_CONC, A_RW = 1, 2, 3, 4
+local A_BAL, A_HELD, A_CONC, A_RW, A_FD, A_FC = 1, 2, 3, 4, 9, 10
 local K_HELD, K_CONC, K_RW, K_DW, K_DS, K_MW, K_MS = 1, 2, 3, 8, 9, 10, 11
-local ACCOUNT_FIELDS, KEY_FIELDS = 8, 11
+local G_HELD, G_MW, G_MS = 1, 2, 3
+local ACCOUNT_FIELDS, KEY_FIELDS, GUARDRAIL_FIELDS = 10, 11, 3
 
 -- Days since 1970-01-01 to (year, month) and back (proleptic Gregorian, after H. Hinnant).
 local function civil_from_days(z)
@@ -116,21 +123,28 @@ local function rate_retry_ms(current, previous, now, window, limit, cost)
   return math.max(1000, math.min(2 * WINDOW_MS, math.ceil(wait)))
 end
 
+-- Holds placed before the guardrail and free fields existed read as having neither.
 local function parse_hold(value)
-  local key_id, amount, tokens, window, deadline = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)$')
-  return { key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), window = tonumber(window), deadline = tonumber(deadline) }
+  local key_id, amount, tokens, window, deadline, rest = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)(.*)$')
+  local guardrail, free = string.match(rest, '^|([^|]*)|([01])$')
+  return {
+    key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), window = tonumber(window),
+    deadline = tonumber(deadline), guardrail = guardrail or '', free = free == '1',
+  }
 end
 
-local function hold_value(key_id, amount, tokens, window, deadline)
-  return key_id .. string.format('|%d|%d|%d|%d', amount, tokens, window, deadline)
+local function hold_value(hold)
+  return hold.key .. string.format('|%d|%d|%d|%d|', hold.amount, hold.tokens, hold.window, hold.deadline) .. hold.guardrail .. (hold.free and '|1' or '|0')
 end
 
 -- Ends an open hold: its amount leaves `held`, its slot returns, its token estimate becomes
 -- `actual_tokens` in whichever minute it was counted, and `charged` leaves the balance and joins the
--- key's spend of the current UTC day and month. Returns the available balance after.
-local function end_hold(state, hold, actual_tokens, charged, now)
+-- key's (and guardrail's) spend of the current UTC day and month. A released free request gives its
+-- place in the free allowance back (`refund`). Returns the available balance after.
+local function end_hold(state, hold, actual_tokens, charged, now, refund)
   local kf = 'k:' .. hold.key
-  local v = redis.call('HMGET', state, 'a', kf)
+  local gf = hold.guardrail ~= '' and ('g:' .. hold.guardrail) or nil
+  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
   local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
   local window = math.floor(now / WINDOW_MS)
   local delta = actual_tokens - hold.tokens
@@ -149,7 +163,15 @@ local function end_hold(state, hold, actual_tokens, charged, now)
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
   a[A_BAL], a[A_HELD], a[A_CONC] = a[A_BAL] - charged, a[A_HELD] - hold.amount, a[A_CONC] - 1
   k[K_HELD], k[K_CONC], k[K_DS], k[K_MS] = k[K_HELD] - hold.amount, k[K_CONC] - 1, k[K_DS] + charged, k[K_MS] + charged
-  redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+  if refund and hold.free and a[A_FD] == day then a[A_FC] = math.max(0, a[A_FC] - 1) end
+  if gf then
+    local g = unpack_record(v[3], GUARDRAIL_FIELDS)
+    if g[G_MW] ~= month then g[G_MW], g[G_MS] = month, 0 end
+    g[G_HELD], g[G_MS] = g[G_HELD] - hold.amount, g[G_MS] + charged
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
+  else
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+  end
   return a[A_BAL] - a[A_HELD]
 end
 

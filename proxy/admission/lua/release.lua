@@ -13,7 +13,7 @@ local function release(state, holds, outbox, args, at, now)
 
   local value = redis.call('HGET', holds, request_id)
   if not value then return ended(state, outbox, request_id) end
-  local avail = end_hold(state, parse_hold(value), 0, 0, now)
+  local avail = end_hold(state, parse_hold(value), 0, 0, now, true)
   redis.call('HDEL', holds, request_id)
   return { 'released', avail }
 end

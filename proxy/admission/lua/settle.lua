@@ -24,7 +24,7 @@ local function settle(state, holds, outbox, args, at, now)
 
   local charged = forgive and 0 or math.min(cost, hold.amount)
   local written_off = cost - charged
-  local avail = end_hold(state, hold, actual_tokens, charged, now)
+  local avail = end_hold(state, hold, actual_tokens, charged, now, false)
   redis.call('HDEL', holds, request_id)
   if charged > 0 or written_off > 0 then
     redis.call('HSET', outbox, request_id, hold.key .. '|' .. string.format('%d|%d|%d', charged, written_off, now))

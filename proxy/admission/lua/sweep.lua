@@ -15,7 +15,7 @@ local entries = redis.call('HGETALL', holds)
 for i = 1, #entries, 2 do
   local hold = parse_hold(entries[i + 1])
   if hold.deadline <= now then
-    end_hold(state, hold, hold.tokens, 0, now)
+    end_hold(state, hold, hold.tokens, 0, now, false)
     redis.call('HDEL', holds, entries[i])
     expired[#expired + 1] = entries[i]
   else

@@ -7,9 +7,6 @@ export const chatEnvelope = envelope<ChatRequest>(ChatRequest, chatRequestFields
   if (body.stream_options && body.stream !== true) {
     return new ServiceError('invalid_request', 'stream_options: only allowed when stream is true', { param: 'stream_options' })
   }
-  if (body.provider !== undefined) {
-    return new ServiceError('invalid_request', 'provider: provider preferences are not supported yet; remove the field', { param: 'provider' })
-  }
   const index = body.messages.findIndex((message) => message.content === undefined && !('tool_calls' in message) && !('function_call' in message))
   if (index >= 0) return new ServiceError('invalid_request', `messages[${index}].content: is required`, { param: `messages[${index}].content` })
   return undefined

@@ -5,12 +5,14 @@
 import { ServiceError } from '../../../shared/errors.ts'
 import { MessagesRequest, messagesRequestFields } from '../../../shared/schemas/messages.ts'
 import { envelope } from '../../gateway/validate.ts'
+import { setDefault } from '../../routing/presets.ts'
 import type { ClientStyle } from '../client-style.ts'
 import { messagesPassthroughAnswer, renderMessagesAnswer } from './answer.ts'
 import { messagesPassthroughBody } from './passthrough-body.ts'
 import { measureMessagesPrompt } from './prompt.ts'
 import { messagesErrorBody } from './render-error.ts'
 import { messagesPassthroughStream, messagesStreamOutput } from './stream.ts'
+import { messagesTexts, messagesUsesTools } from './texts.ts'
 import { messagesConversation } from './to-conversation.ts'
 
 const messagesEnvelope = envelope<MessagesRequest>(
@@ -31,6 +33,15 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   errorBody: messagesErrorBody,
   headers: (requestId) => ({ 'request-id': requestId }),
   requested: (body) => ({ model: body.model, fallbacks: body.fallbacks ?? [], stream: body.stream === true, outputTokens: body.max_tokens }),
+  fallbacksField: 'fallbacks',
+  // max_tokens is required in this style, so a preset's never applies.
+  applyDefaults(body, params) {
+    setDefault(body, 'temperature', params.temperature)
+    setDefault(body, 'top_p', params.top_p)
+    setDefault(body, 'stop_sequences', params.stop)
+  },
+  usesTools: messagesUsesTools,
+  texts: messagesTexts,
   measure: measureMessagesPrompt,
   conversation: messagesConversation,
   renderAnswer: renderMessagesAnswer,

@@ -10,11 +10,13 @@ import { envelope } from '../../gateway/validate.ts'
 import type { AnswerPart } from '../../translate/answer.ts'
 import type { Turn } from '../../translate/conversation.ts'
 import { chatErrorBody } from '../chat/render-error.ts'
+import { setDefault } from '../../routing/presets.ts'
 import type { AnswerContext, ClientStyle } from '../client-style.ts'
 import { renderResponsesAnswer } from './answer.ts'
 import { responseId } from './output.ts'
 import type { ResponseStore } from './stored.ts'
 import { responsesStreamOutput } from './stream.ts'
+import { responsesTexts, responsesUsesTools } from './texts.ts'
 import { inputTurns, responsesConversation } from './to-conversation.ts'
 
 const responsesEnvelope = envelope<ResponsesRequest>(ResponsesRequest, responsesRequestFields)
@@ -41,6 +43,16 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
     errorBody: chatErrorBody,
     headers: () => ({}),
     requested: (body) => ({ model: body.model, fallbacks: body.models ?? [], stream: body.stream === true, outputTokens: body.max_output_tokens ?? undefined }),
+    fallbacksField: 'models',
+    // The style has no stop sequences; its output limit is at least 16.
+    applyDefaults(body, params) {
+      setDefault(body, 'temperature', params.temperature)
+      setDefault(body, 'top_p', params.top_p)
+      setDefault(body, 'max_output_tokens', params.max_tokens === undefined ? undefined : Math.max(16, params.max_tokens))
+    },
+    usesTools: responsesUsesTools,
+    texts: responsesTexts,
+    earlierText: (body) => turnsText(previous.get(body) ?? []),
     async prepare(body, accountId) {
       const id = body.previous_response_id
       if (!id) return undefined
@@ -78,4 +90,16 @@ function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: 
   }
   const earlierBytes = earlier.length > 0 ? JSON.stringify(earlier).length : 0
   return { textBytes: Math.max(0, bytes - imageBytes) + earlierBytes, images, messages: items.length + earlier.length + 1 }
+}
+
+/** The text of stored turns, for counting their tokens. */
+function turnsText(turns: Turn[]): string {
+  if (turns.length === 0) return ''
+  return turns
+    .map((turn) => {
+      if (turn.role === 'system') return turn.text
+      if (turn.role === 'assistant') return turn.text + turn.toolCalls.map((call) => call.name + call.arguments).join('')
+      return turn.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+    })
+    .join('\n')
 }

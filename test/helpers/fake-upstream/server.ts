@@ -1,9 +1,11 @@
 /**
  * A fake model provider on 127.0.0.1, the only stand-in the tests use. It speaks both provider styles:
  * OpenAI Chat Completions at `/v1/chat/completions` and Anthropic Messages at `/v1/messages`, and its
- * behaviour is chosen by the upstream model name (see plan.ts). Every request is recorded for assertions.
+ * behaviour is chosen by the upstream model name (see plan.ts); the OpenAI Images API at
+ * `/v1/images/generations` is in images.ts. Every request is recorded for assertions.
  */
 import { join } from 'node:path'
+import { imagesAnswer } from './images.ts'
 import { anthropicAnswer, anthropicError, anthropicStream, anthropicStreamError } from './anthropic.ts'
 import { openaiAnswer, openaiError, openaiStream, openaiStreamError, type Step } from './openai.ts'
 import { plan } from './plan.ts'
@@ -31,6 +33,7 @@ export function startFakeUpstream(): FakeUpstream {
       const anthropic = path.endsWith('/messages')
       const body = (await request.json()) as Record<string, unknown>
       state.requests.push({ path, headers: Object.fromEntries(request.headers), body })
+      if (path.endsWith('/images/generations')) return imagesAnswer(request, body)
       const answer = plan(String(body.model), body, lastTurnIsToolResult(body, anthropic))
       const { options } = answer
       if (options.has('delay')) await Bun.sleep(Number(options.get('delay')))

@@ -34,7 +34,7 @@ function contract(name: string, open: () => Promise<Harness>) {
   })
   async function account(balanceNano: number, target = store): Promise<string> {
     const id = uniqueName('acct_')
-    await target.seed(id, { balanceNano, recentCreditIds: [], keySpend: [] })
+    await target.seed(id, { balanceNano, recentCreditIds: [], keySpend: [], guardrailSpend: [] })
     return id
   }
 
@@ -42,8 +42,8 @@ function contract(name: string, open: () => Promise<Harness>) {
     test('an account without loaded state answers cold until it is seeded', async () => {
       const id = uniqueName('acct_')
       expect(await store.admit(admitInput(id))).toEqual({ ok: false, reason: 'cold' })
-      expect(await store.seed(id, { balanceNano: 500, recentCreditIds: [], keySpend: [] })).toBe(true)
-      expect(await store.seed(id, { balanceNano: 9_999, recentCreditIds: [], keySpend: [] })).toBe(false)
+      expect(await store.seed(id, { balanceNano: 500, recentCreditIds: [], keySpend: [], guardrailSpend: [] })).toBe(true)
+      expect(await store.seed(id, { balanceNano: 9_999, recentCreditIds: [], keySpend: [], guardrailSpend: [] })).toBe(false)
       const admitted = await store.admit(admitInput(id))
       expect(admitted).toMatchObject({ ok: true, availableNano: 400 })
     })
@@ -198,15 +198,59 @@ function contract(name: string, open: () => Promise<Harness>) {
 
     test('spend loaded from Postgres counts against the caps', async () => {
       const id = uniqueName('acct_')
-      await store.seed(id, { balanceNano: 100_000, recentCreditIds: [], keySpend: [{ keyId: 'key_a', daySpentNano: 900, monthSpentNano: 900 }] })
+      await store.seed(id, { balanceNano: 100_000, recentCreditIds: [], keySpend: [{ keyId: 'key_a', daySpentNano: 900, monthSpentNano: 900 }], guardrailSpend: [] })
       expect(await store.admit(admitInput(id, { keyLimits: { ...noKeyLimits, dailyNano: 1_000 }, holdNano: 200 }))).toMatchObject({ reason: 'spend' })
+    })
+
+    test('a guardrail budget counts spend and open holds of every key assigned to it', async () => {
+      const id = uniqueName('acct_')
+      await store.seed(id, { balanceNano: 100_000, recentCreditIds: [], keySpend: [], guardrailSpend: [{ guardrailId: 'gr_1', monthSpentNano: 300 }] })
+      const guardrail = { id: 'gr_1', budgetNano: 1_000 }
+      const first = admitInput(id, { keyId: 'key_a', guardrail, holdNano: 500 })
+      expect((await store.admit(first)).ok).toBe(true)
+      const now = new Date()
+      expect(await store.admit(admitInput(id, { keyId: 'key_b', guardrail, holdNano: 201 }))).toMatchObject({
+        ok: false,
+        reason: 'spend',
+        window: 'guardrail',
+        capNano: 1_000,
+        resetAtMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
+      })
+      // Another guardrail, and a key without one, are not affected.
+      expect((await store.admit(admitInput(id, { keyId: 'key_b', guardrail: { id: 'gr_2', budgetNano: 1_000 }, holdNano: 900 }))).ok).toBe(true)
+      expect((await store.admit(admitInput(id, { keyId: 'key_c', holdNano: 900 }))).ok).toBe(true)
+      await store.settle({ requestId: first.requestId, accountId: id, costNano: 100, tokens: 1, forgive: false })
+      expect((await store.admit(admitInput(id, { keyId: 'key_b', guardrail, holdNano: 600 }))).ok).toBe(true)
+      const snapshot = await store.snapshot(id)
+      expect(snapshot.guardrails.find((g) => g.guardrailId === 'gr_1')).toEqual({ guardrailId: 'gr_1', heldNano: 600, monthSpentNano: 400 })
+    })
+
+    test('the free allowance is shared by the keys of an account; a released request gives its place back', async () => {
+      const id = await account(0)
+      const free = (keyId: string) => admitInput(id, { keyId, holdNano: 0, freePerDay: 2 })
+      const first = free('key_a')
+      expect((await store.admit(first)).ok).toBe(true)
+      expect((await store.admit(free('key_b'))).ok).toBe(true)
+      const refused = await store.admit(free('key_c'))
+      const midnight = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000
+      expect(refused).toMatchObject({ ok: false, reason: 'free', allowance: 2 })
+      if (!refused.ok && refused.reason === 'free') {
+        expect(refused.retryAfterMs).toBeGreaterThan(0)
+        expect(refused.retryAfterMs).toBeLessThanOrEqual(midnight - Date.now() + 1_000)
+      }
+      // Paid requests do not count against it.
+      expect((await store.admit(admitInput(id, { holdNano: 0 }))).ok).toBe(true)
+      await store.release(id, first.requestId)
+      expect((await store.snapshot(id)).freeUsedToday).toBe(1)
+      expect((await store.admit(free('key_c'))).ok).toBe(true)
+      expect(await store.admit(free('key_a'))).toMatchObject({ reason: 'free' })
     })
 
     test('credits apply once per ledger entry and wait for a seed on a cold account', async () => {
       const cold = uniqueName('acct_')
       expect(await store.credit(cold, 'ledger_1', 500)).toEqual({ status: 'cold' })
       const id = uniqueName('acct_')
-      await store.seed(id, { balanceNano: 1_000, recentCreditIds: ['ledger_seeded'], keySpend: [] })
+      await store.seed(id, { balanceNano: 1_000, recentCreditIds: ['ledger_seeded'], keySpend: [], guardrailSpend: [] })
       expect(await store.credit(id, 'ledger_seeded', 500)).toEqual({ status: 'again', availableNano: 1_000 })
       expect(await store.credit(id, 'ledger_2', 500)).toEqual({ status: 'applied', availableNano: 1_500 })
       expect(await store.credit(id, 'ledger_2', 500)).toEqual({ status: 'again', availableNano: 1_500 })

@@ -1,0 +1,41 @@
+/**
+ * Visiting the texts of a request: every piece of text a model reads that the client sent, so that
+ * guardrails can inspect and redact it and the context check can count it. A visitor returns a
+ * replacement, or undefined to keep the text.
+ */
+
+export type TextVisitor = (text: string) => string | undefined
+
+/** Visits `holder[field]` when it is a string, writing back a replacement. */
+export function visitField(holder: unknown, field: string, visit: TextVisitor): void {
+  if (typeof holder !== 'object' || holder === null) return
+  const record = holder as Record<string, unknown>
+  const value = record[field]
+  if (typeof value !== 'string') return
+  const replaced = visit(value)
+  if (replaced !== undefined) record[field] = replaced
+}
+
+/** Visits every string inside a JSON value (tool inputs), writing back replacements; keys are left alone. */
+export function visitStrings(value: unknown, visit: TextVisitor): void {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      if (typeof value[i] === 'string') {
+        const replaced = visit(value[i])
+        if (replaced !== undefined) value[i] = replaced
+      } else visitStrings(value[i], visit)
+    }
+  } else if (typeof value === 'object' && value !== null) {
+    for (const field of Object.keys(value)) {
+      if (typeof (value as Record<string, unknown>)[field] === 'string') visitField(value, field, visit)
+      else visitStrings((value as Record<string, unknown>)[field], visit)
+    }
+  }
+}
+
+/** Visits `holder[field]` when it is a string, or hands each part to `parts` when it is an array of parts. */
+export function visitContent(holder: Record<string, unknown>, field: string, visit: TextVisitor, parts: (part: Record<string, unknown>, visit: TextVisitor) => void): void {
+  const content = holder[field]
+  if (typeof content === 'string') visitField(holder, field, visit)
+  else if (Array.isArray(content)) for (const part of content) if (typeof part === 'object' && part !== null) parts(part as Record<string, unknown>, visit)
+}
