@@ -6,7 +6,6 @@
 import { Elysia } from 'elysia'
 import { choiceEntry, listing } from '../catalog/catalog-listing.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
-import { invalidKeyRefusal } from '../limits/invalid-keys.ts'
 import { PRESET_PREFIX } from '../routing/presets.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { handle } from '../gateway/pipeline.ts'
@@ -16,7 +15,7 @@ import { responsesStyle } from '../styles/responses/style.ts'
 import { clientAddress, readCatalog } from './catalog-routes.ts'
 import { responsesRoutes } from './responses-routes.ts'
 import { imageRoutes } from '../images/image-routes.ts'
-import { authenticate, presentedKey } from '../gateway/authenticate.ts'
+import { authenticateRequest } from '../gateway/authenticate.ts'
 import { messagesErrorBody } from '../styles/messages/render-error.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { newCall } from '../gateway/call.ts'
@@ -41,8 +40,8 @@ async function listModels(gw: Gateway, request: Request, address: string): Promi
   const call = newCall('chat')
   const messagesClient = request.headers.has('anthropic-version')
   const render = (error: ServiceError) => (messagesClient ? messagesErrorBody(error, call.requestId) : chatErrorBody(error))
-  const auth = await authenticate(presentedKey(request.headers, messagesClient), gw.keys, Date.now())
-  if (!auth.ok) return errorResponse(call, await invalidKeyRefusal(gw.invalidKeys, address, auth.error), render)
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: messagesClient, address: () => address, nowMs: Date.now() })
+  if (!auth.ok) return errorResponse(call, auth.error, render)
   const catalog = await readCatalog(gw.catalogReads, address)
   if (catalog instanceof ServiceError) return errorResponse(call, catalog, render)
   return Response.json(withPresets(catalog, auth.key.presets), { headers: { 'x-request-id': call.requestId } })

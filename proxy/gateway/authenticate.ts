@@ -7,6 +7,7 @@
 import { ServiceError } from '../../shared/errors.ts'
 import { digestsEqual, hashApiKey, KEY_PATTERN, STORED_PREFIX_LENGTH } from '../keys/api-key.ts'
 import type { KeyCache } from '../keys/key-cache.ts'
+import { invalidKeyRefusal, type InvalidKeyLimits } from '../limits/invalid-keys.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
 import { log } from '../log/log.ts'
 
@@ -44,4 +45,15 @@ export async function authenticate(presented: string | undefined, keys: KeyCache
     return { ok: false, error: new ServiceError('account_suspended', 'This account is suspended. Contact support.') }
   }
   return { ok: true, key }
+}
+
+/** Stage 3 for any API endpoint: the presented key, with the per-address limit applied to invalid ones. */
+export async function authenticateRequest(
+  gw: { keys: KeyCache; invalidKeys: InvalidKeyLimits },
+  request: Request,
+  options: { allowXApiKey: boolean; address: () => string; nowMs: number },
+): Promise<AuthResult> {
+  const auth = await authenticate(presentedKey(request.headers, options.allowXApiKey), gw.keys, options.nowMs)
+  if (auth.ok) return auth
+  return { ok: false, error: await invalidKeyRefusal(gw.invalidKeys, options.address(), auth.error) }
 }

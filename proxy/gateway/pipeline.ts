@@ -33,12 +33,11 @@ import type { ClientStyle } from '../styles/client-style.ts'
 import type { Conversation } from '../translate/conversation.ts'
 import { admitRequest } from './admit.ts'
 import { respondWithAnswer } from './answer.ts'
-import { authenticate, presentedKey } from './authenticate.ts'
+import { authenticateRequest } from './authenticate.ts'
 import { newCall, type Call } from './call.ts'
 import { estimate } from './estimate.ts'
 import type { Gateway } from './gateway.ts'
 import { readJsonBody } from './read-body.ts'
-import { invalidKeyRefusal } from '../limits/invalid-keys.ts'
 import { fitContext } from '../routing/context.ts'
 import { guard } from '../guardrails/guard.ts'
 import { findPreset, isPresetId } from '../routing/presets.ts'
@@ -97,8 +96,8 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   call.stream = requested.stream
   call.requestedModel = requested.model
 
-  const auth = await authenticate(presentedKey(request.headers, style.allowXApiKey), gw.keys, call.startedAtMs)
-  if (!auth.ok) return refuse(await invalidKeyRefusal(gw.invalidKeys, address(), auth.error))
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address, nowMs: call.startedAtMs })
+  if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
   const prepared = await style.prepare?.(body, key.accountId)
   if (prepared) return refuse(prepared)

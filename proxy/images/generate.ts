@@ -20,7 +20,7 @@ import { nanoToUsd } from '../../shared/money.ts'
 import type { Route } from '../catalog/catalog.ts'
 import type { ImageModel } from '../catalog/image-models.ts'
 import { admitRequest } from '../gateway/admit.ts'
-import { authenticate, presentedKey } from '../gateway/authenticate.ts'
+import { authenticateRequest } from '../gateway/authenticate.ts'
 import { newCall, type Call } from '../gateway/call.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { readJsonBody } from '../gateway/read-body.ts'
@@ -38,14 +38,14 @@ import { sendImageRequest, type ImageOutcome } from './image-upstream.ts'
 
 const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }
 
-export async function generateImages(gw: Gateway, request: Request): Promise<Response> {
+export async function generateImages(gw: Gateway, request: Request, address: () => string): Promise<Response> {
   const call = newCall('images')
   if (!gw.ceiling.enter()) {
     return errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), chatErrorBody)
   }
   const sent = { value: false }
   try {
-    return await run(gw, call, request, sent)
+    return await run(gw, call, request, address, sent)
   } catch (error) {
     log.error('image request failed unexpectedly', { requestId: call.requestId, error })
     // Once the provider may have generated images, the hold must wait for the cost deadline.
@@ -57,7 +57,7 @@ export async function generateImages(gw: Gateway, request: Request): Promise<Res
   }
 }
 
-async function run(gw: Gateway, call: Call, request: Request, sent: { value: boolean }): Promise<Response> {
+async function run(gw: Gateway, call: Call, request: Request, address: () => string, sent: { value: boolean }): Promise<Response> {
   const refuse = (error: ServiceError) => {
     const response = errorResponse(call, error, chatErrorBody)
     void finishCall(gw, call, { kind: 'release' })
@@ -71,7 +71,7 @@ async function run(gw: Gateway, call: Call, request: Request, sent: { value: boo
   const body = valid.value
   call.requestedModel = body.model
 
-  const auth = await authenticate(presentedKey(request.headers, false), gw.keys, call.startedAtMs)
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address, nowMs: call.startedAtMs })
   if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
 

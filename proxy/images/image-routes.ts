@@ -4,12 +4,13 @@
  * limit and the error shape stay the gateway's.
  */
 import { Elysia } from 'elysia'
+import { clientAddress } from '../api/catalog-routes.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { generateImages } from './generate.ts'
 import { imageStatus } from './status.ts'
 
 export function imageRoutes(gw: Gateway) {
   return new Elysia()
-    .post('/images/generations', ({ request }) => generateImages(gw, request), { parse: 'none' })
-    .get('/images/status', ({ request }) => imageStatus(gw, request))
+    .post('/images/generations', ({ request, server }) => generateImages(gw, request, () => clientAddress(server, request)), { parse: 'none' })
+    .get('/images/status', ({ request, server }) => imageStatus(gw, request, () => clientAddress(server, request)))
 }

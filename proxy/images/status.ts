@@ -10,16 +10,16 @@
  */
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
-import { authenticate, presentedKey } from '../gateway/authenticate.ts'
+import { authenticateRequest } from '../gateway/authenticate.ts'
 import { newCall } from '../gateway/call.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 import { readImageRequest, type ImageRequestRow } from './image-request-store.ts'
 
-export async function imageStatus(gw: Gateway, request: Request): Promise<Response> {
+export async function imageStatus(gw: Gateway, request: Request, address: () => string): Promise<Response> {
   const call = newCall('images')
-  const auth = await authenticate(presentedKey(request.headers, false), gw.keys, call.startedAtMs)
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address, nowMs: call.startedAtMs })
   if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
   const requestId = new URL(request.url).searchParams.get('request_id')?.trim()
   if (!requestId) {
