@@ -20,30 +20,9 @@ import {
   type SweepResult,
 } from './store.ts'
 
+import { ended, endHold, guardrailState, keyState, rollSpend, type AccountState } from './memory-state.ts'
+
 const CREDIT_MEMORY_MS = 3 * 86_400_000
-
-type Limits = { requests: RateCounter; tokens: RateCounter }
-
-type KeyState = Limits & { held: number; inFlight: number; day: number; daySpent: number; month: number; monthSpent: number }
-
-type Hold = { keyId: string; amount: number; tokens: number; window: number; deadlineMs: number; guardrailId?: string; free: boolean }
-
-type GuardrailState = { held: number; month: number; monthSpent: number }
-
-type AccountState = Limits & {
-  balance: number
-  held: number
-  inFlight: number
-  keys: Map<string, KeyState>
-  guardrails: Map<string, GuardrailState>
-  /** Requests on the free allowance during `freeDay` (UTC). */
-  freeDay: number
-  freeUsed: number
-  /** Open holds only. */
-  holds: Map<string, Hold>
-  outbox: Map<string, LedgerEntry>
-  credits: Map<string, number>
-}
 
 export class MemoryAdmissionStore implements AdmissionStore {
   readonly kind = 'memory'
@@ -271,56 +250,4 @@ export class MemoryAdmissionStore implements AdmissionStore {
   async close(): Promise<void> {}
 
   async ping(): Promise<void> {}
-}
-
-function keyState(account: AccountState, keyId: string): KeyState {
-  let key = account.keys.get(keyId)
-  if (!key) {
-    key = { requests: newCounter(), tokens: newCounter(), held: 0, inFlight: 0, day: 0, daySpent: 0, month: 0, monthSpent: 0 }
-    account.keys.set(keyId, key)
-  }
-  return key
-}
-
-function guardrailState(account: AccountState, guardrailId: string, month: number): GuardrailState {
-  let guardrail = account.guardrails.get(guardrailId)
-  if (!guardrail) {
-    guardrail = { held: 0, month, monthSpent: 0 }
-    account.guardrails.set(guardrailId, guardrail)
-  }
-  if (guardrail.month !== month) Object.assign(guardrail, { month, monthSpent: 0 })
-  return guardrail
-}
-
-function rollSpend(key: KeyState, day: number, month: number): void {
-  if (key.day !== day) Object.assign(key, { day, daySpent: 0 })
-  if (key.month !== month) Object.assign(key, { month, monthSpent: 0 })
-}
-
-/** A settle or release that finds no open hold: settled before (its charge still in the outbox) or nothing to end. */
-function ended(account: AccountState | undefined, requestId: string): SettleResult {
-  const availableNano = account ? account.balance - account.held : 0
-  const pending = account?.outbox.get(requestId)
-  if (!pending) return { status: 'missing', availableNano }
-  return { status: 'settled', chargedNano: pending.chargedNano, writtenOffNano: pending.writtenOffNano, availableNano, again: true }
-}
-
-/** Removes an open hold, returns its amount and slot, and moves its token estimate to `actualTokens`; returns the key. */
-function endHold(account: AccountState, requestId: string, hold: Hold, actualTokens: number, now: number): KeyState {
-  account.holds.delete(requestId)
-  const key = keyState(account, hold.keyId)
-  account.held -= hold.amount
-  account.inFlight -= 1
-  key.held -= hold.amount
-  key.inFlight -= 1
-  if (hold.guardrailId) account.guardrails.get(hold.guardrailId)!.held -= hold.amount
-  const delta = actualTokens - hold.tokens
-  const window = Math.floor(now / WINDOW_MS)
-  for (const counter of [account.tokens, key.tokens]) {
-    roll(counter, window)
-    if (hold.window === counter.window) counter.current = Math.max(0, counter.current + delta)
-    else if (hold.window === counter.window - 1) counter.previous = Math.max(0, counter.previous + delta)
-  }
-  for (const counter of [account.requests, key.requests]) roll(counter, window)
-  return key
 }

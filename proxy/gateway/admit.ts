@@ -9,9 +9,21 @@ import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import { loadAccount } from '../admission/load-account.ts'
 import type { AdmissionStore, AdmitInput, AdmitResult, RateLimitName } from '../admission/store.ts'
+import type { KeyRecord } from '../keys/key-record.ts'
 import { log } from '../log/log.ts'
 
 export type AdmitDecision = { ok: true; availableNano: number } | { ok: false; error: ServiceError; availableNano?: number }
+
+/** What the admission checks of the key: its limits, its account's, and its guardrail's budget. */
+export function keyAdmission(key: KeyRecord): Pick<AdmitInput, 'accountId' | 'keyId' | 'keyLimits' | 'accountLimits' | 'guardrail'> {
+  return {
+    accountId: key.accountId,
+    keyId: key.id,
+    keyLimits: key.limits,
+    accountLimits: key.accountLimits,
+    guardrail: key.guardrail ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano } : undefined,
+  }
+}
 
 export async function admitRequest(store: AdmissionStore, sql: Sql, input: AdmitInput): Promise<AdmitDecision> {
   let result: AdmitResult

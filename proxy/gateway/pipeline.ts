@@ -31,7 +31,7 @@ import { adapters } from '../providers/adapters.ts'
 import { dispatch, type UpstreamRequest } from '../providers/dispatch.ts'
 import type { ClientStyle } from '../styles/client-style.ts'
 import type { Conversation } from '../translate/conversation.ts'
-import { admitRequest } from './admit.ts'
+import { admitRequest, keyAdmission } from './admit.ts'
 import { respondWithAnswer } from './answer.ts'
 import { authenticateRequest } from './authenticate.ts'
 import { newCall, type Call } from './call.ts'
@@ -142,14 +142,10 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   call.tokenEstimate = cost.tokens
 
   const admitted = await admitRequest(gw.store, gw.sql, {
+    ...keyAdmission(key),
     requestId: call.requestId,
-    accountId: key.accountId,
-    keyId: key.id,
     holdNano: cost.holdNano,
     tokens: cost.tokens,
-    keyLimits: key.limits,
-    accountLimits: key.accountLimits,
-    guardrail: key.guardrail ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano } : undefined,
     freePerDay: routing.free ? gw.limits.freeRequestsPerDay : undefined,
   })
   call.availableNano = admitted.availableNano

@@ -19,7 +19,7 @@ import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import type { Route } from '../catalog/catalog.ts'
 import type { ImageModel } from '../catalog/image-models.ts'
-import { admitRequest } from '../gateway/admit.ts'
+import { admitRequest, keyAdmission } from '../gateway/admit.ts'
 import { authenticateRequest } from '../gateway/authenticate.ts'
 import { newCall, type Call } from '../gateway/call.ts'
 import type { Gateway } from '../gateway/gateway.ts'
@@ -87,14 +87,10 @@ async function run(gw: Gateway, call: Call, request: Request, address: () => str
   const costDeadlineMs = gw.limits.imageCostDeadlineMs
   call.holdNano = price.holdNano
   const admitted = await admitRequest(gw.store, gw.sql, {
+    ...keyAdmission(key),
     requestId: call.requestId,
-    accountId: key.accountId,
-    keyId: key.id,
     holdNano: price.holdNano,
     tokens: 0,
-    keyLimits: key.limits,
-    accountLimits: key.accountLimits,
-    guardrail: key.guardrail ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano } : undefined,
     holdDeadlineMs: costDeadlineMs,
   })
   call.availableNano = admitted.availableNano

@@ -15,6 +15,7 @@ import { loadConfig } from '../../proxy/config/config.ts'
 import { startEmbedded } from '../../proxy/db/database.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { startFakeUpstream, type FakeUpstream } from './fake-upstream/server.ts'
+import { redisServerBinary, startRedisProcess, type RedisProcess } from './redis-process.ts'
 import { createTestDatabase, deleteRedisKeys, redisUrl, uniqueName } from './services.ts'
 
 /** USD 1 and 2 per million tokens: 1,000 nano per input token, 2,000 per output token. */
@@ -133,4 +134,19 @@ export async function readEvents(response: Response): Promise<string[]> {
     .split('\n\n')
     .filter(Boolean)
     .map((event) => event.replace(/^data: /, ''))
+}
+
+/** A gateway whose admission store is a private Redis the test may pause or kill (closed with the gateway). */
+export async function startGatewayOnOwnRedis(options: Partial<TestGatewayOptions> = {}): Promise<TestGateway & { redis: RedisProcess }> {
+  if (!redisServerBinary) throw new Error('redis-server is needed for this suite')
+  const redis = await startRedisProcess()
+  const gw = await startTestGateway({ store: 'memory', database: 'postgres', ...options, env: { REDIS_URL: redis.url, ADMISSION_TIMEOUT_MS: '200', ...options.env } })
+  return {
+    ...gw,
+    redis,
+    async close() {
+      await gw.close().catch(() => undefined)
+      await redis.kill()
+    },
+  }
 }

@@ -2,8 +2,8 @@
 // and any hold it may have placed is released at its deadline.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { runMaintenance } from '../../../proxy/jobs/maintenance.ts'
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
-import { redisServerBinary, startRedisProcess, type RedisProcess } from '../../helpers/redis-process.ts'
+import { startGatewayOnOwnRedis, startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
+import type { RedisProcess } from '../../helpers/redis-process.ts'
 import { describeWith } from '../../helpers/services.ts'
 
 const hello = [{ role: 'user', content: 'hello' }]
@@ -14,17 +14,13 @@ describeWith('postgres', 'admission store unreachable', () => {
   let accountId: string
   let key: string
   beforeAll(async () => {
-    if (!redisServerBinary) throw new Error('redis-server is needed for this suite')
-    redis = await startRedisProcess()
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', holdDeadlineMs: 1_000, env: { REDIS_URL: redis.url, ADMISSION_TIMEOUT_MS: '200' } })
+    const started = await startGatewayOnOwnRedis({ holdDeadlineMs: 1_000 })
+    ;[gw, redis] = [started, started.redis]
     accountId = await gw.account('1')
     key = (await gw.key(accountId)).key
     expect((await gw.chat(key, { model: 'test/cheap', messages: hello })).status).toBe(200)
   })
-  afterAll(async () => {
-    await gw.close()
-    await redis.kill()
-  })
+  afterAll(() => gw.close())
 
   test('a Redis that stops answering gives 502 admission_unconfirmed within the bound, nothing sent', async () => {
     const sent = gw.upstream.requests.length

@@ -4,9 +4,8 @@
 // (`trial_exhausted` and `request_in_progress` belong to the dashboard's free chat, not to the API.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { errorTable, type ErrorCode } from '../../../shared/errors.ts'
-import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
+import { startGatewayOnOwnRedis, startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { holdsEnded, ledgerOf, settledAccount } from '../../helpers/ledger.ts'
-import { redisServerBinary, startRedisProcess, type RedisProcess } from '../../helpers/redis-process.ts'
 import { describeWith, uniqueName } from '../../helpers/services.ts'
 
 type Style = 'chat' | 'messages' | 'responses'
@@ -293,24 +292,18 @@ describeWith(['postgres', 'redis'], 'every API error code', () => {
 })
 
 describeWith('postgres', 'admission_unconfirmed in the error table', () => {
-  let redis: RedisProcess
-  let gw: TestGateway
+  let gw: Awaited<ReturnType<typeof startGatewayOnOwnRedis>>
   beforeAll(async () => {
-    if (!redisServerBinary) throw new Error('redis-server is needed for this suite')
-    redis = await startRedisProcess()
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', env: { REDIS_URL: redis.url, ADMISSION_TIMEOUT_MS: '200' } })
+    gw = await startGatewayOnOwnRedis()
   })
-  afterAll(async () => {
-    await gw.close()
-    await redis.kill()
-  })
+  afterAll(() => gw.close())
 
   test('502 admission_unconfirmed in every style when the admission store is gone, nothing sent', async () => {
     const accountId = await gw.account('1')
     const created = await gw.key(accountId)
     const caller = { accountId, keyId: created.id, key: created.key }
     expect((await gw.app.api.handle(requestFor('chat', caller, {}))).status).toBe(200)
-    await redis.kill()
+    await gw.redis.kill()
     const sent = gw.upstream.requests.length
     for (const style of STYLES) {
       const response = await gw.app.api.handle(requestFor(style, caller, {}))

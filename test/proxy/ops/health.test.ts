@@ -1,8 +1,8 @@
 // GET /healthz and GET /readyz on both servers: up, ready while both stores answer, unready (503) when
 // one does not or while the process drains.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
-import { redisServerBinary, startRedisProcess, type RedisProcess } from '../../helpers/redis-process.ts'
+import { startGatewayOnOwnRedis, startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
+import type { RedisProcess } from '../../helpers/redis-process.ts'
 import { describeWith } from '../../helpers/services.ts'
 
 type Probe = { status: string; checks?: Record<string, string> }
@@ -33,17 +33,13 @@ describeWith('postgres', 'health and readiness', () => {
 })
 
 describeWith('postgres', 'readiness with a store unreachable', () => {
+  let gw: Awaited<ReturnType<typeof startGatewayOnOwnRedis>>
   let redis: RedisProcess
-  let gw: TestGateway
   beforeAll(async () => {
-    if (!redisServerBinary) throw new Error('redis-server is needed for this suite')
-    redis = await startRedisProcess()
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', env: { REDIS_URL: redis.url, ADMISSION_TIMEOUT_MS: '200' } })
+    gw = await startGatewayOnOwnRedis()
+    redis = gw.redis
   })
-  afterAll(async () => {
-    await gw.close().catch(() => undefined)
-    await redis.kill()
-  })
+  afterAll(() => gw.close())
 
   test('a Redis that does not answer makes both servers unready within the probe bound', async () => {
     expect((await probe(gw, 'api', '/readyz')).status).toBe(200)
