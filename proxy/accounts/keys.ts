@@ -22,8 +22,8 @@ export type KeyOptions = {
 }
 
 export async function createKey(deps: OperatorDeps, options: KeyOptions): Promise<{ id: string; key: string; prefix: string }> {
-  const unknown = (options.models ?? []).filter((model) => !deps.catalog.models.has(model))
-  if (unknown.length > 0) throw new ServiceError('invalid_request', `Unknown model IDs: ${unknown.join(', ')}.`, { param: 'models' })
+  // No models given means any model (the older behaviour of `key create`).
+  const models = options.models && options.models.length > 0 ? checkModelIds(deps.catalog, options.models, 'models') : null
   const [account] = await deps.sql`SELECT 1 FROM accounts WHERE id = ${options.accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${options.accountId}.`)
   const id = newKeyId()
@@ -34,7 +34,7 @@ export async function createKey(deps: OperatorDeps, options: KeyOptions): Promis
     INSERT INTO api_keys (id, account_id, name, prefix, key_hash, rpm_limit, tpm_limit, concurrency_limit,
                           daily_limit_nano, monthly_limit_nano, allowed_models)
     VALUES (${id}, ${options.accountId}, ${options.name ?? ''}, ${prefix}, ${hash}, ${options.rpm ?? null}, ${options.tpm ?? null},
-            ${options.concurrency ?? null}, ${daily}, ${monthly}, ${options.models && options.models.length > 0 ? options.models : null})`
+            ${options.concurrency ?? null}, ${daily}, ${monthly}, ${models})`
   // A cached "no such key" for this prefix must not outlive the creation.
   await deps.keys.invalidate({ prefix })
   return { id, key, prefix }

@@ -1,6 +1,6 @@
 /**
  * Checks of the lists an operator saves as policy (a key's, a guardrail's or an account's allowed models,
- * an account's allowed providers): exact catalog IDs, no empty list. Access is checked against exact model
+ * an account's allowed providers): exact catalog IDs (chat or image models), no empty list. Access is checked against exact model
  * IDs on the hot path, so an alias here would never match anything.
  */
 import { ServiceError } from '../../shared/errors.ts'
@@ -10,7 +10,7 @@ import type { Catalog } from '../catalog/catalog.ts'
 export function checkModelIds(catalog: Catalog, ids: string[] | null, param: string): string[] | null {
   if (ids === null) return null
   nonEmpty(ids, param, 'model')
-  const unknown = ids.filter((id) => !catalog.models.has(id))
+  const unknown = ids.filter((id) => !catalog.models.has(id) && !catalog.images.has(id))
   if (unknown.length > 0) {
     const aliases = unknown.filter((id) => catalog.aliases.has(id) || catalog.autos.has(id))
     const hint = aliases.length > 0 ? ' Aliases and automatic choices are not allowed here; list the model IDs they stand for.' : ' GET /api/v1/models lists them.'

@@ -78,6 +78,11 @@ describeWith('postgres', 'image requests', () => {
       expect(gw.imageCalls()).toBe(0)
       expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({ heldNano: 0 })
     })
+
+    test('an image model can be on a key allowlist', async () => {
+      const images = (await gw.key(accountId, { models: ['test/image'] })).key
+      expect((await gw.images(images, { model: 'test/image', prompt: 'x' })).status).toBe(200)
+    })
   })
 
   describe('the guardrail', () => {
