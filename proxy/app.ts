@@ -29,6 +29,8 @@ import { initMetrics, setBreakerSource } from './ops/metrics.ts'
 import type { OpsDeps } from './ops/ops-routes.ts'
 import { resolveOperatorToken } from './site/operator-token.ts'
 import { siteServer } from './site/site-server.ts'
+import type { AdminDeps } from './site/admin/admin-deps.ts'
+import { systemClock } from './clock.ts'
 import { migrate } from '../sql/migrate.ts'
 import { join } from 'node:path'
 
@@ -85,6 +87,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const writer = new RecordWriter(sql, store, config.LEDGER_FLUSH_MS)
   const inflight = new Inflight()
   const health = new RouteHealth({ failures: config.BREAKER_FAILURES, openMs: config.BREAKER_OPEN_MS })
+  const clock = systemClock()
   await health.refreshPauses(sql)
   const gateway: Gateway = {
     catalog,
@@ -97,6 +100,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     responses: new ResponseStore(sql),
     catalogReads,
     health,
+    clock,
     invalidKeys: { limiter: catalogReads.limiter, perMinute: config.INVALID_KEYS_PER_MINUTE },
     limits: {
       upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
@@ -114,14 +118,16 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     catalog,
     keyDefaults: { dailyLimitNano: config.keyDailyLimitNano, monthlyLimitNano: config.keyMonthlyLimitNano },
     health,
+    clock,
   }
+  const admin: AdminDeps = { ...operator, config }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
   const ops: OpsDeps = { readiness: { sql, store, draining: () => draining }, metricsToken: config.METRICS_TOKEN }
   initMetrics({ knownModel: (id) => catalog.models.has(id), openHolds: () => inflight.size, inflightRequests: () => gateway.ceiling.inUse })
   setBreakerSource(() => health.states())
   const api = apiServer(gateway, ops)
-  const site = siteServer(operator, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist'), ops })
+  const site = siteServer(admin, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist'), ops })
 
   let stopMaintenance: (() => void) | undefined
   let pauseTimer: ReturnType<typeof setInterval> | undefined

@@ -53,6 +53,8 @@ export const errorTable = {
   // The service's own codes, for conditions the spec's table does not name.
   not_found: { status: 404, retry: false, openaiType: 'invalid_request_error', messagesType: 'not_found_error' },
   unauthorized: { status: 401, retry: false, openaiType: 'authentication_error', messagesType: 'authentication_error' },
+  forbidden: { status: 403, retry: false, ...permission },
+  conflict: { status: 409, retry: false, ...invalid },
   internal_error: { status: 500, retry: true, ...server },
 } as const satisfies Record<string, ErrorSpec>
 

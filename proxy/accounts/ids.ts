@@ -4,3 +4,4 @@ import { randomBase58 } from '../keys/api-key.ts'
 export const newAccountId = () => `acct_${randomBase58(16)}`
 export const newKeyId = () => `key_${randomBase58(16)}`
 export const newCreditId = () => `crd_${randomBase58(20)}`
+export const newUserId = () => `usr_${randomBase58(16)}`

@@ -2,6 +2,7 @@
 import type { Sql } from 'postgres'
 import type { AdmissionStore } from '../admission/store.ts'
 import type { Catalog } from '../catalog/catalog.ts'
+import type { Clock } from '../clock.ts'
 import type { KeyCache } from '../keys/key-cache.ts'
 
 export type KeyDefaults = { dailyLimitNano: number; monthlyLimitNano: number }
@@ -12,6 +13,7 @@ export type OperatorDeps = {
   keys: KeyCache
   catalog: Catalog
   keyDefaults: KeyDefaults
+  clock: Clock
   /** The process's route health, re-read after a provider pause changes so it applies here at once. */
   health?: { refreshPauses(sql: Sql): Promise<void> }
 }

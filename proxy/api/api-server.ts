@@ -40,7 +40,7 @@ async function listModels(gw: Gateway, request: Request, address: string): Promi
   const call = newCall('chat')
   const messagesClient = request.headers.has('anthropic-version')
   const render = (error: ServiceError) => (messagesClient ? messagesErrorBody(error, call.requestId) : chatErrorBody(error))
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: messagesClient, address: () => address, nowMs: Date.now() })
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: messagesClient, address: () => address })
   if (!auth.ok) return errorResponse(call, auth.error, render)
   const catalog = await readCatalog(gw.catalogReads, address)
   if (catalog instanceof ServiceError) return errorResponse(call, catalog, render)

@@ -14,7 +14,7 @@ import { chatErrorBody } from '../styles/chat/render-error.ts'
 export function responsesRoutes(gw: Gateway) {
   const answer = async (request: Request, address: () => string, id: string, act: (accountId: string) => Promise<Record<string, unknown> | undefined>) => {
     const call = newCall('responses')
-    const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address, nowMs: Date.now() })
+    const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
     if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
     const result = await act(auth.key.accountId)
     if (!result) return errorResponse(call, new ServiceError('not_found', `No stored response ${id}.`), chatErrorBody)

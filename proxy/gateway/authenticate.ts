@@ -6,6 +6,7 @@
  */
 import { ServiceError } from '../../shared/errors.ts'
 import { digestsEqual, hashApiKey, KEY_PATTERN, STORED_PREFIX_LENGTH } from '../keys/api-key.ts'
+import type { Clock } from '../clock.ts'
 import type { KeyCache } from '../keys/key-cache.ts'
 import { invalidKeyRefusal, type InvalidKeyLimits } from '../limits/invalid-keys.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
@@ -49,11 +50,11 @@ export async function authenticate(presented: string | undefined, keys: KeyCache
 
 /** Stage 3 for any API endpoint: the presented key, with the per-address limit applied to invalid ones. */
 export async function authenticateRequest(
-  gw: { keys: KeyCache; invalidKeys: InvalidKeyLimits },
+  gw: { keys: KeyCache; invalidKeys: InvalidKeyLimits; clock: Clock },
   request: Request,
-  options: { allowXApiKey: boolean; address: () => string; nowMs: number },
+  options: { allowXApiKey: boolean; address: () => string },
 ): Promise<AuthResult> {
-  const auth = await authenticate(presentedKey(request.headers, options.allowXApiKey), gw.keys, options.nowMs)
+  const auth = await authenticate(presentedKey(request.headers, options.allowXApiKey), gw.keys, gw.clock.now())
   if (auth.ok) return auth
   return { ok: false, error: await invalidKeyRefusal(gw.invalidKeys, options.address(), auth.error) }
 }

@@ -7,6 +7,7 @@ import type { KeyCache } from '../keys/key-cache.ts'
 import type { RecordWriter } from '../ledger/record-writer.ts'
 import type { ResponseStore } from '../styles/responses/stored.ts'
 import type { InvalidKeyLimits } from '../limits/invalid-keys.ts'
+import type { Clock } from '../clock.ts'
 import type { RouteHealth } from '../routing/health.ts'
 import type { Ceiling } from './ceiling.ts'
 import type { Inflight } from './inflight.ts'
@@ -34,6 +35,8 @@ export type Gateway = {
   responses: ResponseStore
   catalogReads: CatalogReads
   health: RouteHealth
+  /** Key expiry is checked against it (tests move it to cross a rotation's grace). */
+  clock: Clock
   invalidKeys: InvalidKeyLimits
   limits: GatewayLimits
 }

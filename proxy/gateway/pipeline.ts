@@ -96,7 +96,7 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   call.stream = requested.stream
   call.requestedModel = requested.model
 
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address, nowMs: call.startedAtMs })
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
   if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
   const prepared = await style.prepare?.(body, key.accountId)

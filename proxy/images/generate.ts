@@ -71,7 +71,7 @@ async function run(gw: Gateway, call: Call, request: Request, address: () => str
   const body = valid.value
   call.requestedModel = body.model
 
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address, nowMs: call.startedAtMs })
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
   if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
 

@@ -19,7 +19,7 @@ import { readImageRequest, type ImageRequestRow } from './image-request-store.ts
 
 export async function imageStatus(gw: Gateway, request: Request, address: () => string): Promise<Response> {
   const call = newCall('images')
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address, nowMs: call.startedAtMs })
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
   if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
   const requestId = new URL(request.url).searchParams.get('request_id')?.trim()
   if (!requestId) {

@@ -6,20 +6,23 @@
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 import { ServiceError } from '../../shared/errors.ts'
-import type { OperatorDeps } from '../accounts/operator-deps.ts'
 import { clientAddress, readCatalog, type CatalogReads } from '../api/catalog-routes.ts'
 import { log } from '../log/log.ts'
 import { opsRoutes, type OpsDeps } from '../ops/ops-routes.ts'
 import { operatorRoutes } from './operator-routes.ts'
-import { siteError } from './site-error.ts'
+import type { AdminDeps } from './admin/admin-deps.ts'
+import { adminRoutes } from './admin/admin-routes.ts'
+import { siteError, validationError } from './site-error.ts'
 
-export function siteServer(deps: OperatorDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
-  return new Elysia({ name: 'site' })
+export function siteServer(deps: AdminDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
+  // normalize: false, so fields a schema does not know are refused rather than silently dropped.
+  return new Elysia({ name: 'site', normalize: false })
     .onAfterHandle(({ set }) => {
       set.headers['referrer-policy'] = 'no-referrer'
     })
     .onError(({ code, error, request }) => {
       if (error instanceof ServiceError) return siteError(error)
+      if (code === 'VALIDATION') return siteError(validationError(error.type, error))
       if (code === 'NOT_FOUND') return siteError(new ServiceError('not_found', `No endpoint at ${request.method} ${new URL(request.url).pathname}.`))
       if (code === 'PARSE') return siteError(new ServiceError('invalid_request', 'Request body is not valid JSON.'))
       log.error('site request failed', { error })
@@ -32,6 +35,7 @@ export function siteServer(deps: OperatorDeps, options: { operatorToken: string;
       return listing instanceof ServiceError ? siteError(listing) : listing
     })
     .use(operatorRoutes(deps, options.operatorToken))
+    .use(adminRoutes(deps))
     .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))
 }
 

@@ -255,7 +255,7 @@ describeWith(['postgres', 'redis'], 'every API error code', () => {
 
   test('the table covers every code of the spec that the API server can give', () => {
     const dashboardOnly = new Set(['trial_exhausted', 'request_in_progress'])
-    const own = new Set(['not_found', 'unauthorized', 'internal_error', 'admission_unconfirmed'])
+    const own = new Set(['not_found', 'unauthorized', 'forbidden', 'conflict', 'internal_error', 'admission_unconfirmed'])
     const spec = Object.keys(errorTable).filter((code) => !dashboardOnly.has(code) && !own.has(code))
     expect(cases.map((c): string => c.code).toSorted()).toEqual(spec.toSorted())
   })

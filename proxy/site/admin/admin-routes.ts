@@ -1,0 +1,38 @@
+/**
+ * The admin API (`/admin/v1` on the site server), what the dashboard calls: session-authenticated, each
+ * write checked for its origin, CORS only for the configured dashboard origins, and described as OpenAPI
+ * (`/admin/v1/openapi`, `/admin/v1/openapi/json`) from the TypeBox schemas in `shared/schemas/admin/`.
+ * Every object route checks that the object belongs to the session's account (another account's → 404).
+ */
+import { cors } from '@elysiajs/cors'
+import { openapi } from '@elysiajs/openapi'
+import { Elysia } from 'elysia'
+import type { AdminDeps } from './admin-deps.ts'
+import { checkOrigin } from './csrf.ts'
+import { sessionRoutes } from './session-routes.ts'
+
+export function adminRoutes(deps: AdminDeps) {
+  const origins = allowedOrigins(deps)
+  return new Elysia({ prefix: '/admin/v1', normalize: false })
+    .use(cors({ origin: [...origins], credentials: true, allowedHeaders: ['content-type'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }))
+    .use(
+      openapi({
+        path: '/openapi',
+        documentation: {
+          info: { title: 'Model Gateway admin API', version: '1', description: 'What the dashboard calls. Authenticated by the session cookie.' },
+        },
+      }),
+    )
+    .onBeforeHandle(({ request }) => {
+      const refused = checkOrigin(request, origins)
+      if (refused) throw refused
+    })
+    .use(sessionRoutes(deps))
+}
+
+/** The site's public origin and the configured dashboard origins. */
+function allowedOrigins(deps: AdminDeps): Set<string> {
+  const origins = new Set(deps.config.DASHBOARD_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean))
+  if (deps.config.PUBLIC_SITE_URL) origins.add(new URL(deps.config.PUBLIC_SITE_URL).origin)
+  return origins
+}
