@@ -31,6 +31,7 @@ import { resolveOperatorToken } from './site/operator-token.ts'
 import { siteServer } from './site/site-server.ts'
 import type { AdminDeps } from './site/admin/admin-deps.ts'
 import { systemClock } from './clock.ts'
+import { createMailer } from './people/mailer.ts'
 import { migrate } from '../sql/migrate.ts'
 import { join } from 'node:path'
 
@@ -41,6 +42,8 @@ export type App = {
   database: Database
   api: ReturnType<typeof apiServer>
   site: ReturnType<typeof siteServer>
+  /** What the admin API and the account routes of the API server use (mailer included). */
+  admin: AdminDeps
   operatorToken: string
   /** Starts listening (the API server only, for extra workers); returns the URLs. */
   listen(options?: { apiOnly?: boolean }): { apiUrl: string; siteUrl: string }
@@ -120,13 +123,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     health,
     clock,
   }
-  const admin: AdminDeps = { ...operator, config }
+  const admin: AdminDeps = { ...operator, config, mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR }) }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
   const ops: OpsDeps = { readiness: { sql, store, draining: () => draining }, metricsToken: config.METRICS_TOKEN }
   initMetrics({ knownModel: (id) => catalog.models.has(id), openHolds: () => inflight.size, inflightRequests: () => gateway.ceiling.inUse })
   setBreakerSource(() => health.states())
-  const api = apiServer(gateway, ops)
+  const api = apiServer(gateway, ops, admin)
   const site = siteServer(admin, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist'), ops })
 
   let stopMaintenance: (() => void) | undefined
@@ -140,6 +143,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     database,
     api,
     site,
+    admin,
     operatorToken,
     listen(options = {}) {
       writer.start()

@@ -4,6 +4,7 @@
  * 'none') so the size limit and the error shape stay the gateway's.
  */
 import { Elysia } from 'elysia'
+import type { AdminDeps } from '../site/admin/admin-deps.ts'
 import { choiceEntry, listing } from '../catalog/catalog-listing.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
 import { PRESET_PREFIX } from '../routing/presets.ts'
@@ -58,7 +59,8 @@ function withPresets(catalog: Record<string, unknown>, presets: KeyRecord['prese
   return listing([...(catalog.data as Record<string, unknown>[]), ...entries])
 }
 
-export function apiServer(gw: Gateway, ops: OpsDeps) {
+/** `admin`: for the account routes the spec puts on the API server (/me/claim, /keys/:id/rotate). */
+export function apiServer(gw: Gateway, ops: OpsDeps, admin: AdminDeps) {
   return new Elysia({ name: 'api' })
     .use(opsRoutes(ops))
     .use(modelRoutes(gw, '/v1'))

@@ -45,6 +45,8 @@ export const ConfigSchema = Type.Object({
   ACCOUNT_CONCURRENCY_LIMIT: Type.Integer({ minimum: 0, default: 256, description: 'Default account concurrent requests (0: no limit).' }),
   INVALID_KEYS_PER_MINUTE: Type.Integer({ ...Positive, default: 30, description: 'Requests with an invalid key allowed per client address and minute; then 429.' }),
   CATALOG_READS_PER_MINUTE: Type.Integer({ ...Positive, default: 120, description: 'Catalog reads allowed per client address and minute.' }),
+  SMTP_URL: Type.String({ default: '', description: 'SMTP server for sign-in links and alerts (smtp://user:pass@host:587); empty: mail goes to DATA_DIR/outbox.jsonl.' }),
+  MAIL_FROM: Type.String({ default: 'Model Gateway <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
   SESSION_TTL_MS: Type.Integer({ ...Positive, default: 30 * 86_400_000, description: 'Lifetime of a dashboard session cookie.' }),
   DASHBOARD_ORIGINS: Type.String({ default: '', description: 'Other origins (comma-separated) the dashboard may be served from; CORS and write checks allow them.' }),
   KEY_DAILY_LIMIT_USD: Type.String({ ...Usd, default: '50', description: 'Default daily spend cap of a new key.' }),
