@@ -32,6 +32,10 @@ import { siteServer } from './site/site-server.ts'
 import type { AdminDeps } from './site/admin/admin-deps.ts'
 import { systemClock } from './clock.ts'
 import { createMailer } from './people/mailer.ts'
+import { resolveAltchaKey } from './people/altcha-key.ts'
+import { CreditAlerts } from './alerts/credit-alerts.ts'
+import { resolveVapidKeys } from './alerts/vapid-keys.ts'
+import { MemoryChatLock, RedisChatLock } from './playground/chat-lock.ts'
 import { migrate } from '../sql/migrate.ts'
 import { join } from 'node:path'
 
@@ -119,11 +123,34 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     store,
     keys,
     catalog,
-    keyDefaults: { dailyLimitNano: config.keyDailyLimitNano, monthlyLimitNano: config.keyMonthlyLimitNano },
+    keyDefaults: {
+      dailyLimitNano: config.keyDailyLimitNano,
+      monthlyLimitNano: config.keyMonthlyLimitNano,
+      accountless: { dailyLimitNano: config.accountlessKeyDailyLimitNano, monthlyLimitNano: config.accountlessKeyMonthlyLimitNano },
+    },
     health,
     clock,
   }
-  const admin: AdminDeps = { ...operator, config, mailer: createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR }) }
+  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR })
+  // Credit alerts are checked off the request path, after the writer committed an account's charges.
+  const alerts = new CreditAlerts({ sql, store, mailer, vapid: await resolveVapidKeys(config), siteUrl: config.PUBLIC_SITE_URL })
+  writer.onCharged = (accountIds) => alerts.charged(accountIds)
+  const admin: AdminDeps = {
+    ...operator,
+    config,
+    mailer,
+    limiter: catalogReads.limiter,
+    altchaKey: await resolveAltchaKey(config.ALTCHA_HMAC_KEY, config.DATA_DIR),
+    playground: {
+      gateway,
+      lock: redis ? await RedisChatLock.create(redis) : new MemoryChatLock(),
+      freeMessages: config.FREE_CHAT_MESSAGES,
+      freeModel: config.FREE_CHAT_MODEL,
+      // A non-streaming answer ends within the upstream timeout; the lock outlives only a process that died.
+      lockTtlMs: config.UPSTREAM_TIMEOUT_MS + 60_000,
+    },
+    alerts,
+  }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
   const ops: OpsDeps = { readiness: { sql, store, draining: () => draining }, metricsToken: config.METRICS_TOKEN }
@@ -166,6 +193,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         stopMaintenance?.()
         clearInterval(pauseTimer)
         await writer.stop()
+        await alerts.idle()
         await store.close()
         if (redis) await keys.disconnect()
         if (!overrides.database) await database.close()

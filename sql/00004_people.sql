@@ -102,3 +102,18 @@ CREATE TABLE usage_hourly (
   charged_nano    bigint NOT NULL DEFAULT 0,
   PRIMARY KEY (account_id, hour, key_id, model)
 );
+
+-- Accountless setup: when the owner confirmed having saved both secrets (the key and the dashboard link);
+-- the top-up step is offered only after it (an accountless account has no recovery).
+ALTER TABLE accounts ADD COLUMN secrets_confirmed_at timestamptz;
+
+-- Pending team invites of an account (the team page lists them).
+CREATE INDEX email_tokens_account ON email_tokens (account_id) WHERE account_id IS NOT NULL;
+
+-- Suspension: suspended_reason is the cause (chargeback, sanctions, abuse, operator), this the free-text note.
+ALTER TABLE accounts ADD COLUMN suspended_note text;
+
+-- The dashboard playground's key of the account (named "Playground"): paid and free playground chat run
+-- through the gateway as this key, so they are limited, charged and logged like any request. Its secret is
+-- never kept: only the service uses it, in process. Replaced when revoked or rotated out.
+ALTER TABLE accounts ADD COLUMN playground_key_id text REFERENCES api_keys (id);

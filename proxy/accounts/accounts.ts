@@ -6,6 +6,7 @@
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import { loadAccount } from '../admission/load-account.ts'
+import { rearmAlert } from '../alerts/rearm.ts'
 import { newAccountId, newCreditId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 
@@ -30,6 +31,8 @@ export async function creditAccount(deps: OperatorDeps, accountId: string, amoun
   const applied = await deps.store.credit(accountId, entryId, amountNano)
   if (applied.status === 'cold') await loadAccount(deps.sql, deps.store, accountId)
   const { availableNano } = await deps.store.snapshot(accountId)
+  // A credit alert that fired is armed again once the balance is back at its threshold.
+  await rearmAlert(deps.sql, accountId, availableNano)
   return { accountId, entryId, amountNano, amountUsd: nanoToUsd(amountNano), availableNano, availableUsd: nanoToUsd(availableNano) }
 }
 

@@ -5,3 +5,4 @@ export const newAccountId = () => `acct_${randomBase58(16)}`
 export const newKeyId = () => `key_${randomBase58(16)}`
 export const newCreditId = () => `crd_${randomBase58(20)}`
 export const newUserId = () => `usr_${randomBase58(16)}`
+export const newTicketId = () => `tkt_${randomBase58(16)}`

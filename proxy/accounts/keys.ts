@@ -24,12 +24,14 @@ export type KeyOptions = {
 export async function createKey(deps: OperatorDeps, options: KeyOptions): Promise<{ id: string; key: string; prefix: string }> {
   // No models given means any model (the older behaviour of `key create`).
   const models = options.models && options.models.length > 0 ? checkModelIds(deps.catalog, options.models, 'models') : null
-  const [account] = await deps.sql`SELECT 1 FROM accounts WHERE id = ${options.accountId}`
+  const [account] = await deps.sql<{ kind: 'accountless' | 'identity' }[]>`SELECT kind FROM accounts WHERE id = ${options.accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${options.accountId}.`)
   const id = newKeyId()
   const { key, prefix, hash } = generateApiKey()
-  const daily = options.dailyLimitNano === undefined ? deps.keyDefaults.dailyLimitNano : options.dailyLimitNano
-  const monthly = options.monthlyLimitNano === undefined ? deps.keyDefaults.monthlyLimitNano : options.monthlyLimitNano
+  // Spend caps are on by default, lower for accountless keys (no identity, so no recovery if a key leaks).
+  const defaults = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
+  const daily = options.dailyLimitNano === undefined ? defaults.dailyLimitNano : options.dailyLimitNano
+  const monthly = options.monthlyLimitNano === undefined ? defaults.monthlyLimitNano : options.monthlyLimitNano
   await deps.sql`
     INSERT INTO api_keys (id, account_id, name, prefix, key_hash, rpm_limit, tpm_limit, concurrency_limit,
                           daily_limit_nano, monthly_limit_nano, allowed_models)

@@ -5,7 +5,10 @@ import type { Catalog } from '../catalog/catalog.ts'
 import type { Clock } from '../clock.ts'
 import type { KeyCache } from '../keys/key-cache.ts'
 
-export type KeyDefaults = { dailyLimitNano: number; monthlyLimitNano: number }
+export type KeyCaps = { dailyLimitNano: number; monthlyLimitNano: number }
+
+/** Default spend caps of a new key: the identity account's, and the lower ones of an accountless account. */
+export type KeyDefaults = KeyCaps & { accountless: KeyCaps }
 
 export type OperatorDeps = {
   sql: Sql

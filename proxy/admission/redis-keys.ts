@@ -16,6 +16,8 @@ export const redisKeys = {
   sweepLock: 'admission:sweep-lock',
   /** Pub/sub channel of key-cache invalidations. */
   keyInvalidation: 'keys:invalidate',
+  /** The account's free playground chat in progress (one at a time); holds the owner's token. */
+  freeChatLock: (accountId: string) => `${tag(accountId)}:free-chat`,
   /** Requests of one address in the current window of a per-address limit. */
   addressWindow: (scope: string, address: string) => `address:${scope}:${address}`,
 }

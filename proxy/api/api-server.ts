@@ -24,6 +24,8 @@ import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 import { log } from '../log/log.ts'
 import { opsRoutes, type OpsDeps } from '../ops/ops-routes.ts'
+import { claimRoutes } from './claim-routes.ts'
+import { keyRotationRoute } from './key-rotation-route.ts'
 
 function modelRoutes(gw: Gateway, prefix: string) {
   const responses = responsesStyle(gw.responses)
@@ -65,6 +67,8 @@ export function apiServer(gw: Gateway, ops: OpsDeps, admin: AdminDeps) {
     .use(opsRoutes(ops))
     .use(modelRoutes(gw, '/v1'))
     .use(modelRoutes(gw, '/api/v1'))
+    .use(claimRoutes(gw, admin))
+    .use(keyRotationRoute(gw, admin))
     .onError(({ code, request, error }) => {
       if (code === 'NOT_FOUND') return unknownPath(request)
       const failure = new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')

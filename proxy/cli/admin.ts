@@ -12,6 +12,8 @@ const usage = `Usage: bun run admin -- <command> [options]
   account create [--credit-usd N]
   account show --account ID
   credit --account ID --usd N [--reason TEXT]
+  account suspend ACCOUNT_ID --reason chargeback|sanctions|abuse|operator [--note TEXT]
+  account unsuspend ACCOUNT_ID
   key create --account ID [--name TEXT] [--rpm N] [--tpm N] [--concurrency N]
              [--daily-usd N|none] [--monthly-usd N|none] [--models a,b]
   key update KEY_ID [--guardrail ID|none] [--models a,b|none] [--rpm N|none] [--tpm N|none]
@@ -35,6 +37,11 @@ const usage = `Usage: bun run admin -- <command> [options]
   provider pause PROVIDER_ID (--minutes N | --until ISO-TIME) [--reason TEXT]
   provider resume PROVIDER_ID
 
+  support list [--status open|answered|closed]
+  support show TICKET_ID
+  support answer TICKET_ID --body TEXT [--no-mail]   (e-mails the customer unless --no-mail)
+  support close TICKET_ID
+
 Environment: SITE_URL (default http://127.0.0.1:$SITE_PORT), ADMIN_TOKEN (default: DATA_DIR/admin-token).`
 
 const options = {
@@ -42,6 +49,7 @@ const options = {
   'credit-usd': { type: 'string' },
   usd: { type: 'string' },
   reason: { type: 'string' },
+  note: { type: 'string' },
   id: { type: 'string' },
   name: { type: 'string' },
   rpm: { type: 'string' },
@@ -62,6 +70,9 @@ const options = {
   filters: { type: 'string' },
   minutes: { type: 'string' },
   until: { type: 'string' },
+  status: { type: 'string' },
+  body: { type: 'string' },
+  'no-mail': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const
 
@@ -163,10 +174,16 @@ function route(words: string[], values: Values): { method: string; path: string;
   }
 }
 
-/** Commands that name their records positionally: keys' policy, presets, routing, guardrails, providers. */
+/** Commands that name their records positionally: suspension, keys' policy, presets, routing, guardrails, providers. */
 function policyRoute(words: string[], values: Values): { method: string; path: string; body?: unknown } {
   const [group, action, ...args] = words
   switch (`${group} ${action}`) {
+    case 'account suspend': {
+      const [accountId] = positional(args, ['ACCOUNT_ID'])
+      return { method: 'POST', path: `/accounts/${accountId}/suspend`, body: { reason: required(values, 'reason'), note: values.note } }
+    }
+    case 'account unsuspend':
+      return { method: 'POST', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/unsuspend` }
     case 'key update': {
       const [keyId] = positional(args, ['KEY_ID'])
       const guardrail = values.guardrail === 'none' ? null : (values.guardrail as string | undefined)
@@ -220,6 +237,17 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
       const [providerId] = positional(args, ['PROVIDER_ID'])
       return { method: 'POST', path: `/providers/${providerId}/pause`, body: { minutes: decimal(values, 'minutes'), until: values.until, reason: values.reason } }
     }
+    case 'support list':
+      positional(args, [])
+      return { method: 'GET', path: `/support/tickets${values.status ? `?status=${encodeURIComponent(String(values.status))}` : ''}` }
+    case 'support show':
+      return { method: 'GET', path: `/support/tickets/${positional(args, ['TICKET_ID'])[0]}` }
+    case 'support answer': {
+      const [ticketId] = positional(args, ['TICKET_ID'])
+      return { method: 'POST', path: `/support/tickets/${ticketId}/answer`, body: { body: required(values, 'body'), email: values['no-mail'] !== true } }
+    }
+    case 'support close':
+      return { method: 'POST', path: `/support/tickets/${positional(args, ['TICKET_ID'])[0]}/close` }
     case 'provider resume':
       return { method: 'POST', path: `/providers/${positional(args, ['PROVIDER_ID'])[0]}/resume` }
     default:

@@ -51,6 +51,23 @@ export const ConfigSchema = Type.Object({
   DASHBOARD_ORIGINS: Type.String({ default: '', description: 'Other origins (comma-separated) the dashboard may be served from; CORS and write checks allow them.' }),
   KEY_DAILY_LIMIT_USD: Type.String({ ...Usd, default: '50', description: 'Default daily spend cap of a new key.' }),
   KEY_MONTHLY_LIMIT_USD: Type.String({ ...Usd, default: '500', description: 'Default monthly spend cap of a new key.' }),
+  ACCOUNTLESS_KEY_DAILY_LIMIT_USD: Type.String({ ...Usd, default: '10', description: 'Default daily spend cap of a new key of an accountless account (no identity, no recovery).' }),
+  ACCOUNTLESS_KEY_MONTHLY_LIMIT_USD: Type.String({ ...Usd, default: '100', description: 'Default monthly spend cap of a new key of an accountless account.' }),
+  ALTCHA_HMAC_KEY: Type.String({ default: '', description: 'Secret signing the bot-check challenges of accountless setup; empty means one is generated under DATA_DIR (set it when several hosts serve the site).' }),
+  ALTCHA_CHALLENGE_TTL_MS: Type.Integer({ ...Positive, default: 600_000, description: 'How long a bot-check challenge may be solved and used; a used one is remembered this long.' }),
+  ALTCHA_COST: Type.Integer({ ...Positive, default: 1_000, description: 'PBKDF2 iterations per bot-check attempt (work per guess).' }),
+  ALTCHA_MAX_COUNTER: Type.Integer({ minimum: 2, default: 5_000, description: 'Upper bound of the bot-check answer (guesses needed: between half of it and all of it).' }),
+  MAGIC_LINK_TTL_MS: Type.Integer({ ...Positive, default: 900_000, description: 'Lifetime of an e-mailed sign-in, claim or team-invite link (single use).' }),
+  SIWE_CHAIN_ID: Type.Integer({ ...Positive, default: 1, description: 'Chain ID a Sign-In with Ethereum message must name.' }),
+  WALLET_NONCE_TTL_MS: Type.Integer({ ...Positive, default: 600_000, description: 'Lifetime of a Sign-In with Ethereum nonce (single use).' }),
+  SIGN_IN_ATTEMPTS_PER_MINUTE: Type.Integer({ ...Positive, default: 10, description: 'Per client address and minute: wrong dashboard links, sign-in and claim mails, wallet nonces and sign-ins; then 429.' }),
+  MAILS_PER_RECIPIENT_PER_MINUTE: Type.Integer({ ...Positive, default: 3, description: 'Sign-in, claim and invite mails to one e-mail address per minute; then 429.' }),
+  FREE_CHAT_MESSAGES: Type.Integer({ minimum: 0, default: 10, description: 'Free chat messages per account in the dashboard playground (the trial); then 402 trial_exhausted.' }),
+  FREE_CHAT_MODEL: Type.String({ minLength: 1, default: 'service/auto:free', description: 'What free playground chat uses: a free automatic choice or a free model of the catalog (never a paid one).' }),
+  VAPID_PUBLIC_KEY: Type.String({ default: '', description: 'Browser-push (VAPID) public key, base64url; empty (with VAPID_PRIVATE_KEY) means a pair is generated under DATA_DIR.' }),
+  VAPID_PRIVATE_KEY: Type.String({ default: '', description: 'Browser-push (VAPID) private key, base64url; set with VAPID_PUBLIC_KEY when several hosts send alerts.' }),
+  VAPID_SUBJECT: Type.String({ default: '', description: 'Contact for push services (mailto: or https:); empty: PUBLIC_SITE_URL when https, else the MAIL_FROM address.' }),
+  PUSH_ALLOW_PRIVATE_ENDPOINTS: Type.Boolean({ default: false, description: 'Accept http and private-address push endpoints (local testing only; browsers always give public https ones).' }),
   METRICS_TOKEN: Type.String({ default: '', description: 'Bearer token required by GET /metrics; empty means open.' }),
   SHUTDOWN_DRAIN_MS: Type.Integer({ minimum: 0, default: 30_000, description: 'On SIGTERM, how long open requests may finish before they are cut.' }),
 })
@@ -58,6 +75,8 @@ export const ConfigSchema = Type.Object({
 export type Config = Static<typeof ConfigSchema> & {
   keyDailyLimitNano: number
   keyMonthlyLimitNano: number
+  accountlessKeyDailyLimitNano: number
+  accountlessKeyMonthlyLimitNano: number
 }
 
 export class ConfigError extends Error {}
@@ -79,6 +98,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...config,
     keyDailyLimitNano: usdToNano(config.KEY_DAILY_LIMIT_USD)!,
     keyMonthlyLimitNano: usdToNano(config.KEY_MONTHLY_LIMIT_USD)!,
+    accountlessKeyDailyLimitNano: usdToNano(config.ACCOUNTLESS_KEY_DAILY_LIMIT_USD)!,
+    accountlessKeyMonthlyLimitNano: usdToNano(config.ACCOUNTLESS_KEY_MONTHLY_LIMIT_USD)!,
   }
 }
 

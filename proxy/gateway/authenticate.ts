@@ -40,7 +40,16 @@ export async function authenticate(presented: string | undefined, keys: KeyCache
   if (records.length === 0) return { ok: false, error: invalidKey() }
   const digest = hashApiKey(presented)
   const key = records.find((record) => digestsEqual(record.hash, digest))
-  if (!key || key.status !== 'active') return { ok: false, error: invalidKey() }
+  if (!key) return { ok: false, error: invalidKey() }
+  return checkKey(key, nowMs)
+}
+
+/**
+ * What a found key must also be: active, within its rotation grace, of an account not suspended. Also
+ * applied to the key an in-process caller (the dashboard playground) hands the pipeline directly.
+ */
+export function checkKey(key: KeyRecord, nowMs: number): AuthResult {
+  if (key.status !== 'active') return { ok: false, error: invalidKey() }
   if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) return { ok: false, error: invalidKey() }
   if (key.accountStatus === 'suspended') {
     return { ok: false, error: new ServiceError('account_suspended', 'This account is suspended. Contact support.') }

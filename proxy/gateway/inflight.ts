@@ -11,6 +11,7 @@ type Open = { accountId: string; extendedAtMs: number; cut?: () => void }
 export class Inflight {
   private readonly open = new Map<string, Open>()
   private waiters: (() => void)[] = []
+  private readonly endWaiters = new Map<string, (() => void)[]>()
 
   add(requestId: string, accountId: string): void {
     this.open.set(requestId, { accountId, extendedAtMs: Date.now() })
@@ -24,10 +25,21 @@ export class Inflight {
 
   delete(requestId: string): void {
     this.open.delete(requestId)
+    const ended = this.endWaiters.get(requestId)
+    if (ended) {
+      this.endWaiters.delete(requestId)
+      for (const wake of ended) wake()
+    }
     if (this.open.size > 0) return
     const waiters = this.waiters
     this.waiters = []
     for (const wake of waiters) wake()
+  }
+
+  /** Resolves once the request's hold has ended (at once when it has none open in this process). */
+  ended(requestId: string): Promise<void> {
+    if (!this.open.has(requestId)) return Promise.resolve()
+    return new Promise((resolve) => this.endWaiters.set(requestId, [...(this.endWaiters.get(requestId) ?? []), resolve]))
   }
 
   get size(): number {

@@ -33,7 +33,8 @@ import type { ClientStyle } from '../styles/client-style.ts'
 import type { Conversation } from '../translate/conversation.ts'
 import { admitRequest, keyAdmission } from './admit.ts'
 import { respondWithAnswer } from './answer.ts'
-import { authenticateRequest } from './authenticate.ts'
+import { authenticateRequest, checkKey } from './authenticate.ts'
+import type { KeyRecord } from '../keys/key-record.ts'
 import { newCall, type Call } from './call.ts'
 import { estimate } from './estimate.ts'
 import type { Gateway } from './gateway.ts'
@@ -50,8 +51,18 @@ import { finishCall, recordCall } from './settle.ts'
 import { recordAdmission } from '../ops/metrics.ts'
 import { validate } from './validate.ts'
 
-/** `address`: the client's address, read only when a per-address limit needs it. */
-export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, request: Request, address: () => string = () => 'unknown'): Promise<Response> {
+/**
+ * `address`: the client's address, read only when a per-address limit needs it. `as`: a key an in-process
+ * caller has already identified (the dashboard playground, acting for a signed-in account); stage 3 then
+ * checks that record instead of reading a presented key. HTTP requests never reach here with one.
+ */
+export async function handle<Body>(
+  gw: Gateway,
+  style: ClientStyle<Body>,
+  request: Request,
+  address: () => string = () => 'unknown',
+  as?: KeyRecord,
+): Promise<Response> {
   const call = newCall(style.name)
   const render = (error: ServiceError) => style.errorBody(error, call.requestId)
   const headers = style.headers(call.requestId)
@@ -67,7 +78,7 @@ export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, reques
     gw.ceiling.leave()
   }
   try {
-    return await run(gw, style, call, request, address)
+    return await run(gw, style, call, request, address, as)
   } catch (error) {
     log.error('request failed unexpectedly', { requestId: call.requestId, error })
     void finishCall(gw, call, { kind: 'release' })
@@ -77,7 +88,7 @@ export async function handle<Body>(gw: Gateway, style: ClientStyle<Body>, reques
   }
 }
 
-async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request, address: () => string): Promise<Response> {
+async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request, address: () => string, as?: KeyRecord): Promise<Response> {
   const headers = style.headers(call.requestId)
   const refuse = (error: ServiceError) => {
     const response = errorResponse(call, error, (failure) => style.errorBody(failure, call.requestId), headers)
@@ -96,7 +107,7 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   call.stream = requested.stream
   call.requestedModel = requested.model
 
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
+  const auth = as ? checkKey(as, gw.clock.now()) : await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
   if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
   const prepared = await style.prepare?.(body, key.accountId)

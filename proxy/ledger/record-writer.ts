@@ -2,12 +2,14 @@
  * Writes ledger and request-log rows to Postgres in batches, off the request path: one INSERT per table
  * per flush (one array parameter per column, unnested), idempotent by request ID (and kind), so a retried batch or a recovered outbox
  * entry never writes a row twice. Ledger rows stay queued until Postgres has them; then their outbox
- * entries in the admission store are acknowledged.
+ * entries in the admission store are acknowledged. The hourly usage rollup is kept in the request-log
+ * insert's transaction (usage-rollup.ts).
  */
-import type { Sql } from 'postgres'
+import type { Sql, TransactionSql } from 'postgres'
 import type { AdmissionStore } from '../admission/store.ts'
 import { log } from '../log/log.ts'
 import type { LedgerRow, RequestLogRow } from './rows.ts'
+import { rollUpUsage } from './usage-rollup.ts'
 
 const MAX_BATCH = 2_000
 /** Past this many queued request-log rows (Postgres unreachable for long), the oldest are dropped. */
@@ -21,6 +23,11 @@ export class RecordWriter {
   private flushing: Promise<void> | undefined
   /** Failures are logged once per streak, not on every retry. */
   private failing = false
+  /**
+   * Called with the accounts whose charges Postgres has just committed (off the request path): the
+   * credit alerts compare their live balances with their thresholds there.
+   */
+  onCharged?: (accountIds: string[]) => void
 
   constructor(
     private readonly sql: Sql,
@@ -88,8 +95,9 @@ export class RecordWriter {
       await insertLedger(this.sql, batch)
       // Postgres has these charges now: their outbox entries can go.
       await this.store.ackLedger(batch).catch((error) => log.warn('outbox acknowledgement failed; recovery will retry it', { error }))
+      this.reportCharged(batch)
     })
-    if (!ledgerWritten || !(await this.writeBatches('request log', this.logs, (batch) => insertRequestLogs(this.sql, batch)))) return
+    if (!ledgerWritten || !(await this.writeBatches('request log', this.logs, (batch) => this.writeRequestLogs(batch)))) return
     if (this.failing) log.info('record writes recovered')
     this.failing = false
     if (this.lastUsed.size > 0) {
@@ -101,6 +109,26 @@ export class RecordWriter {
         WHERE api_keys.id = u.id AND (last_used_at IS NULL OR last_used_at < u.at)`.catch((error) => {
         log.warn('last-used update failed', { error })
       })
+    }
+  }
+
+  /** The rows and the usage rollup in one transaction: the rollup counts only the rows this insert added. */
+  private async writeRequestLogs(batch: RequestLogRow[]): Promise<void> {
+    await this.sql.begin(async (tx) => {
+      const added = await insertRequestLogs(tx, batch)
+      // delete() is true once per added ID: a request ID twice in one batch is counted once, as it is logged once.
+      await rollUpUsage(tx, batch.filter((row) => added.delete(row.requestId)))
+    })
+  }
+
+  private reportCharged(batch: LedgerRow[]): void {
+    if (!this.onCharged) return
+    const accounts = new Set(batch.filter((row) => row.kind === 'charge').map((row) => row.accountId))
+    if (accounts.size === 0) return
+    try {
+      this.onCharged([...accounts])
+    } catch (error) {
+      log.warn('charge listener failed', { error })
     }
   }
 }
@@ -119,9 +147,10 @@ export async function insertLedger(sql: Sql, rows: LedgerRow[]): Promise<void> {
     ON CONFLICT (request_id, kind) DO NOTHING`
 }
 
-async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void> {
+/** Inserts the rows not yet in the log; returns the request IDs it added. */
+async function insertRequestLogs(sql: TransactionSql, rows: RequestLogRow[]): Promise<Set<string>> {
   const column = <T>(pick: (row: RequestLogRow) => T) => rows.map(pick)
-  await sql`
+  const added = await sql<{ request_id: string }[]>`
     INSERT INTO request_logs (request_id, account_id, key_id, api_style, model, served_model, provider, stream, status,
       error_code, input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms,
       started_at, finished_at)
@@ -138,5 +167,7 @@ async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void>
       ${column((row) => row.startedAtMs)}::bigint[], ${column((row) => row.finishedAtMs)}::bigint[]
     ) AS r(request_id, account_id, key_id, api_style, model, served_model, provider, stream, status, error_code,
       input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms, started_ms, finished_ms)
-    ON CONFLICT (request_id) DO NOTHING`
+    ON CONFLICT (request_id) DO NOTHING
+    RETURNING request_id`
+  return new Set(added.map((row) => row.request_id))
 }

@@ -4,7 +4,8 @@
  * the gateway does not know. Presets load with the key record: every change invalidates the account's
  * cached keys on every process.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type } from '@sinclair/typebox'
+import { PresetParams } from '../../shared/schemas/admin/policy.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import type { OperatorDeps } from '../accounts/operator-deps.ts'
 import type { Catalog } from '../catalog/catalog.ts'
@@ -13,18 +14,6 @@ import { isPresetId, PRESET_PREFIX } from '../routing/presets.ts'
 import { MAX_CANDIDATES } from '../routing/resolve.ts'
 
 export const PRESET_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
-
-/** Default parameters a preset may set: the ones every client style can carry. */
-export const PresetParams = Type.Object(
-  {
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    stop: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 4 })),
-  },
-  { additionalProperties: false },
-)
-export type PresetParams = Static<typeof PresetParams>
 
 const paramsCheck = envelope<{ params: PresetParams }>(Type.Object({ params: PresetParams }), new Set(['params']))
 

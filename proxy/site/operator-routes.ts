@@ -1,8 +1,8 @@
 /**
  * The operator API on the site server (/operator/v1), behind the operator token: what `bun run admin`
- * calls. Accounts, credits and keys; an account's presets, routing restrictions and guardrails; provider
- * pauses. Bodies are validated with TypeBox; money goes in as decimal USD and comes out as integer
- * nano-USD plus a decimal USD string.
+ * calls. Accounts, credits, suspension and keys; an account's presets, routing restrictions and
+ * guardrails; provider pauses; support tickets (support-operator-routes.ts). Bodies are validated with
+ * TypeBox; money goes in as decimal USD and comes out as integer nano-USD plus a decimal USD string.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox'
 import { Elysia } from 'elysia'
@@ -10,12 +10,15 @@ import { ServiceError } from '../../shared/errors.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { createAccount, creditAccount, showAccount } from '../accounts/accounts.ts'
 import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
-import type { OperatorDeps } from '../accounts/operator-deps.ts'
+import type { AdminDeps } from './admin/admin-deps.ts'
+import { supportOperatorRoutes } from './support-operator-routes.ts'
+import { liftSuspension, suspendAccount, type SuspensionReason } from '../accounts/suspension.ts'
 import { digestsEqual } from '../keys/api-key.ts'
 import { envelope, validate, type Envelope } from '../gateway/validate.ts'
 import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../policy/guardrails.ts'
 import { listProviders, pauseProvider, resumeProvider } from '../policy/pauses.ts'
-import { deletePreset, listPresets, PresetParams, savePreset } from '../policy/presets.ts'
+import { deletePreset, listPresets, savePreset } from '../policy/presets.ts'
+import { PresetParams } from '../../shared/schemas/admin/policy.ts'
 import { clearRouting, setRouting } from '../policy/routing.ts'
 
 const Usd = Type.Union([Type.String(), Type.Number()])
@@ -57,6 +60,7 @@ const guardrailFields = {
 }
 const NewGuardrail = Type.Object({ name: Type.String({ minLength: 1 }), ...guardrailFields })
 const GuardrailChanges = Type.Object({ name: Type.Optional(Type.String({ minLength: 1 })), ...guardrailFields })
+const Suspend = Type.Object({ reason: Type.String(), note: Type.Optional(Type.String({ maxLength: 1000 })) })
 const Pause = Type.Object({
   minutes: Type.Optional(Type.Number()),
   until: Type.Optional(Type.String()),
@@ -74,6 +78,7 @@ const envelopes = {
   newGuardrail: envelope<Static<typeof NewGuardrail>>(NewGuardrail, fieldsOf(NewGuardrail)),
   guardrailChanges: envelope<Static<typeof GuardrailChanges>>(GuardrailChanges, fieldsOf(GuardrailChanges)),
   pause: envelope<Static<typeof Pause>>(Pause, fieldsOf(Pause)),
+  suspend: envelope<Static<typeof Suspend>>(Suspend, fieldsOf(Suspend)),
 }
 
 function parse<T>(body: unknown, spec: Envelope<T>): T {
@@ -93,7 +98,7 @@ function optionalCap(value: string | number | null | undefined, param: string): 
   return value === undefined || value === null ? value : nano(value, param)
 }
 
-export function operatorRoutes(deps: OperatorDeps, token: string) {
+export function operatorRoutes(deps: AdminDeps, token: string) {
   const expected = new TextEncoder().encode(`Bearer ${token}`)
   return new Elysia({ prefix: '/operator/v1' })
     .onBeforeHandle(({ request }) => {
@@ -110,6 +115,11 @@ export function operatorRoutes(deps: OperatorDeps, token: string) {
       const input = parse(body, envelopes.credit)
       return creditAccount(deps, params.id, nano(input.usd, 'usd'), input.reason ?? 'operator credit')
     })
+    .post('/accounts/:id/suspend', ({ params, body }) => {
+      const input = parse(body, envelopes.suspend)
+      return suspendAccount(deps, params.id, input.reason as SuspensionReason, input.note)
+    })
+    .post('/accounts/:id/unsuspend', ({ params }) => liftSuspension(deps, params.id))
     .post('/keys', async ({ body, set }) => {
       const input = parse(body, envelopes.newKey)
       set.status = 201
@@ -166,4 +176,5 @@ export function operatorRoutes(deps: OperatorDeps, token: string) {
     .get('/providers', () => listProviders(deps))
     .post('/providers/:id/pause', ({ params, body }) => pauseProvider(deps, params.id, parse(body, envelopes.pause)))
     .post('/providers/:id/resume', ({ params }) => resumeProvider(deps, params.id))
+    .use(supportOperatorRoutes(deps))
 }

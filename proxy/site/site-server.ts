@@ -12,6 +12,7 @@ import { opsRoutes, type OpsDeps } from '../ops/ops-routes.ts'
 import { operatorRoutes } from './operator-routes.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { adminRoutes } from './admin/admin-routes.ts'
+import { emailConfirmPage } from './email-confirm-page.ts'
 import { siteError, validationError } from './site-error.ts'
 
 export function siteServer(deps: AdminDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
@@ -36,6 +37,7 @@ export function siteServer(deps: AdminDeps, options: { operatorToken: string; da
     })
     .use(operatorRoutes(deps, options.operatorToken))
     .use(adminRoutes(deps))
+    .use(emailConfirmPage(deps))
     .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))
 }
 

@@ -10,6 +10,18 @@ import { Elysia } from 'elysia'
 import type { AdminDeps } from './admin-deps.ts'
 import { checkOrigin } from './csrf.ts'
 import { sessionRoutes } from './session-routes.ts'
+import { setupRoutes } from './setup-routes.ts'
+import { linkRoutes } from './link-routes.ts'
+import { emailRoutes } from './email-routes.ts'
+import { walletRoutes } from './wallet-routes.ts'
+import { teamRoutes } from './team-routes.ts'
+import { keyRoutes } from './key-routes.ts'
+import { policyRoutes } from './policy-routes.ts'
+import { billingRoutes } from './billing-routes.ts'
+import { usageRoutes } from './usage-routes.ts'
+import { playgroundRoutes } from './playground-routes.ts'
+import { alertRoutes } from './alert-routes.ts'
+import { supportRoutes } from './support-routes.ts'
 
 export function adminRoutes(deps: AdminDeps) {
   const origins = allowedOrigins(deps)
@@ -28,6 +40,18 @@ export function adminRoutes(deps: AdminDeps) {
       if (refused) throw refused
     })
     .use(sessionRoutes(deps))
+    .use(setupRoutes(deps))
+    .use(linkRoutes(deps))
+    .use(emailRoutes(deps))
+    .use(walletRoutes(deps))
+    .use(teamRoutes(deps))
+    .use(keyRoutes(deps))
+    .use(policyRoutes(deps))
+    .use(billingRoutes(deps))
+    .use(usageRoutes(deps))
+    .use(playgroundRoutes(deps))
+    .use(alertRoutes(deps))
+    .use(supportRoutes(deps))
 }
 
 /** The site's public origin and the configured dashboard origins. */

@@ -1,0 +1,49 @@
+/**
+ * Key rotation, shared by the API server's `POST /keys/:id/rotate` (authenticated by any key of the
+ * account) and the admin API's: a new key with the old one's name, limits, models and guardrail, and the
+ * old key working for 24 more hours (spec: key rotation grace), then refused as 401 invalid_api_key by
+ * the gateway, which compares `expires_at` with the same clock. A key already rotated, or revoked, is
+ * not rotated again (409): its replacement is the key to rotate.
+ */
+import type { RotatedKey } from '../../shared/schemas/admin/keys.ts'
+import { ServiceError } from '../../shared/errors.ts'
+import { generateApiKey } from '../keys/api-key.ts'
+import { newKeyId } from './ids.ts'
+import type { OperatorDeps } from './operator-deps.ts'
+
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
+
+type OldKey = { prefix: string; status: 'active' | 'revoked'; expires_at: Date | null; replaced_by: string | null }
+
+export async function rotateKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>, accountId: string, keyId: string): Promise<RotatedKey> {
+  const nowMs = deps.clock.now()
+  const expiresAt = new Date(nowMs + ROTATION_GRACE_MS)
+  const id = newKeyId()
+  const { key, prefix, hash } = generateApiKey()
+  const old = await deps.sql.begin(async (tx) => {
+    // FOR UPDATE: of two rotations of one key, the second sees the first's expiry and is refused.
+    const [row] = await tx<OldKey[]>`
+      SELECT prefix, status, expires_at, replaced_by FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId} FOR UPDATE`
+    if (!row) throw new ServiceError('not_found', `No key ${keyId} in this account.`)
+    if (row.status === 'revoked') throw new ServiceError('conflict', `Key ${keyId} is revoked; create a new key instead.`)
+    if (row.expires_at) {
+      const when = row.expires_at.getTime() > nowMs ? 'stops working' : 'stopped working'
+      throw new ServiceError(
+        'conflict',
+        `Key ${keyId} was already rotated: it ${when} at ${row.expires_at.toISOString()}. Rotate its replacement ${row.replaced_by} instead.`,
+      )
+    }
+    await tx`
+      INSERT INTO api_keys (id, account_id, name, prefix, key_hash, rpm_limit, tpm_limit, concurrency_limit,
+                            daily_limit_nano, monthly_limit_nano, allowed_models, guardrail_id)
+      SELECT ${id}, account_id, name, ${prefix}, ${hash}, rpm_limit, tpm_limit, concurrency_limit,
+             daily_limit_nano, monthly_limit_nano, allowed_models, guardrail_id
+      FROM api_keys WHERE id = ${keyId}`
+    await tx`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${id} WHERE id = ${keyId}`
+    return row
+  })
+  // The old key's record now carries its expiry; a cached "no such key" for the new prefix must go too.
+  await deps.keys.invalidate({ prefix: old.prefix })
+  await deps.keys.invalidate({ prefix })
+  return { key, id, prefix, oldKey: { id: keyId, expiresAt: expiresAt.toISOString() } }
+}

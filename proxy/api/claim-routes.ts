@@ -1,0 +1,84 @@
+/**
+ * `POST /me/claim` on the API server: an accountless account gets an identity, the key being the proof
+ * of control. `{"email": …}` sends a confirmation link to the address (202); the identity is attached when
+ * the link is confirmed. `{"wallet": {"message", "signature"}}` (a Sign-In with Ethereum message for the
+ * site or this API's domain) attaches at once. Either way the user becomes the account's owner, and keys,
+ * balance and the dashboard link keep working. An account that already has an identity → 409 `conflict`.
+ * An e-mail address or wallet that already belongs to a user is accepted: that user gains this account.
+ * Errors in the OpenAI style, like every API endpoint.
+ */
+import { Value } from '@sinclair/typebox/value'
+import { Elysia } from 'elysia'
+import { ServiceError } from '../../shared/errors.ts'
+import { ClaimRequest } from '../../shared/schemas/claim.ts'
+import { authenticateRequest } from '../gateway/authenticate.ts'
+import { newCall } from '../gateway/call.ts'
+import type { Gateway } from '../gateway/gateway.ts'
+import { errorResponse } from '../gateway/respond.ts'
+import { countAttempt } from '../people/attempts.ts'
+import { sendLink } from '../people/send-link.ts'
+import { siteBaseFromApi, siweSite } from '../people/site-url.ts'
+import { verifyWalletProof } from '../people/siwe.ts'
+import { attachIdentity, findOrCreateUser, normalizeEmail, requireAccountless } from '../people/users.ts'
+import type { AdminDeps } from '../site/admin/admin-deps.ts'
+import { validationError } from '../site/site-error.ts'
+import { chatErrorBody } from '../styles/chat/render-error.ts'
+import { clientAddress } from './catalog-routes.ts'
+
+/** A claim body is a few hundred bytes; anything far larger is not one. */
+const MAX_BODY_BYTES = 16 * 1024
+
+export function claimRoutes(gw: Gateway, admin: AdminDeps) {
+  return new Elysia().post('/me/claim', ({ request, server }) => claim(gw, admin, request, clientAddress(server, request)), { parse: 'none' })
+}
+
+async function claim(gw: Gateway, deps: AdminDeps, request: Request, address: string): Promise<Response> {
+  const call = newCall('chat')
+  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address: () => address })
+  if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
+  const accountId = auth.key.accountId
+  const headers = { 'x-request-id': call.requestId }
+  try {
+    const body = await readClaim(request)
+    await requireAccountless(deps.sql, accountId)
+    const site = siteBaseFromApi(deps.config, request)
+    if ('email' in body) {
+      const email = normalizeEmail(body.email)
+      await countAttempt(deps.limiter, 'sign-in-mail', address, deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'claim mails requested from this address')
+      await sendLink(deps, { email, purpose: 'claim', accountId }, site)
+      const message = `A confirmation link was sent to ${email}. The address is attached to account ${accountId} when the link is confirmed.`
+      return Response.json({ ok: true, accountId, email, message }, { status: 202, headers })
+    }
+    const apiBase = (deps.config.PUBLIC_API_URL || new URL(request.url).origin).replace(/\/+$/, '')
+    const sites = [siweSite(site), siweSite(apiBase)]
+    const wallet = await verifyWalletProof(deps.sql, body.wallet, { sites, chainId: deps.config.SIWE_CHAIN_ID }, deps.clock.now(), 'wallet.message').catch((error) => {
+      // On the API server a 401 says "your API key is wrong" to the SDKs: a refused message is a bad request.
+      throw error instanceof ServiceError && error.code === 'unauthorized' ? new ServiceError('invalid_request', error.message, error.details) : error
+    })
+    await deps.sql.begin(async (tx) => attachIdentity(tx, accountId, await findOrCreateUser(tx, { wallet })))
+    await deps.keys.invalidate({ accountId })
+    return Response.json({ ok: true, accountId, kind: 'identity', wallet }, { headers })
+  } catch (error) {
+    if (error instanceof ServiceError) return errorResponse(call, error, chatErrorBody)
+    throw error
+  }
+}
+
+async function readClaim(request: Request): Promise<ClaimRequest> {
+  const text = await request.text()
+  if (text.length > MAX_BODY_BYTES) throw new ServiceError('payload_too_large', `The claim body is over ${MAX_BODY_BYTES} bytes.`)
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    throw new ServiceError('invalid_request', 'The body is not valid JSON: send {"email": "…"} or {"wallet": {"message": "…", "signature": "0x…"}}.')
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body) || !('email' in body || 'wallet' in body)) {
+    throw new ServiceError('invalid_request', 'Send {"email": "…"} or {"wallet": {"message": "…", "signature": "0x…"}}.')
+  }
+  // Check against the variant the body chose, so the error names its field rather than "no union member".
+  const variant = ClaimRequest.anyOf['email' in body ? 0 : 1]
+  const first = Value.Errors(variant, body).First()
+  if (first) throw validationError('body', { valueError: first })
+  return body as ClaimRequest
+}

@@ -1,0 +1,108 @@
+/**
+ * Schemas of the admin API's policy routes: presets, guardrails and the account's routing restrictions,
+ * shared by the site server and the dashboard. Model lists take exact catalog model IDs (null: no
+ * restriction; an empty list is refused); money is integer nano-USD with a decimal USD string beside it.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+const Ids = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })
+
+/** Default parameters a preset may set, applied where the request sets none: the ones every client style can carry. */
+export const PresetParams = Type.Object(
+  {
+    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
+    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
+    stop: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 4 })),
+  },
+  { additionalProperties: false },
+)
+export type PresetParams = Static<typeof PresetParams>
+
+export const Preset = Type.Object({
+  accountId: Type.String(),
+  slug: Type.String(),
+  /** What a client sends as `model`: `@preset/<slug>`. */
+  id: Type.String(),
+  model: Type.String(),
+  fallbacks: Type.Array(Type.String()),
+  params: PresetParams,
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+})
+export type Preset = Static<typeof Preset>
+
+export const Presets = Type.Object({ presets: Type.Array(Preset) })
+
+/** `PUT /presets/:slug` creates (201) or replaces (200) the preset. */
+export const PresetBody = Type.Object(
+  {
+    /** A catalog model ID, an alias or a `service/auto…` choice (not another preset). */
+    model: Type.String({ minLength: 1 }),
+    fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
+    params: Type.Optional(PresetParams),
+  },
+  { additionalProperties: false },
+)
+export type PresetBody = Static<typeof PresetBody>
+
+export const PresetDeleted = Type.Object({ accountId: Type.String(), slug: Type.String(), deleted: Type.Literal(true) })
+
+/**
+ * A content filter: `detector` is one of email, phone, credit_card, iban, us_ssn, ip_address, secret,
+ * regex (with an RE2 `pattern`) or keywords (with `keywords`); `action` is block or redact; `name` labels
+ * it in refusals and redaction markers. Each filter is checked when saved; a bad one is refused naming it.
+ */
+export const GuardrailFilter = Type.Object({
+  detector: Type.String(),
+  action: Type.String({ description: 'block or redact' }),
+  pattern: Type.Optional(Type.String()),
+  keywords: Type.Optional(Type.Array(Type.String())),
+  name: Type.Optional(Type.String()),
+})
+
+export const Guardrail = Type.Object({
+  id: Type.String(),
+  accountId: Type.String(),
+  name: Type.String(),
+  models: Nullable(Type.Array(Type.String())),
+  /** Monthly budget (UTC months) across the keys assigned to it; null: none. */
+  budgetNano: Nullable(Type.Integer()),
+  budgetUsd: Nullable(Type.String()),
+  filters: Type.Array(Type.Unknown()),
+  /** Keys the guardrail is assigned to (assign with the key's `guardrailId`). */
+  keyIds: Type.Array(Type.String()),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+})
+export type Guardrail = Static<typeof Guardrail>
+
+export const Guardrails = Type.Object({ guardrails: Type.Array(Guardrail) })
+
+const guardrailFields = {
+  models: Type.Optional(Nullable(Ids)),
+  budgetNano: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))),
+  filters: Type.Optional(Type.Array(GuardrailFilter, { maxItems: 100 })),
+}
+
+export const NewGuardrail = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), ...guardrailFields }, { additionalProperties: false })
+export type NewGuardrail = Static<typeof NewGuardrail>
+
+export const GuardrailChanges = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...guardrailFields }, { additionalProperties: false })
+export type GuardrailChanges = Static<typeof GuardrailChanges>
+
+/** Deleting a guardrail unassigns it from its keys first; they keep working without it. */
+export const GuardrailDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true), unassignedKeyIds: Type.Array(Type.String()) })
+
+/** The account's routing restrictions: models its keys may call, providers that may serve them (null: any). */
+export const Routing = Type.Object({
+  accountId: Type.String(),
+  models: Nullable(Type.Array(Type.String())),
+  providers: Nullable(Type.Array(Type.String())),
+})
+export type Routing = Static<typeof Routing>
+
+/** A list given replaces the stored one, null removes it, an absent one stays as it is. */
+export const RoutingChanges = Type.Object({ models: Type.Optional(Nullable(Ids)), providers: Type.Optional(Nullable(Ids)) }, { additionalProperties: false })
+export type RoutingChanges = Static<typeof RoutingChanges>

@@ -1,0 +1,120 @@
+/**
+ * Schemas of the admin API's usage and activity routes, shared by the site server and the dashboard.
+ * Totals come from the hourly rollup the record writer keeps; the activity list from the request log,
+ * newest first. Money is integer nano-USD (`…Nano`) with the same amount as a decimal USD string (`…Usd`).
+ * Times are ISO 8601 UTC.
+ */
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+const Count = Type.Integer({ minimum: 0 })
+
+export const Granularity = Type.Union([Type.Literal('hour'), Type.Literal('day')])
+export type Granularity = Static<typeof Granularity>
+
+export const UsageGroup = Type.Union([Type.Literal('model'), Type.Literal('key')])
+export type UsageGroup = Static<typeof UsageGroup>
+
+export const UsageQuery = Type.Object(
+  {
+    /** Start (ISO 8601), rounded down to its hour or UTC day. Default: 24 hours (hour) or 30 days (day) before `to`. */
+    from: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    /** End (ISO 8601, exclusive). Default: now. */
+    to: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    granularity: Type.Optional(Granularity),
+    groupBy: Type.Optional(UsageGroup),
+  },
+  { additionalProperties: false },
+)
+export type UsageQuery = Static<typeof UsageQuery>
+
+export const UsageTotals = Type.Object({
+  requests: Count,
+  /** Requests answered with an error status (400 or above). */
+  errors: Count,
+  inputTokens: Count,
+  outputTokens: Count,
+  /** Cost of what was delivered, at catalog prices. */
+  costNano: Count,
+  costUsd: Type.String(),
+  /** What the balance paid (the cost, minus anything written off). */
+  chargedNano: Count,
+  chargedUsd: Type.String(),
+})
+export type UsageTotals = Static<typeof UsageTotals>
+
+export const UsageBucket = Type.Composite([
+  Type.Object({
+    /** Start of the hour or UTC day. */
+    start: Type.String(),
+    /** With groupBy=model: the model that served (else the one asked for; '' when none was named). */
+    model: Type.Optional(Type.String()),
+    /** With groupBy=key: the key. */
+    key: Type.Optional(Type.Object({ id: Type.String(), name: Type.String(), prefix: Type.String() })),
+  }),
+  UsageTotals,
+])
+export type UsageBucket = Static<typeof UsageBucket>
+
+export const Usage = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  granularity: Granularity,
+  groupBy: Nullable(UsageGroup),
+  /** Periods with traffic only, oldest first (within a period: by model or key). */
+  buckets: Type.Array(UsageBucket),
+  totals: UsageTotals,
+})
+export type Usage = Static<typeof Usage>
+
+export const ActivityQuery = Type.Object(
+  {
+    /** At most this many requests: a whole number 1–200 (default 50). A query string carries text. */
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
+    /** `nextBefore` of the previous page: continue with older requests. */
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  },
+  { additionalProperties: false },
+)
+export type ActivityQuery = Static<typeof ActivityQuery>
+
+export const ActivityItem = Type.Object({
+  requestId: Type.String(),
+  /** When the request arrived. */
+  time: Type.String(),
+  keyId: Type.String(),
+  /** chat, messages, responses or images. */
+  apiStyle: Type.String(),
+  /** The model as the client named it. */
+  model: Nullable(Type.String()),
+  /** The catalog model that served it. */
+  servedModel: Nullable(Type.String()),
+  provider: Nullable(Type.String()),
+  stream: Type.Boolean(),
+  status: Type.Integer(),
+  errorCode: Nullable(Type.String()),
+  inputTokens: Count,
+  outputTokens: Count,
+  costNano: Count,
+  costUsd: Type.String(),
+  chargedNano: Count,
+  chargedUsd: Type.String(),
+  latencyMs: Count,
+})
+export type ActivityItem = Static<typeof ActivityItem>
+
+export const Activity = Type.Object({
+  items: Type.Array(ActivityItem),
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  nextBefore: Nullable(Type.String()),
+})
+export type Activity = Static<typeof Activity>
+
+export const ActivitySummary = Type.Object({
+  from: Type.String(),
+  to: Type.String(),
+  /** The last 24 hours, one entry per hour (zeros included), oldest first. */
+  hours: Type.Array(Type.Composite([Type.Object({ start: Type.String() }), UsageTotals])),
+  totals: UsageTotals,
+})
+export type ActivitySummary = Static<typeof ActivitySummary>

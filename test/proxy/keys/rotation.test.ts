@@ -1,0 +1,130 @@
+// POST /keys/:id/rotate on the API server (and the admin API's, sharing one rotate function): a new key
+// with the same settings, the old one accepted for 24 hours on the gateway's clock and then refused as
+// 401 invalid_api_key; another account's key is 404, a second rotation 409.
+import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
+import { admin, sessionFor } from '../../helpers/admin.ts'
+import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
+import { describeWith } from '../../helpers/services.ts'
+
+const hello = [{ role: 'user', content: 'hello' }]
+const HOUR = 3_600_000
+type Json = Record<string, any>
+
+describeWith('postgres', 'key rotation', () => {
+  let gw: TestGateway
+  let accountId: string
+  const realNow = () => Date.now()
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'memory', database: 'postgres' })
+    accountId = await gw.account('10')
+  })
+  afterEach(() => {
+    gw.app.operator.clock.now = realNow
+  })
+  afterAll(() => gw?.close())
+
+  async function rotate(key: string | undefined, keyId: string): Promise<{ status: number; body: Json; headers: Headers }> {
+    const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {}
+    const response = await gw.app.api.handle(new Request(`http://gateway.test/keys/${keyId}/rotate`, { method: 'POST', headers }))
+    return { status: response.status, body: (await response.json()) as Json, headers: response.headers }
+  }
+  const chat = async (key: string) => {
+    const response = await gw.chat(key, { model: 'test/cheap', messages: hello })
+    return { status: response.status, code: ((await response.json()) as Json).error?.code as string | undefined }
+  }
+
+  test('the old key works for 24 hours on the injected clock, then gets 401; the new key works', async () => {
+    const start = Date.now()
+    gw.app.operator.clock.now = () => start
+    expect(gw.app.gateway.clock).toBe(gw.app.operator.clock)
+    const old = await gw.key(accountId, { name: 'prod', rpm: 77, models: ['test/cheap'] })
+    const rotated = await rotate(old.key, old.id)
+    expect(rotated.status).toBe(201)
+    expect(rotated.body.key).toMatch(/^svc-live-[1-9A-HJ-NP-Za-km-z]{26}$/)
+    expect(rotated.body).toEqual({
+      key: rotated.body.key,
+      id: expect.stringMatching(/^key_/),
+      prefix: rotated.body.key.slice(0, 14),
+      oldKey: { id: old.id, expiresAt: new Date(start + 24 * HOUR).toISOString() },
+    })
+    const [copy] = await gw.app.operator.sql`SELECT name, rpm_limit, allowed_models FROM api_keys WHERE id = ${rotated.body.id}`
+    expect(copy).toEqual({ name: 'prod', rpm_limit: 77, allowed_models: ['test/cheap'] })
+
+    expect(await chat(old.key)).toEqual({ status: 200, code: undefined })
+    expect(await chat(rotated.body.key)).toEqual({ status: 200, code: undefined })
+    gw.app.operator.clock.now = () => start + 24 * HOUR - 1
+    expect((await chat(old.key)).status).toBe(200)
+    gw.app.operator.clock.now = () => start + 24 * HOUR
+    expect(await chat(old.key)).toEqual({ status: 401, code: 'invalid_api_key' })
+    expect(await chat(rotated.body.key)).toEqual({ status: 200, code: undefined })
+  })
+
+  test('any key of the account may rotate another of its keys; a key of another account gets 404', async () => {
+    const first = await gw.key(accountId)
+    const second = await gw.key(accountId)
+    expect((await rotate(first.key, second.id)).status).toBe(201)
+
+    const stranger = await gw.key(await gw.account('1'))
+    const refused = await rotate(stranger.key, first.id)
+    expect(refused.status).toBe(404)
+    expect(refused.body.error).toMatchObject({ code: 'not_found', type: 'invalid_request_error' })
+    expect(refused.headers.get('x-service-error-code')).toBe('not_found')
+    expect((await chat(first.key)).status).toBe(200)
+  })
+
+  test('a key already rotated (in grace, or past it) or revoked is not rotated again: 409', async () => {
+    const key = await gw.key(accountId)
+    const once = await rotate(key.key, key.id)
+    const twice = await rotate(once.body.key, key.id)
+    expect(twice.status).toBe(409)
+    expect(twice.body.error.code).toBe('conflict')
+    expect(twice.body.error.message).toContain(once.body.id)
+    expect((await rotate(once.body.key, once.body.id)).status).toBe(201)
+
+    const revoked = await gw.key(accountId)
+    await gw.app.operator.sql`UPDATE api_keys SET status = 'revoked' WHERE id = ${revoked.id}`
+    expect((await rotate(key.key, revoked.id)).body.error.code).toBe('conflict')
+  })
+
+  test('two rotations of one key at once: one succeeds, the other is refused', async () => {
+    const key = await gw.key(accountId)
+    const results = await Promise.all([rotate(key.key, key.id), rotate(key.key, key.id)])
+    expect(results.map((result) => result.status).sort()).toEqual([201, 409])
+  })
+
+  test('without a valid key: 401 invalid_api_key', async () => {
+    const key = await gw.key(accountId)
+    const refused = await rotate(undefined, key.id)
+    expect(refused.status).toBe(401)
+    expect(refused.body.error.code).toBe('invalid_api_key')
+  })
+
+  test('the admin API rotates with the same function: manage permission, same answer, 409 twice', async () => {
+    const { cookie } = await sessionFor(gw, accountId, 'admin')
+    const key = await gw.key(accountId)
+    const response = await admin(gw, 'POST', `/admin/v1/keys/${key.id}/rotate`, { cookie })
+    expect(response.status).toBe(201)
+    const body = (await response.json()) as Json
+    expect(body.oldKey.id).toBe(key.id)
+    expect(Date.parse(body.oldKey.expiresAt) - Date.now()).toBeGreaterThan(23.9 * HOUR)
+    expect((await chat(body.key)).status).toBe(200)
+    const listed = ((await (await admin(gw, 'GET', '/admin/v1/keys', { cookie })).json()) as Json).keys as Json[]
+    expect(listed.find((row) => row.id === key.id)).toMatchObject({ status: 'in_grace', expiresAt: body.oldKey.expiresAt, replacedBy: body.id })
+    expect((await admin(gw, 'POST', `/admin/v1/keys/${key.id}/rotate`, { cookie })).status).toBe(409)
+
+    const member = (await sessionFor(gw, accountId, 'member')).cookie
+    expect((await admin(gw, 'POST', `/admin/v1/keys/${body.id}/rotate`, { cookie: member })).status).toBe(403)
+  })
+
+  test('after the grace the list shows the old key as expired', async () => {
+    const key = await gw.key(accountId)
+    const rotated = await rotate(key.key, key.id)
+    const later = Date.now() + 25 * HOUR
+    gw.app.operator.clock.now = () => later
+    // A session opened at the moved time (sessions expire on the same clock).
+    const { cookie } = await sessionFor(gw, accountId, 'owner')
+    const listed = ((await (await admin(gw, 'GET', '/admin/v1/keys', { cookie })).json()) as Json).keys as Json[]
+    expect(listed.find((row) => row.id === key.id)?.status).toBe('expired')
+    expect(listed.find((row) => row.id === rotated.body.id)?.status).toBe('active')
+  })
+})

@@ -1,0 +1,153 @@
+// The admin API's key routes: the list never carries a secret, create/edit/revoke/rotate within the
+// session's account only, spend caps on by default, and a revocation refused at once here and, within a
+// second, by another process sharing Redis.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { admin, sessionFor } from '../../../helpers/admin.ts'
+import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
+import { describeWith } from '../../../helpers/services.ts'
+
+const hello = [{ role: 'user', content: 'hello' }]
+type Json = Record<string, any>
+
+async function call(gw: TestGateway, method: string, path: string, cookie: string, body?: unknown): Promise<{ status: number; body: Json }> {
+  const response = await admin(gw, method, `/admin/v1${path}`, { cookie, body })
+  return { status: response.status, body: (await response.json()) as Json }
+}
+
+describeWith(['postgres', 'redis'], 'admin key routes', () => {
+  let gw: TestGateway
+  let sibling: TestGateway
+  let accountId: string
+  let owner: string
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'redis', database: 'postgres' })
+    sibling = await startTestGateway({ store: 'redis', database: 'postgres', sibling: gw })
+    accountId = await gw.account('10')
+    owner = (await sessionFor(gw, accountId, 'owner')).cookie
+  })
+  afterAll(async () => {
+    await sibling?.close()
+    await gw?.close()
+  })
+
+  test('a created key is returned once, works, and the list never shows a secret or its hash', async () => {
+    const created = await call(gw, 'POST', '/keys', owner, { name: 'ci', rpmLimit: 100, allowedModels: ['test/cheap'] })
+    expect(created.status).toBe(201)
+    expect(created.body.key).toMatch(/^svc-live-[1-9A-HJ-NP-Za-km-z]{26}$/)
+    expect(created.body).toMatchObject({ name: 'ci', prefix: created.body.key.slice(0, 14), status: 'active', rpmLimit: 100, allowedModels: ['test/cheap'], lastUsedAt: null })
+    expect((await gw.chat(created.body.key, { model: 'test/cheap', messages: hello })).status).toBe(200)
+
+    const listed = await call(gw, 'GET', '/keys', owner)
+    expect(listed.status).toBe(200)
+    const text = JSON.stringify(listed.body)
+    expect(text).not.toContain(created.body.key)
+    expect(text).not.toMatch(/hash|svc-live-[1-9A-HJ-NP-Za-km-z]{26}/)
+    const row = listed.body.keys.find((key: Json) => key.id === created.body.id)
+    expect(row).toMatchObject({ name: 'ci', prefix: created.body.prefix, status: 'active' })
+    expect(row.key).toBeUndefined()
+  })
+
+  test('spend caps are on by default; null removes one', async () => {
+    const identity = await gw.account('1')
+    await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${identity}`
+    const { cookie } = await sessionFor(gw, identity, 'owner')
+    const capped = await call(gw, 'POST', '/keys', cookie, {})
+    expect(capped.body).toMatchObject({ dailyLimitNano: 50_000_000_000, dailyLimitUsd: '50', monthlyLimitNano: 500_000_000_000, monthlyLimitUsd: '500' })
+    const uncapped = await call(gw, 'POST', '/keys', cookie, { dailyLimitNano: null, monthlyLimitNano: 2_000_000_000 })
+    expect(uncapped.body).toMatchObject({ dailyLimitNano: null, dailyLimitUsd: null, monthlyLimitNano: 2_000_000_000, monthlyLimitUsd: '2' })
+  })
+
+  test('an accountless account gets the lower default caps', async () => {
+    const { cookie } = await sessionFor(gw, await gw.account('1'))
+    const capped = await call(gw, 'POST', '/keys', cookie, {})
+    expect(capped.body).toMatchObject({ dailyLimitUsd: '10', monthlyLimitUsd: '100' })
+  })
+
+  test('edits apply to the next request; bad edits are refused naming the field', async () => {
+    const { body: key } = await call(gw, 'POST', '/keys', owner, { name: 'edit me' })
+    const guardrail = await call(gw, 'POST', '/guardrails', owner, { name: `g-${key.id}` })
+    const edited = await call(gw, 'PATCH', `/keys/${key.id}`, owner, { name: 'edited', allowedModels: ['test/other'], tpmLimit: 50_000, concurrency: 3, guardrailId: guardrail.body.id })
+    expect(edited.status).toBe(200)
+    expect(edited.body).toMatchObject({ name: 'edited', allowedModels: ['test/other'], tpmLimit: 50_000, concurrency: 3, guardrailId: guardrail.body.id })
+    expect((await gw.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(403)
+    expect((await call(gw, 'PATCH', `/keys/${key.id}`, owner, { allowedModels: null, guardrailId: null })).body).toMatchObject({ allowedModels: null, guardrailId: null })
+    expect((await gw.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(200)
+
+    const refused = async (body: unknown, param?: string) => {
+      const answer = await call(gw, 'PATCH', `/keys/${key.id}`, owner, body)
+      expect(answer.status).toBe(400)
+      expect(answer.body.error.code).toBe('invalid_request')
+      if (param) expect(answer.body.error.param).toBe(param)
+      return answer.body.error.message as string
+    }
+    await refused({ allowedModels: [] }, 'allowedModels')
+    expect(await refused({ allowedModels: ['test/nope'] }, 'allowedModels')).toContain('test/nope')
+    await refused({ rpmLimit: -1 }, 'rpmLimit')
+    await refused({ dailyLimitNano: 1.5 }, 'dailyLimitNano')
+    await refused({ secret: 'x' }, 'secret')
+    expect(await refused({})).toContain('Nothing to change')
+    const foreign = await call(gw, 'POST', '/guardrails', (await sessionFor(gw, await gw.account('1'), 'owner')).cookie, { name: 'theirs' })
+    expect(await refused({ guardrailId: foreign.body.id }, 'guardrailId')).toContain('no guardrail')
+    expect((await call(gw, 'POST', '/keys', owner, { guardrailId: foreign.body.id })).status).toBe(400)
+  })
+
+  test("another account's key is not found, for every operation", async () => {
+    const other = await gw.account('1')
+    const { id } = await gw.key(other)
+    for (const [method, path, body] of [
+      ['PATCH', `/keys/${id}`, { name: 'mine' }],
+      ['POST', `/keys/${id}/revoke`, undefined],
+      ['POST', `/keys/${id}/rotate`, undefined],
+    ] as const) {
+      const answer = await call(gw, method, path, owner, body)
+      expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({ path, status: 404, code: 'not_found' })
+    }
+    expect((await call(gw, 'GET', '/keys', owner)).body.keys.some((key: Json) => key.id === id)).toBe(false)
+  })
+
+  test('members read the keys; only owner and admins change them', async () => {
+    const member = (await sessionFor(gw, accountId, 'member')).cookie
+    const teamAdmin = (await sessionFor(gw, accountId, 'admin')).cookie
+    expect((await call(gw, 'GET', '/keys', member)).status).toBe(200)
+    const refused = await call(gw, 'POST', '/keys', member, {})
+    expect(refused.status).toBe(403)
+    expect(refused.body.error.code).toBe('forbidden')
+    expect((await call(gw, 'POST', '/keys', teamAdmin, {})).status).toBe(201)
+    expect((await admin(gw, 'GET', '/admin/v1/keys')).status).toBe(401)
+  })
+
+  test('a revocation is refused at once here, and within a second on another process', async () => {
+    const { body: key } = await call(gw, 'POST', '/keys', owner, {})
+    // Both processes have the key cached.
+    expect((await gw.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(200)
+    expect((await sibling.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(200)
+    const revoked = await call(gw, 'POST', `/keys/${key.id}/revoke`, owner)
+    expect(revoked.body).toMatchObject({ id: key.id, status: 'revoked' })
+    expect(revoked.body.revokedAt).toBeString()
+    expect((await gw.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(401)
+    const deadline = Date.now() + 1_000
+    let status = 0
+    while (Date.now() < deadline) {
+      status = (await sibling.chat(key.key, { model: 'test/cheap', messages: hello })).status
+      if (status === 401) break
+      await Bun.sleep(20)
+    }
+    expect(status).toBe(401)
+  })
+
+  test('the last use is recorded from the request log, not on the request path', async () => {
+    const { body: key } = await call(gw, 'POST', '/keys', owner, {})
+    await (await gw.chat(key.key, { model: 'test/cheap', messages: hello })).text()
+    const lastUsed = async () => (await call(gw, 'GET', '/keys', owner)).body.keys.find((k: Json) => k.id === key.id).lastUsedAt as string | null
+    const deadline = Date.now() + 2_000
+    while (!(await lastUsed()) && Date.now() < deadline) await Bun.sleep(20)
+    expect(Date.parse((await lastUsed())!)).toBeGreaterThan(Date.now() - 60_000)
+  })
+
+  describe('the admin API documents the key routes', () => {
+    test('in OpenAPI', async () => {
+      const spec = (await (await admin(gw, 'GET', '/admin/v1/openapi/json')).json()) as { paths: Record<string, unknown> }
+      expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/admin/v1/keys', '/admin/v1/keys/{id}', '/admin/v1/keys/{id}/revoke', '/admin/v1/keys/{id}/rotate']))
+    })
+  })
+})

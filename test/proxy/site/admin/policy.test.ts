@@ -1,0 +1,101 @@
+// The admin API's policy routes: presets, guardrails and routing restrictions of the session's account,
+// read by every member, changed by owner and admins, never another account's; a change applies to the
+// next API request.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { admin, sessionFor } from '../../../helpers/admin.ts'
+import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
+import { describeWith } from '../../../helpers/services.ts'
+
+type Json = Record<string, any>
+const hello = [{ role: 'user', content: 'hello' }]
+
+describeWith('postgres', 'admin policy routes', () => {
+  let gw: TestGateway
+  let accountId: string
+  let owner: string
+  let key: string
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'memory', database: 'postgres' })
+    accountId = await gw.account('10')
+    owner = (await sessionFor(gw, accountId, 'owner')).cookie
+    key = (await gw.key(accountId)).key
+  })
+  afterAll(() => gw?.close())
+
+  const call = async (method: string, path: string, cookie: string, body?: unknown) => {
+    const response = await admin(gw, method, `/admin/v1${path}`, { cookie, body })
+    return { status: response.status, body: (await response.json()) as Json }
+  }
+  const served = async (model: string) => {
+    const response = await gw.chat(key, { model, messages: hello })
+    return { status: response.status, model: response.headers.get('x-service-model') }
+  }
+
+  test('presets: created (201), replaced (200), used by the next request, listed, deleted', async () => {
+    expect((await call('PUT', '/presets/writer', owner, { model: 'test/other', params: { temperature: 0.3 } })).status).toBe(201)
+    expect(await served('@preset/writer')).toEqual({ status: 200, model: 'test/other' })
+    const replaced = await call('PUT', '/presets/writer', owner, { model: 'test/cheap' })
+    expect(replaced).toMatchObject({ status: 200, body: { slug: 'writer', id: '@preset/writer', model: 'test/cheap', params: {} } })
+    expect(await served('@preset/writer')).toEqual({ status: 200, model: 'test/cheap' })
+    expect((await call('GET', '/presets', owner)).body.presets.map((preset: Json) => preset.slug)).toEqual(['writer'])
+    const bad = await call('PUT', '/presets/writer', owner, { model: 'test/nope' })
+    expect(bad).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', param: 'model' } } })
+    expect((await call('PUT', '/presets/writer', owner, { model: 'test/cheap', params: { temperature: 9 } })).body.error.param).toBe('params.temperature')
+    expect((await call('DELETE', '/presets/writer', owner)).body).toEqual({ accountId, slug: 'writer', deleted: true })
+    expect((await served('@preset/writer')).status).toBe(404)
+  })
+
+  test("guardrails: create, change, list, delete; another account's guardrail is 404", async () => {
+    const created = await call('POST', '/guardrails', owner, { name: 'no-mail', budgetNano: 1_000_000_000, filters: [{ detector: 'email', action: 'block' }] })
+    expect(created).toMatchObject({ status: 201, body: { accountId, name: 'no-mail', budgetNano: 1_000_000_000, budgetUsd: '1', keyIds: [] } })
+    const id = created.body.id as string
+    const changed = await call('PATCH', `/guardrails/${id}`, owner, { models: ['test/cheap'] })
+    expect(changed.body).toMatchObject({ id, models: ['test/cheap'] })
+    const badFilter = await call('PATCH', `/guardrails/${id}`, owner, { filters: [{ detector: 'regex', action: 'block' }] })
+    expect(badFilter).toMatchObject({ status: 400, body: { error: { param: 'filters' } } })
+    expect(badFilter.body.error.message).toContain('filters[0].pattern')
+    expect((await call('PATCH', `/guardrails/${id}`, owner, {})).body.error.message).toContain('Nothing to change')
+    expect((await call('GET', '/guardrails', owner)).body.guardrails.map((g: Json) => g.id)).toContain(id)
+
+    const stranger = (await sessionFor(gw, await gw.account('1'), 'owner')).cookie
+    expect((await call('GET', '/guardrails', stranger)).body.guardrails).toEqual([])
+    for (const [method, body] of [['PATCH', { name: 'mine' }], ['DELETE', undefined]] as const) {
+      const refused = await call(method, `/guardrails/${id}`, stranger, body)
+      expect({ method, status: refused.status, code: refused.body.error?.code }).toEqual({ method, status: 404, code: 'not_found' })
+    }
+    expect((await call('DELETE', `/guardrails/${id}`, owner)).body).toEqual({ id, deleted: true, unassignedKeyIds: [] })
+  })
+
+  test("presets are per account: another account cannot read or delete this one's", async () => {
+    await call('PUT', '/presets/shared-name', owner, { model: 'test/cheap' })
+    const stranger = (await sessionFor(gw, await gw.account('1'), 'owner')).cookie
+    expect((await call('GET', '/presets', stranger)).body.presets).toEqual([])
+    expect((await call('DELETE', '/presets/shared-name', stranger)).status).toBe(404)
+    expect((await call('GET', '/presets', owner)).body.presets.map((preset: Json) => preset.slug)).toContain('shared-name')
+  })
+
+  test('routing: read, restricted, applied to the next request, cleared', async () => {
+    expect((await call('GET', '/routing', owner)).body).toEqual({ accountId, models: null, providers: null })
+    expect((await call('PUT', '/routing', owner, { models: ['test/cheap'] })).body).toEqual({ accountId, models: ['test/cheap'], providers: null })
+    expect((await served('test/other')).status).toBe(403)
+    expect((await call('PUT', '/routing', owner, { providers: ['nope'] })).body.error.param).toBe('providers')
+    expect((await call('PUT', '/routing', owner, { models: null })).body.models).toBeNull()
+    expect((await served('test/other')).status).toBe(200)
+  })
+
+  test('members read the policy; only owner and admins change it', async () => {
+    const member = (await sessionFor(gw, accountId, 'member')).cookie
+    for (const path of ['/presets', '/guardrails', '/routing']) expect((await call('GET', path, member)).status).toBe(200)
+    for (const [method, path, body] of [
+      ['PUT', '/presets/p', { model: 'test/cheap' }],
+      ['DELETE', '/presets/p', undefined],
+      ['POST', '/guardrails', { name: 'g' }],
+      ['PUT', '/routing', { models: null }],
+    ] as const) {
+      const refused = await call(method, path, member, body)
+      expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({ path, status: 403, code: 'forbidden' })
+    }
+    const teamAdmin = (await sessionFor(gw, accountId, 'admin')).cookie
+    expect((await call('POST', '/guardrails', teamAdmin, { name: 'by-admin' })).status).toBe(201)
+  })
+})
