@@ -1,5 +1,6 @@
 /**
- * The API server ({base_url}): the model endpoints under /v1 and their /api/v1 alias. Route handlers
+ * The API server ({base_url}): the model endpoints under /v1 and their /api/v1 alias, and the two
+ * account routes a key authenticates (POST /me/claim, POST /keys/:id/rotate). Model route handlers
  * only hand the raw request to the style's pipeline; bodies are read by the pipeline itself (parse:
  * 'none') so the size limit and the error shape stay the gateway's.
  */

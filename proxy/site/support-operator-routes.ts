@@ -14,7 +14,7 @@ import type { AdminDeps } from './admin/admin-deps.ts'
 export function supportOperatorRoutes(deps: AdminDeps) {
   const show = async (ticketId: string) => operatorView(deps, await requireTicket(deps.sql, undefined, ticketId))
   return new Elysia({ prefix: '/support/tickets' })
-    .get('/', async ({ query }) => ({ tickets: await listAllTickets(deps.sql, query.status) }), {
+    .get('', async ({ query }) => ({ tickets: await listAllTickets(deps.sql, query.status) }), {
       query: Type.Object({ status: Type.Optional(TicketStatus) }, { additionalProperties: false }),
     })
     .get('/:id', ({ params }) => show(params.id))

@@ -30,6 +30,8 @@ export function adminRoutes(deps: AdminDeps) {
     .use(
       openapi({
         path: '/openapi',
+        // The site's other routes (the operator API, health, the SPA) are not what the dashboard calls.
+        exclude: { paths: [/^(?!\/admin\/v1\/)/] },
         documentation: {
           info: { title: 'Model Gateway admin API', version: '1', description: 'What the dashboard calls. Authenticated by the session cookie.' },
         },

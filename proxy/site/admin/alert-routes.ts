@@ -13,7 +13,7 @@ import { requireSession } from './admin-session.ts'
 export function alertRoutes(deps: AdminDeps) {
   return new Elysia({ prefix: '/alerts' })
     .get(
-      '/',
+      '',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'read')
         return readAlertSettings(deps.sql, session.accountId)
@@ -21,7 +21,7 @@ export function alertRoutes(deps: AdminDeps) {
       { response: AlertSettings, detail: { summary: 'Credit alert settings' } },
     )
     .put(
-      '/',
+      '',
       async ({ request, body }) => {
         const session = await requireSession(deps, request, 'manage')
         return saveAlertSettings(deps, session.accountId, body)

@@ -12,7 +12,7 @@ import { requireSession } from './admin-session.ts'
 export function supportRoutes(deps: AdminDeps) {
   return new Elysia({ prefix: '/support/tickets' })
     .post(
-      '/',
+      '',
       async ({ request, body, set }) => {
         const session = await requireSession(deps, request, 'support')
         const ticket = await openTicket(deps.sql, { accountId: session.accountId, userId: session.userId }, body)
@@ -22,7 +22,7 @@ export function supportRoutes(deps: AdminDeps) {
       { body: NewTicket, response: { 201: Ticket }, detail: { summary: 'Open a ticket (optionally about one of your requests)' } },
     )
     .get(
-      '/',
+      '',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'support')
         return { tickets: await listTickets(deps.sql, session.accountId) }
