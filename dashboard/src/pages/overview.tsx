@@ -1,0 +1,69 @@
+/** The first page after sign-in: money, the last 24 hours, and where to go next. */
+import { A } from '@solidjs/router'
+import { createResource, Show } from 'solid-js'
+import type { Billing } from '../../../shared/schemas/admin/billing.ts'
+import type { ActivitySummary } from '../../../shared/schemas/admin/usage.ts'
+import { get } from '../api.ts'
+import { count, usd } from '../format.ts'
+import { useAbilities, useSession } from '../session.tsx'
+import { Card, Loaded, Page } from '../ui.tsx'
+
+export default function Overview() {
+  const { me } = useSession()
+  const can = useAbilities()
+  const [billing, billingActions] = createResource(() => get<Billing>('/billing'))
+  const [summary, summaryActions] = createResource(() => get<ActivitySummary>('/activity/summary'))
+  return (
+    <Page title="Overview" description={`Account ${me().account.id}, signed in as ${me().role}.`}>
+      <div class="grid">
+        <Card title="Balance">
+          <Loaded data={billing} retry={billingActions.refetch}>
+            {(money) => (
+              <div class="stack">
+                <div class="stat">
+                  <span class="label">Available</span>
+                  <span class="value">{usd(money.availableUsd)}</span>
+                </div>
+                <span class="small muted">
+                  {usd(money.balanceUsd)} balance, {usd(money.heldUsd)} held by requests in progress
+                </span>
+                <A href="/dashboard/billing">Billing and top-up</A>
+              </div>
+            )}
+          </Loaded>
+        </Card>
+        <Card title="Last 24 hours">
+          <Loaded data={summary} retry={summaryActions.refetch}>
+            {(day) => (
+              <div class="stack">
+                <div class="stat">
+                  <span class="label">Requests</span>
+                  <span class="value">{count(day.totals.requests)}</span>
+                </div>
+                <span class="small muted">
+                  {usd(day.totals.chargedUsd)} spent, {count(day.totals.errors)} errors, {count(day.totals.inputTokens + day.totals.outputTokens)} tokens
+                </span>
+                <A href="/dashboard/activity">See activity</A>
+              </div>
+            )}
+          </Loaded>
+        </Card>
+        <Card title="Next steps">
+          <ul class="stack" style={{ margin: 0, 'padding-left': '1.1rem' }}>
+            <Show when={can().manage}>
+              <li>
+                <A href="/dashboard/keys">Create an API key</A>
+              </li>
+            </Show>
+            <li>
+              <A href="/dashboard/playground">Try a model in the playground</A>
+            </li>
+            <li>
+              <A href="/dashboard/usage">See usage by day, model and key</A>
+            </li>
+          </ul>
+        </Card>
+      </div>
+    </Page>
+  )
+}

@@ -1,0 +1,163 @@
+/**
+ * The signed-in frame: navigation, the account and role, sign-out, and the session every page reads.
+ * A dashboard link (`/dashboard#link=<secret>`) is exchanged here for the session cookie, and the
+ * fragment removed from the address bar and history at once. Without a session the user is sent to
+ * sign in, and brought back afterwards.
+ */
+import { A, useLocation, useNavigate, type RouteSectionProps } from '@solidjs/router'
+import { createResource, For, onCleanup, Show, Suspense } from 'solid-js'
+import type { Me } from '../../shared/schemas/admin/session.ts'
+import { api, ApiError, get, onSignedOut } from './api.ts'
+import { SessionContext } from './session.tsx'
+import { Button, ErrorNotice, Loading, Notice, announce } from './ui.tsx'
+
+type NavItem = { href: string; label: string; group: string; owner?: boolean }
+
+const NAV: NavItem[] = [
+  { href: '/dashboard', label: 'Overview', group: 'Account' },
+  { href: '/dashboard/keys', label: 'API keys', group: 'Account' },
+  { href: '/dashboard/billing', label: 'Billing', group: 'Account' },
+  { href: '/dashboard/team', label: 'Team', group: 'Account' },
+  { href: '/dashboard/activity', label: 'Activity', group: 'Insight' },
+  { href: '/dashboard/usage', label: 'Usage', group: 'Insight' },
+  { href: '/dashboard/guardrails', label: 'Guardrails', group: 'Policy' },
+  { href: '/dashboard/routing', label: 'Routing', group: 'Policy' },
+  { href: '/dashboard/presets', label: 'Presets', group: 'Policy' },
+  { href: '/dashboard/playground', label: 'Playground', group: 'Try' },
+  { href: '/dashboard/support', label: 'Support', group: 'Help' },
+]
+
+/** Exchanges a dashboard link in the fragment for a session; the secret leaves the address bar first. */
+async function exchangeLink(): Promise<void> {
+  const match = /(?:^#|&)link=([^&]+)/.exec(window.location.hash)
+  if (!match) return
+  history.replaceState(history.state, '', window.location.pathname + window.location.search)
+  await api('POST', '/session/link', { secret: decodeURIComponent(match[1]!) })
+}
+
+async function loadMe(): Promise<Me> {
+  await exchangeLink()
+  return get<Me>('/me')
+}
+
+export function Shell(props: RouteSectionProps) {
+  const navigate = useNavigate()
+  const location = useLocation()
+  const [me, { refetch }] = createResource(loadMe)
+  const toSignIn = () => navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true })
+  onCleanup(onSignedOut(toSignIn))
+
+  const signOut = async () => {
+    await api('DELETE', '/session').catch(() => undefined)
+    navigate('/sign-in', { replace: true })
+  }
+  const switchAccount = async (accountId: string) => {
+    await api('PUT', '/session/account', { accountId })
+    await refetch()
+    announce('Switched account.')
+  }
+
+  return (
+    <Show
+      when={me.latest}
+      fallback={
+        <main class="public" id="main">
+          <Show when={me.error} fallback={<Loading label="Opening your dashboard…" />}>
+            <Show
+              when={!(me.error instanceof ApiError && me.error.status === 401)}
+              fallback={<SignedOutRedirect go={toSignIn} />}
+            >
+              <div class="card">
+                <ErrorNotice error={me.error} retry={refetch} />
+                <a href="/sign-in">Sign in again</a>
+              </div>
+            </Show>
+          </Show>
+        </main>
+      }
+    >
+      {(current) => (
+        <SessionContext.Provider value={{ me: current, refresh: async () => refetch() }}>
+          <a class="skip-link" href="#main">
+            Skip to content
+          </a>
+          <div class="shell">
+            <nav class="sidebar" aria-label="Dashboard">
+              <A href="/dashboard" class="brand" end>
+                <span class="brand-mark" aria-hidden="true" />
+                Model Gateway
+              </A>
+              <div class="nav">
+                <For each={NAV}>
+                  {(item, index) => (
+                    <>
+                      <Show when={index() === 0 || NAV[index() - 1]!.group !== item.group}>
+                        <div class="nav-group" aria-hidden="true">
+                          {item.group}
+                        </div>
+                      </Show>
+                      <A href={item.href} end={item.href === '/dashboard'} activeClass="active">
+                        {item.label}
+                      </A>
+                    </>
+                  )}
+                </For>
+              </div>
+              <div class="account-box">
+                <span>
+                  <Show when={current().user} fallback={<>Dashboard link</>}>
+                    {(user) => <>{user().email ?? shortWallet(user().wallet)}</>}
+                  </Show>
+                  {' · '}
+                  <span class="role">{current().role}</span>
+                </span>
+                <span class="mono small" title="Account ID">
+                  {current().account.id}
+                </span>
+                <Show when={current().memberships.length > 1}>
+                  <label class="small" for="account-switch">
+                    Account
+                  </label>
+                  <select id="account-switch" value={current().account.id} onChange={(event) => void switchAccount(event.currentTarget.value)}>
+                    <For each={current().memberships}>
+                      {(membership) => (
+                        <option value={membership.accountId}>
+                          {membership.accountId} ({membership.role})
+                        </option>
+                      )}
+                    </For>
+                  </select>
+                </Show>
+                <Button variant="ghost" onClick={signOut}>
+                  Sign out
+                </Button>
+              </div>
+            </nav>
+            <main class="main" id="main" tabindex="-1">
+              <Show when={current().account.status === 'suspended'}>
+                <Notice tone="warning" title="This account is suspended">
+                  Requests with its keys are refused. You can still read everything here and write to support.
+                </Notice>
+              </Show>
+              <Show when={current().account.kind === 'accountless'}>
+                <p class="small muted">
+                  Accountless account: keep your key and dashboard link safe. Without an e-mail address or wallet there is no recovery.
+                </p>
+              </Show>
+              <Suspense fallback={<Loading />}>{props.children}</Suspense>
+            </main>
+          </div>
+        </SessionContext.Provider>
+      )}
+    </Show>
+  )
+}
+
+function SignedOutRedirect(props: { go: () => void }) {
+  queueMicrotask(props.go)
+  return <Loading label="Taking you to sign in…" />
+}
+
+export function shortWallet(address: string | null | undefined): string {
+  return address ? `${address.slice(0, 6)}…${address.slice(-4)}` : ''
+}
