@@ -5,11 +5,17 @@
  * Pages continue by key (the previous page's last time and request ID), not by OFFSET, which would read
  * and discard every newer entry first; `started_at <= cursor` is the index condition, the request ID
  * only breaks ties within one microsecond.
+ *
+ * Filters keep a page an index range: a time range narrows the same index; a key reads
+ * `(key_id, started_at)`; a model reads `(account_id, <model>, started_at)` with the rollup's model
+ * expression; errors read the partial index of rows with status 400 or above (its predicate is written
+ * out in the query so the planner can use it). Only `ok` reads the account's index with a filter, and
+ * most requests are ok.
  */
 import type { Sql } from 'postgres'
-import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
-import type { Activity, ActivitySummary } from '../../shared/schemas/admin/usage.ts'
+import type { Activity, ActivityQuery, ActivitySummary } from '../../shared/schemas/admin/usage.ts'
+import { decodeCursor, encodeCursor, parseLimit, parseRange } from './keyset.ts'
 import { sumTotals, toTotals, TOTALS_COLUMNS, type TotalsRow } from './totals.ts'
 
 const HOUR_MS = 3_600_000
@@ -35,21 +41,22 @@ type Row = {
   latency_ms: number
 }
 
-type Cursor = { startedUs: number; requestId: string }
-
-export async function readActivity(sql: Sql, accountId: string, options: { limit?: string; before?: string }): Promise<Activity> {
-  const limit = options.limit === undefined ? DEFAULT_ACTIVITY_LIMIT : Number(options.limit)
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_ACTIVITY_LIMIT) {
-    throw new ServiceError('invalid_request', `limit: must be a whole number from 1 to ${MAX_ACTIVITY_LIMIT}.`, { param: 'limit' })
-  }
+export async function readActivity(sql: Sql, accountId: string, options: ActivityQuery): Promise<Activity> {
+  const limit = parseLimit(options.limit, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT)
   const cursor = options.before === undefined ? undefined : decodeCursor(options.before)
-  const at = cursor ? sql`'epoch'::timestamptz + ${cursor.startedUs}::bigint * interval '1 microsecond'` : undefined
+  const { from, to } = parseRange(options)
+  const at = cursor ? sql`'epoch'::timestamptz + ${cursor.atUs}::bigint * interval '1 microsecond'` : undefined
   const rows = await sql<Row[]>`
     SELECT request_id, started_at, (extract(epoch FROM started_at) * 1000000)::bigint AS started_us, key_id, api_style,
            model, served_model, provider, stream, status, error_code, input_tokens, output_tokens, cost_nano, charged_nano, latency_ms
     FROM request_logs
     WHERE account_id = ${accountId}
-      ${cursor ? sql`AND started_at <= ${at!} AND (started_at < ${at!} OR request_id < ${cursor.requestId})` : sql``}
+      ${options.keyId === undefined ? sql`` : sql`AND key_id = ${options.keyId}`}
+      ${options.model === undefined ? sql`` : sql`AND coalesce(served_model, model, '') = ${options.model}`}
+      ${statusCondition(sql, options.status)}
+      ${from ? sql`AND started_at >= ${from}` : sql``}
+      ${to ? sql`AND started_at < ${to}` : sql``}
+      ${cursor ? sql`AND started_at <= ${at!} AND (started_at < ${at!} OR request_id < ${cursor.tie})` : sql``}
     ORDER BY started_at DESC, request_id DESC
     LIMIT ${limit + 1}`
   const page = rows.slice(0, limit)
@@ -74,7 +81,7 @@ export async function readActivity(sql: Sql, accountId: string, options: { limit
       chargedUsd: nanoToUsd(row.charged_nano),
       latencyMs: row.latency_ms,
     })),
-    nextBefore: rows.length > limit && last ? encodeCursor({ startedUs: last.started_us, requestId: last.request_id }) : null,
+    nextBefore: rows.length > limit && last ? encodeCursor({ atUs: last.started_us, tie: last.request_id }) : null,
   }
 }
 
@@ -96,12 +103,11 @@ export async function readActivitySummary(sql: Sql, accountId: string, nowMs: nu
   }
 }
 
-function encodeCursor(cursor: Cursor): string {
-  return Buffer.from(`${cursor.startedUs}:${cursor.requestId}`).toString('base64url')
-}
-
-function decodeCursor(text: string): Cursor {
-  const match = /^(\d{1,17}):(\S{1,100})$/.exec(Buffer.from(text, 'base64url').toString())
-  if (!match) throw new ServiceError('invalid_request', 'before: not a cursor from a previous page (use its nextBefore).', { param: 'before' })
-  return { startedUs: Number(match[1]), requestId: match[2]! }
+/** `status >= 400` is written literally for errors, so the partial index of errors matches the query. */
+function statusCondition(sql: Sql, status: string | undefined) {
+  if (status === undefined) return sql``
+  if (status === 'ok') return sql`AND status < 400`
+  if (status === 'error') return sql`AND status >= 400`
+  const code = Number(status)
+  return code >= 400 ? sql`AND status >= 400 AND status = ${code}` : sql`AND status < 400 AND status = ${code}`
 }

@@ -6,6 +6,7 @@
 import type { Sql } from 'postgres'
 import { ServiceError } from '../../shared/errors.ts'
 import type { Granularity, Usage, UsageGroup } from '../../shared/schemas/admin/usage.ts'
+import { parseTime } from './keyset.ts'
 import { sumTotals, toTotals, TOTALS_COLUMNS, type TotalsRow } from './totals.ts'
 
 const HOUR_MS = 3_600_000
@@ -56,10 +57,4 @@ async function keyNames(sql: Sql, accountId: string, ids: string[]) {
   const rows = await sql<{ id: string; name: string; prefix: string }[]>`
     SELECT id, name, prefix FROM api_keys WHERE account_id = ${accountId} AND id = ANY(${ids}::text[])`
   return new Map(rows.map((row) => [row.id, row]))
-}
-
-function parseTime(value: string, param: string): number {
-  const ms = Date.parse(value)
-  if (!Number.isFinite(ms)) throw new ServiceError('invalid_request', `${param}: not an ISO 8601 time (e.g. 2025-01-31T00:00:00Z).`, { param })
-  return ms
 }

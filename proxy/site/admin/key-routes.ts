@@ -2,10 +2,13 @@
  * The account's keys (`/admin/v1/keys`): list (any member), create, change, revoke and rotate (owner and
  * admins). Creating a key is also personal recovery: a signed-in session, or the dashboard link's, can
  * make a replacement for a lost key. Another account's key is 404. The secret is shown once, on creation
- * or rotation; listings never carry it.
+ * or rotation; listings never carry it. `GET /keys/defaults` says which spend caps a new key gets when
+ * its create call leaves them out, so a form can show them.
  */
 import { Elysia, t } from 'elysia'
-import { ApiKey, ApiKeyChanges, ApiKeys, CreatedApiKey, NewApiKey, RotatedKey } from '../../../shared/schemas/admin/keys.ts'
+import { ApiKey, ApiKeyChanges, ApiKeys, CreatedApiKey, KeyDefaults, NewApiKey, RotatedKey } from '../../../shared/schemas/admin/keys.ts'
+import { ServiceError } from '../../../shared/errors.ts'
+import { nanoToUsd } from '../../../shared/money.ts'
 import { createAccountKey, listAccountKeys, revokeAccountKey, updateAccountKey } from '../../accounts/account-keys.ts'
 import { rotateKey } from '../../accounts/rotation.ts'
 import type { AdminDeps } from './admin-deps.ts'
@@ -22,6 +25,14 @@ export function keyRoutes(deps: AdminDeps) {
         return listAccountKeys(deps, session.accountId)
       },
       { response: ApiKeys, detail: { summary: "The account's keys: prefix, name, status, limits, last use (never the secret)" } },
+    )
+    .get(
+      '/keys/defaults',
+      async ({ request }) => {
+        const session = await requireSession(deps, request, 'read')
+        return keyDefaults(deps, session.accountId)
+      },
+      { response: KeyDefaults, detail: { summary: 'The spend caps a new key gets when its create call leaves them out (lower for accountless accounts)' } },
     )
     .post(
       '/keys',
@@ -65,4 +76,17 @@ export function keyRoutes(deps: AdminDeps) {
         detail: { summary: 'Rotate a key: a new key with the same settings; the old one works 24 more hours (409 if already rotated)' },
       },
     )
+}
+
+// The same choice as createKey makes for caps left out.
+async function keyDefaults(deps: AdminDeps, accountId: string): Promise<KeyDefaults> {
+  const [account] = await deps.sql<{ kind: 'accountless' | 'identity' }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
+  if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
+  const caps = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
+  return {
+    dailyLimitNano: caps.dailyLimitNano,
+    dailyLimitUsd: nanoToUsd(caps.dailyLimitNano),
+    monthlyLimitNano: caps.monthlyLimitNano,
+    monthlyLimitUsd: nanoToUsd(caps.monthlyLimitNano),
+  }
 }

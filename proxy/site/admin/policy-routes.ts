@@ -2,7 +2,8 @@
  * The account's policy in the dashboard: presets, guardrails and routing restrictions, through the same
  * functions as the operator API (so checks, messages and key-cache invalidation are the same). Reads for
  * any member, changes for owner and admins; always the session's own account (another account's
- * guardrail is 404; presets are addressed within the account by slug).
+ * guardrail is 404; presets are addressed within the account by slug). The preset list carries the API
+ * server's address for code samples; `GET /routing/providers` lists the providers a restriction may name.
  */
 import { Elysia, t } from 'elysia'
 import {
@@ -17,6 +18,7 @@ import {
   Presets,
   Routing,
   RoutingChanges,
+  RoutingProviders,
 } from '../../../shared/schemas/admin/policy.ts'
 import { ServiceError } from '../../../shared/errors.ts'
 import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../../policy/guardrails.ts'
@@ -27,10 +29,14 @@ import { requireSession } from './admin-session.ts'
 
 export function policyRoutes(deps: AdminDeps) {
   return new Elysia()
-    .get('/presets', async ({ request }) => listPresets(deps, (await requireSession(deps, request, 'read')).accountId), {
-      response: Presets,
-      detail: { summary: "The account's presets, called as @preset/<slug>" },
-    })
+    .get(
+      '/presets',
+      async ({ request }) => {
+        const session = await requireSession(deps, request, 'read')
+        return { ...(await listPresets(deps, session.accountId)), baseUrl: apiBase(deps, request) }
+      },
+      { response: Presets, detail: { summary: "The account's presets, called as @preset/<slug>, and the API address clients call them at" } },
+    )
     .put(
       '/presets/:slug',
       async ({ request, params, body, set }) => {
@@ -83,6 +89,14 @@ export function policyRoutes(deps: AdminDeps) {
       response: Routing,
       detail: { summary: "The account's routing restrictions: allowed models and providers (null: any)" },
     })
+    .get(
+      '/routing/providers',
+      async ({ request }) => {
+        await requireSession(deps, request, 'read')
+        return catalogProviders(deps)
+      },
+      { response: RoutingProviders, detail: { summary: 'The providers a routing restriction may name, with the models each can serve' } },
+    )
     .put(
       '/routing',
       async ({ request, body }) => setRouting(deps, (await requireSession(deps, request, 'manage')).accountId, body),
@@ -100,4 +114,22 @@ async function readRouting(deps: AdminDeps, accountId: string): Promise<Routing>
     SELECT allowed_models, allowed_providers FROM accounts WHERE id = ${accountId}`
   if (!row) throw new ServiceError('not_found', `No account ${accountId}.`)
   return { accountId, models: row.allowed_models, providers: row.allowed_providers }
+}
+
+function catalogProviders(deps: AdminDeps): RoutingProviders {
+  const served = new Map<string, string[]>([...deps.catalog.providers.keys()].map((id) => [id, []]))
+  for (const model of [...deps.catalog.models.values(), ...deps.catalog.images.values()]) {
+    for (const providerId of new Set(model.routes.map((route) => route.provider.id))) served.get(providerId)?.push(model.id)
+  }
+  return { providers: [...served].map(([id, models]) => ({ id, models })) }
+}
+
+/**
+ * The API server's public address: PUBLIC_API_URL when set, else this request's host on the API port
+ * (both servers bind the same HOST). Behind a proxy, set PUBLIC_API_URL.
+ */
+function apiBase(deps: AdminDeps, request: Request): string {
+  if (deps.config.PUBLIC_API_URL) return deps.config.PUBLIC_API_URL.replace(/\/+$/, '')
+  const url = new URL(request.url)
+  return `${url.protocol}//${url.hostname}:${deps.config.PORT}`
 }

@@ -73,6 +73,18 @@ export type NewApiKey = Static<typeof NewApiKey>
 export const ApiKeyChanges = Type.Object(settable, { additionalProperties: false })
 export type ApiKeyChanges = Static<typeof ApiKeyChanges>
 
+/**
+ * The spend caps a new key gets when its create call leaves them out (`GET /keys/defaults`): the
+ * configured defaults, lower for accountless accounts.
+ */
+export const KeyDefaults = Type.Object({
+  dailyLimitNano: Type.Integer(),
+  dailyLimitUsd: Type.String(),
+  monthlyLimitNano: Type.Integer(),
+  monthlyLimitUsd: Type.String(),
+})
+export type KeyDefaults = Static<typeof KeyDefaults>
+
 /** A new key: its record and, this once, the key itself. */
 export const CreatedApiKey = Type.Object({ ...ApiKey.properties, key: Type.String() })
 export type CreatedApiKey = Static<typeof CreatedApiKey>

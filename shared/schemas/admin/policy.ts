@@ -33,7 +33,12 @@ export const Preset = Type.Object({
 })
 export type Preset = Static<typeof Preset>
 
-export const Presets = Type.Object({ presets: Type.Array(Preset) })
+export const Presets = Type.Object({
+  presets: Type.Array(Preset),
+  /** The API server's address (`{base_url}`): clients call a preset at `<baseUrl>/v1/chat/completions` and the other styles' paths. */
+  baseUrl: Type.String(),
+})
+export type Presets = Static<typeof Presets>
 
 /** `PUT /presets/:slug` creates (201) or replaces (200) the preset. */
 export const PresetBody = Type.Object(
@@ -48,6 +53,7 @@ export const PresetBody = Type.Object(
 export type PresetBody = Static<typeof PresetBody>
 
 export const PresetDeleted = Type.Object({ accountId: Type.String(), slug: Type.String(), deleted: Type.Literal(true) })
+export type PresetDeleted = Static<typeof PresetDeleted>
 
 /**
  * A content filter: `detector` is one of email, phone, credit_card, iban, us_ssn, ip_address, secret,
@@ -61,6 +67,7 @@ export const GuardrailFilter = Type.Object({
   keywords: Type.Optional(Type.Array(Type.String())),
   name: Type.Optional(Type.String()),
 })
+export type GuardrailFilter = Static<typeof GuardrailFilter>
 
 export const Guardrail = Type.Object({
   id: Type.String(),
@@ -79,6 +86,7 @@ export const Guardrail = Type.Object({
 export type Guardrail = Static<typeof Guardrail>
 
 export const Guardrails = Type.Object({ guardrails: Type.Array(Guardrail) })
+export type Guardrails = Static<typeof Guardrails>
 
 const guardrailFields = {
   models: Type.Optional(Nullable(Ids)),
@@ -94,6 +102,7 @@ export type GuardrailChanges = Static<typeof GuardrailChanges>
 
 /** Deleting a guardrail unassigns it from its keys first; they keep working without it. */
 export const GuardrailDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true), unassignedKeyIds: Type.Array(Type.String()) })
+export type GuardrailDeleted = Static<typeof GuardrailDeleted>
 
 /** The account's routing restrictions: models its keys may call, providers that may serve them (null: any). */
 export const Routing = Type.Object({
@@ -106,3 +115,12 @@ export type Routing = Static<typeof Routing>
 /** A list given replaces the stored one, null removes it, an absent one stays as it is. */
 export const RoutingChanges = Type.Object({ models: Type.Optional(Nullable(Ids)), providers: Type.Optional(Nullable(Ids)) }, { additionalProperties: false })
 export type RoutingChanges = Static<typeof RoutingChanges>
+
+/**
+ * The catalog's providers a routing restriction may name (`GET /routing/providers`), each with the model
+ * IDs it has a route for (chat and image models).
+ */
+export const RoutingProviders = Type.Object({
+  providers: Type.Array(Type.Object({ id: Type.String(), models: Type.Array(Type.String()) })),
+})
+export type RoutingProviders = Static<typeof RoutingProviders>

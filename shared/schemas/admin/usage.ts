@@ -67,12 +67,25 @@ export const Usage = Type.Object({
 })
 export type Usage = Static<typeof Usage>
 
+/** `ok`: answered below 400; `error`: 400 or above; or one HTTP status ("429"). */
+export const ActivityStatus = Type.String({ pattern: '^(ok|error|[1-5][0-9]{2})$' })
+export type ActivityStatus = Static<typeof ActivityStatus>
+
 export const ActivityQuery = Type.Object(
   {
     /** At most this many requests: a whole number 1–200 (default 50). A query string carries text. */
     limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
     /** `nextBefore` of the previous page: continue with older requests. */
     before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    /** Only this key's requests. */
+    keyId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    /** Only requests of this model: the one that served, or the one asked for when none served (as usage groups them). */
+    model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    status: Type.Optional(ActivityStatus),
+    /** Requests that arrived at or after this time (ISO 8601). */
+    from: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    /** Requests that arrived before this time (ISO 8601, exclusive). */
+    to: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
   },
   { additionalProperties: false },
 )

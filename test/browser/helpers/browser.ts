@@ -1,0 +1,169 @@
+/**
+ * Browser tests of the dashboard: the built SPA served by a real gateway (Postgres, the in-process or
+ * Redis store, a real SMTP server for mail), driven in Debian's headless Chromium through
+ * playwright-core. A failing test leaves a screenshot under test-output/browser/. Accessibility is
+ * checked with axe-core run inside the page.
+ */
+import { describe, test } from 'bun:test'
+import { mkdir } from 'node:fs/promises'
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../../helpers/gateway.ts'
+import { startSmtpServer, type TestSmtp } from '../../helpers/smtp.ts'
+import { cheapBotCheck } from '../../helpers/altcha.ts'
+import { describeWith } from '../../helpers/services.ts'
+
+const ROOT = join(import.meta.dir, '..', '..', '..')
+const OUTPUT = join(ROOT, 'test-output', 'browser')
+export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
+
+/**
+ * describe() for browser suites: they need Postgres and Chromium. Without Chromium they are skipped,
+ * unless REQUIRE_SERVICES=1 (CI installs Chromium), which makes its absence a failure.
+ */
+export function describeBrowser(name: string, body: () => void): void {
+  if (existsSync(CHROMIUM)) return describeWith('postgres', name, body)
+  if (process.env.REQUIRE_SERVICES !== '1') return describe.skip(`${name} (install chromium to run)`, body)
+  describe(name, () => {
+    test('chromium installed', () => {
+      throw new Error(`no Chromium at ${CHROMIUM} and REQUIRE_SERVICES=1: install Debian's chromium package`)
+    })
+  })
+}
+
+let built: Promise<void> | undefined
+
+/** Builds the dashboard once per test run, as `bun run build` does. */
+export function buildDashboard(): Promise<void> {
+  built ??= (async () => {
+    const build = Bun.spawn(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
+    if ((await build.exited) !== 0) throw new Error(`dashboard build failed:\n${await new Response(build.stderr).text()}`)
+  })()
+  return built
+}
+
+export type Site = {
+  gw: TestGateway
+  smtp: TestSmtp
+  browser: Browser
+  /** The site's origin, e.g. http://127.0.0.1:PORT. */
+  siteUrl: string
+  apiUrl: string
+  /** A fresh browser profile (cookies, storage) with one page. */
+  open(): Promise<{ context: BrowserContext; page: Page }>
+  close(): Promise<void>
+}
+
+export async function startSite(options: Partial<TestGatewayOptions> = {}): Promise<Site> {
+  await buildDashboard()
+  const smtp = await startSmtpServer()
+  const gw = await startTestGateway({
+    store: 'memory',
+    database: 'postgres',
+    ...options,
+    env: { SMTP_URL: smtp.url, ...cheapBotCheck, LEDGER_FLUSH_MS: '10', ...options.env },
+  })
+  const { apiUrl, siteUrl } = gw.app.listen()
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+  const contexts: BrowserContext[] = []
+  return {
+    gw,
+    smtp,
+    browser,
+    siteUrl,
+    apiUrl,
+    async open() {
+      const context = await browser.newContext({ baseURL: siteUrl, viewport: { width: 1280, height: 900 } })
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: siteUrl })
+      contexts.push(context)
+      const page = await context.newPage()
+      page.setDefaultTimeout(10_000)
+      return { context, page }
+    },
+    async close() {
+      for (const context of contexts) await context.close().catch(() => undefined)
+      await browser.close()
+      await gw.close()
+      await smtp.close()
+    },
+  }
+}
+
+/**
+ * A browser test: on failure, every open page of the site is saved as a screenshot named after the
+ * test before the error is reported.
+ */
+export function browserTest(name: string, site: () => Site, body: () => Promise<void>, timeoutMs = 60_000): void {
+  test(
+    name,
+    async () => {
+      try {
+        await body()
+      } catch (error) {
+        await screenshots(site(), name)
+        throw error
+      }
+    },
+    timeoutMs,
+  )
+}
+
+async function screenshots(site: Site | undefined, name: string): Promise<void> {
+  if (!site) return
+  await mkdir(OUTPUT, { recursive: true })
+  const slug = name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase()
+  let index = 0
+  for (const context of site.browser.contexts()) {
+    for (const page of context.pages()) {
+      await page.screenshot({ path: join(OUTPUT, `${slug}${index ? `-${index}` : ''}.png`), fullPage: true }).catch(() => undefined)
+      index++
+    }
+  }
+}
+
+const axeSource = readFileSync(join(ROOT, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8')
+
+export type Violation = { id: string; impact: string; help: string; nodes: string[] }
+
+/** axe-core's serious and critical violations on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<Violation[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource })
+  return page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe
+    const result = await axe.run(document, { resultTypes: ['violations'] })
+    return result.violations
+      .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+      .map((violation) => ({ id: violation.id, impact: violation.impact!, help: violation.help, nodes: violation.nodes.map((node) => JSON.stringify(node.target)) }))
+  })
+}
+
+/** Signs in by e-mail as a user would: the form, the mail from the SMTP server, the confirm page. */
+export async function signInByEmail(site: Site, page: Page, email: string): Promise<void> {
+  await page.goto('/sign-in')
+  await page.getByLabel('E-mail address').fill(email)
+  await page.getByRole('button', { name: 'Send sign-in link' }).click()
+  await page.getByText('Check your inbox').waitFor()
+  const mail = await site.smtp.next(email)
+  const link = /https?:\/\/[^\s"<>]+\/auth\/email\?token=[A-Za-z0-9_%-]+/.exec(mail.text)
+  if (!link) throw new Error(`no sign-in link in the mail:\n${mail.text}`)
+  await page.goto(link[0])
+  await page.getByRole('button').first().click()
+  await page.waitForURL(/\/dashboard/)
+  await page.getByRole('heading', { level: 1 }).waitFor()
+}
+
+/** The account the page's session acts for (the shell shows its ID). */
+export async function accountOf(page: Page): Promise<string> {
+  const me = await page.evaluate(async () => (await fetch('/admin/v1/me')).json())
+  return (me as { account: { id: string } }).account.id
+}
+
+/** POST /v1/chat/completions on the API server with a key. */
+export function chat(site: Site, key: string, body: unknown): Promise<Response> {
+  return fetch(`${site.apiUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
+}
