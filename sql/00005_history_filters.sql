@@ -9,5 +9,6 @@ CREATE INDEX request_logs_account_model_time ON request_logs (account_id, (coale
 CREATE INDEX request_logs_account_errors ON request_logs (account_id, started_at DESC) WHERE status >= 400;
 
 -- The ledger by kind: credits, write-offs and adjustments are few among charges (one per request), so they
--- get a small index of their own; charges read ledger_account_time, whose rows are nearly all charges.
-CREATE INDEX ledger_account_rare_kinds ON ledger (account_id, created_at) WHERE kind <> 'charge';
+-- get a small index of their own, in time order per kind; charges read ledger_account_time, whose rows are
+-- nearly all charges.
+CREATE INDEX ledger_account_rare_kinds ON ledger (account_id, kind, created_at) WHERE kind <> 'charge';

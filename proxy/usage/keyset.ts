@@ -12,9 +12,10 @@ export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(`${cursor.atUs}:${cursor.tie}`).toString('base64url')
 }
 
-export function decodeCursor(text: string): Cursor {
+/** The cursor in `text`; `tie` is what the tie-breaker must look like (a request ID, a row number). */
+export function decodeCursor(text: string, tie: RegExp = /^\S{1,100}$/): Cursor {
   const match = /^(\d{1,17}):(\S{1,100})$/.exec(Buffer.from(text, 'base64url').toString())
-  if (!match) throw new ServiceError('invalid_request', 'before: not a cursor from a previous page (use its nextBefore).', { param: 'before' })
+  if (!match || !tie.test(match[2]!)) throw new ServiceError('invalid_request', 'before: not a cursor from a previous page (use its nextBefore).', { param: 'before' })
   return { atUs: Number(match[1]), tie: match[2]! }
 }
 

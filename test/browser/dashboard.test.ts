@@ -23,6 +23,17 @@ const PAGES = [
   '/dashboard/support',
 ]
 
+/** Creates a key on the Keys page; answers its secret (shown once). */
+async function createKey(page: Page, name: string): Promise<string> {
+  await page.goto('/dashboard/keys')
+  await page.getByRole('button', { name: 'Create key' }).click()
+  await page.getByLabel('Name', { exact: true }).fill(name)
+  await page.getByRole('button', { name: 'Create', exact: true }).click()
+  const key = await page.getByLabel('API key', { exact: true }).inputValue()
+  expect(key).toMatch(/^svc-live-/)
+  return key
+}
+
 /** Retries `check` (reloading with the page's Refresh button when it has one) until it passes. */
 async function eventually(page: Page, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -49,12 +60,7 @@ describeBrowser('dashboard in the browser', () => {
     await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('5')!, 'browser test')
 
     // Create a key: the secret is shown once.
-    await page.getByRole('link', { name: 'API keys' }).click()
-    await page.getByRole('button', { name: 'Create key' }).click()
-    await page.getByLabel('Name', { exact: true }).fill('browser key')
-    await page.getByRole('button', { name: 'Create', exact: true }).click()
-    const key = await page.getByLabel('API key').inputValue()
-    expect(key).toMatch(/^svc-live-/)
+    const key = await createKey(page, 'browser key')
 
     // Use it through the API.
     const answer = await chat(site, key, hello)
@@ -80,7 +86,7 @@ describeBrowser('dashboard in the browser', () => {
     const prefix = key.slice(0, 14)
     await page.locator('tr', { hasText: prefix }).getByRole('button', { name: 'Rotate browser key' }).click()
     await page.getByRole('button', { name: 'Rotate key' }).click()
-    const rotated = await page.getByLabel('API key').inputValue()
+    const rotated = await page.getByLabel('API key', { exact: true }).inputValue()
     expect(rotated).toMatch(/^svc-live-/)
     expect(rotated).not.toBe(key)
     await expect(page.locator('tr', { hasText: prefix }).textContent()).resolves.toContain('In grace')
@@ -89,12 +95,77 @@ describeBrowser('dashboard in the browser', () => {
 
     // Revoke the new key: refused at once.
     await page.keyboard.press('Escape')
-    const newRow = page.locator('tr', { hasText: rotated.slice(0, 14) })
+    // The old key's row names its replacement too: the new key's row is the active one.
+    const newRow = page.locator('tr', { hasText: rotated.slice(0, 14) }).filter({ hasText: 'Active' })
     await newRow.getByRole('button', { name: 'Revoke browser key' }).click()
     await page.getByRole('button', { name: 'Revoke key' }).click()
-    await expect(newRow.getByText('Revoked').waitFor()).resolves.toBeUndefined()
+    await page.locator('tr', { hasText: rotated.slice(0, 14) }).filter({ hasText: 'Revoked' }).waitFor()
     const refused = await chat(site, rotated, hello)
     expect(refused.status).toBe(401)
+  })
+
+  browserTest('a guardrail made in the dashboard blocks a request, and Activity shows it', () => site, async () => {
+    const { page } = await site.open()
+    await signInByEmail(site, page, 'guarded-user@people.test')
+    await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('5')!, 'browser test')
+    const key = await createKey(page, 'guarded')
+
+    await page.goto('/dashboard/guardrails')
+    await page.getByRole('button', { name: 'New guardrail' }).click()
+    await page.getByLabel('Name', { exact: true }).fill('No e-mail')
+    await page.getByRole('button', { name: 'Add filter' }).click()
+    await page.getByLabel('Detector').selectOption('email')
+    await page.getByLabel('Action').selectOption('block')
+    await page.getByRole('button', { name: 'Save guardrail' }).click()
+    const assign = page.getByLabel('Assign No e-mail to a key')
+    await assign.selectOption((await assign.locator('option', { hasText: key.slice(0, 14) }).getAttribute('value'))!)
+    await page.getByRole('button', { name: 'Assign', exact: true }).click()
+    await page.getByRole('button', { name: /Unassign guarded/ }).waitFor()
+
+    const blocked = await chat(site, key, { model: 'test/cheap', messages: [{ role: 'user', content: 'Write to alice@example.com please' }] })
+    expect(blocked.status).toBe(403)
+    expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('guardrail_blocked')
+    expect((await chat(site, key, hello)).status).toBe(200)
+
+    const requestId = blocked.headers.get('x-request-id')!
+    await page.goto('/dashboard/activity')
+    await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
+    await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain('guardrail_blocked')
+  })
+
+  browserTest('accountless setup: proof of work, both secrets once, confirmation before top-up, the link signs in elsewhere', () => site, async () => {
+    const { page } = await site.open()
+    await page.goto('/setup')
+    await expect(page.getByText(/no recovery/i).first().isVisible()).resolves.toBe(true)
+    // The altcha widget: the user ticks it, the browser does the proof of work against the server's challenge.
+    await page.locator('.bot-check').getByText("I'm not a robot").click()
+    const key = await page.getByLabel('API key', { exact: true }).inputValue()
+    const link = await page.getByLabel('Dashboard link', { exact: true }).inputValue()
+    expect(key).toMatch(/^svc-live-/)
+    expect(link).toContain('/dashboard#link=')
+    // No top-up step until both secrets are confirmed saved.
+    await expect(page.getByRole('button', { name: 'Open dashboard' }).count()).resolves.toBe(0)
+    const confirm = page.getByRole('button', { name: 'I saved both' })
+    await expect(confirm.isDisabled()).resolves.toBe(true)
+    await page.getByLabel('I saved the API key').check()
+    await page.getByLabel('I saved the dashboard link').check()
+    await confirm.click()
+    await page.getByRole('button', { name: 'Open dashboard' }).click()
+    await page.waitForURL(/\/dashboard$/)
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Overview')
+    const accountId = await accountOf(page)
+
+    // The key works once there is credit.
+    expect((await chat(site, key, hello)).status).toBe(402)
+    await creditAccount(site.gw.app.operator, accountId, usdToNano('1')!, 'browser test')
+    expect((await chat(site, key, hello)).status).toBe(200)
+
+    // The dashboard link opens the same account in another browser profile, and leaves the address bar.
+    const other = await site.open()
+    await other.page.goto(link)
+    await other.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    expect(other.page.url()).not.toContain('#link=')
+    expect(await accountOf(other.page)).toBe(accountId)
   })
 
   browserTest('every page: no serious axe-core violations, and a hard refresh lands on the same page', () => site, async () => {

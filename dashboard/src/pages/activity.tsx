@@ -1,10 +1,281 @@
-/** Placeholder until the page lands. */
-import { Page } from '../ui.tsx'
+/**
+ * Activity: the account's requests, newest first, from the request log: when, which key and model, the
+ * provider, tokens, cost and outcome. Filters (key, model, status, time range) live in the address;
+ * older requests load a page at a time. The record writer flushes within a second or two, so a request
+ * that just finished may need a Refresh.
+ */
+import { A } from '@solidjs/router'
+import { createEffect, createResource, createSignal, For, on, Show } from 'solid-js'
+import { errorWords } from '../../../shared/error-words.ts'
+import { errorTable, type ErrorCode } from '../../../shared/errors.ts'
+import type { ApiKey, ApiKeys } from '../../../shared/schemas/admin/keys.ts'
+import type { Activity as ActivityPage, ActivityItem, Usage } from '../../../shared/schemas/admin/usage.ts'
+import { get, query } from '../api.ts'
+import { count, usd } from '../format.ts'
+import { createKeysetList } from '../keyset-list.ts'
+import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
+import { Badge, Button, CopyButton, Empty, ErrorNotice, Field, Loading, Page, SelectField, TextField } from '../ui.tsx'
+import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
+
+const FILTERS = ['keyId', 'model', 'status', 'from', 'to'] as const
+const MODEL_LOOKBACK_MS = 90 * 86_400_000
+
+const PHRASES: Record<number, string> = {
+  200: 'OK',
+  400: 'Bad request',
+  401: 'Unauthorized',
+  402: 'Payment required',
+  403: 'Forbidden',
+  404: 'Not found',
+  409: 'Conflict',
+  413: 'Too large',
+  429: 'Too many requests',
+  500: 'Server error',
+  502: 'Bad gateway',
+  503: 'Unavailable',
+  504: 'Timed out',
+}
+
+/** Every status the service answers with: 200 and the statuses of the error table. */
+const STATUSES = [...new Set([200, ...Object.values(errorTable).map((spec) => spec.status)])].sort((a, b) => a - b)
+
+const STATUS_OPTIONS = [
+  { value: '', label: 'Any status' },
+  { value: 'ok', label: 'Succeeded (below 400)' },
+  { value: 'error', label: 'Failed (400 and above)' },
+  ...STATUSES.map((status) => ({ value: String(status), label: PHRASES[status] ? `${status} ${PHRASES[status]}` : String(status) })),
+]
 
 export default function Activity() {
+  const filters = useUrlFilters(FILTERS)
+  const [keys] = createResource(() => get<ApiKeys>('/keys').then((answer) => answer.keys))
+  // The models this account used lately, from the rollup: what is worth filtering by.
+  const [models] = createResource(async () => {
+    const usage = await get<Usage>(`/usage${query({ granularity: 'day', groupBy: 'model', from: new Date(Date.now() - MODEL_LOOKBACK_MS).toISOString() })}`)
+    return [...new Set(usage.buckets.map((bucket) => bucket.model ?? ''))].filter(Boolean).sort()
+  })
+  const list = createKeysetList<ActivityItem>((before) => get<ActivityPage>(`/activity${query({ ...filters.values(), before })}`))
+  createEffect(on(filters.values, () => void list.reload()))
+
+  const keyOf = (keyId: string) => keys.latest?.find((entry) => entry.id === keyId)
+
   return (
-    <Page title="Activity">
-      <p class="muted">Coming soon.</p>
+    <Page
+      title="Activity"
+      description="Every request made with this account's keys, newest first. A request shows here within a second or two after it finishes."
+      actions={
+        <Button onClick={() => void list.reload()} busy={list.reloading()}>
+          Refresh
+        </Button>
+      }
+    >
+      <ActivityFilters filters={filters} keys={keys.latest ?? []} models={models.latest ?? []} />
+      <Show when={list.error()}>
+        <ErrorNotice error={list.error()} retry={() => void list.retry()} />
+      </Show>
+      <Show when={list.loaded()} fallback={<Show when={!list.error()}><Loading label="Loading requests…" /></Show>}>
+        <Show
+          when={list.items().length > 0}
+          fallback={
+            <Show
+              when={filters.active()}
+              fallback={
+                <Empty title="No requests yet">
+                  Requests made with this account's keys appear here. <A href="/dashboard/keys">Create a key</A> or{' '}
+                  <A href="/dashboard/playground">try a model in the playground</A>.
+                </Empty>
+              }
+            >
+              <Empty title="No requests match these filters">
+                <Button variant="ghost" onClick={() => filters.apply({})}>
+                  Clear filters
+                </Button>
+              </Empty>
+            </Show>
+          }
+        >
+          <div class="table-wrap">
+            <table class="activity-table">
+              <caption class="visually-hidden">Requests, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Time</th>
+                  <th scope="col">Request ID</th>
+                  <th scope="col">Key</th>
+                  <th scope="col">Model</th>
+                  <th scope="col">Provider</th>
+                  <th scope="col" class="num">
+                    Tokens in / out
+                  </th>
+                  <th scope="col" class="num">
+                    Cost
+                  </th>
+                  <th scope="col">Status</th>
+                </tr>
+              </thead>
+              <tbody>
+                <For each={list.items()}>{(item) => <ActivityRow item={item} apiKey={keyOf(item.keyId)} />}</For>
+              </tbody>
+            </table>
+          </div>
+          <div class="row">
+            <Show when={list.hasMore()} fallback={<span class="small muted">{shown(list.items().length)}: that is all.</span>}>
+              <Button onClick={() => void list.more()} busy={list.loadingMore()}>
+                Load more
+              </Button>
+              <span class="small muted">{shown(list.items().length)}</span>
+            </Show>
+          </div>
+        </Show>
+      </Show>
     </Page>
   )
+}
+
+function ActivityFilters(props: { filters: UrlFilters<(typeof FILTERS)[number]>; keys: ApiKey[]; models: string[] }) {
+  const [keyId, setKeyId] = createSignal('')
+  const [model, setModel] = createSignal('')
+  const [status, setStatus] = createSignal('')
+  const [from, setFrom] = createSignal('')
+  const [to, setTo] = createSignal('')
+  // The form follows the address (back and forward buttons, "Clear filters").
+  createEffect(() => {
+    setKeyId(props.filters.value('keyId'))
+    setModel(props.filters.value('model'))
+    setStatus(props.filters.value('status'))
+    setFrom(localInputValue(props.filters.value('from')))
+    setTo(localInputValue(props.filters.value('to')))
+  })
+  const keyOptions = () => {
+    const options = [{ value: '', label: 'All keys' }, ...props.keys.map((key) => ({ value: key.id, label: `${key.name || 'Unnamed key'} (${key.prefix}…)` }))]
+    if (keyId() && !options.some((option) => option.value === keyId())) options.push({ value: keyId(), label: keyId() })
+    return options
+  }
+  const modelOptions = () => {
+    // The models this account used in the last 90 days.
+    const options = [{ value: '', label: 'All models' }, ...props.models.map((id) => ({ value: id, label: id }))]
+    if (model() && !props.models.includes(model())) options.push({ value: model(), label: model() })
+    return options
+  }
+  const submit = (event: SubmitEvent) => {
+    event.preventDefault()
+    props.filters.apply({ keyId: keyId(), model: model(), status: status(), from: isoFromLocalInput(from()), to: isoFromLocalInput(to()) })
+  }
+  return (
+    <form class="filters" onSubmit={submit} aria-label="Filter requests">
+      <ListSelect label="Key" value={keyId()} onValue={setKeyId} options={keyOptions()} />
+      <ListSelect label="Model" value={model()} onValue={setModel} options={modelOptions()} />
+      <SelectField label="Status" value={status()} onValue={setStatus} options={STATUS_OPTIONS} />
+      <TextField label="From" type="datetime-local" value={from()} onValue={setFrom} />
+      <TextField label="To" type="datetime-local" value={to()} onValue={setTo} />
+      <div class="filter-actions">
+        <Button type="submit" variant="primary">
+          Apply filters
+        </Button>
+        <Show when={props.filters.active()}>
+          <Button variant="ghost" onClick={() => props.filters.apply({})}>
+            Clear
+          </Button>
+        </Show>
+      </div>
+    </form>
+  )
+}
+
+/**
+ * A select whose options arrive after the page (keys, models): each option says whether it is the chosen
+ * one, so the choice from the address holds when the list is drawn again.
+ */
+function ListSelect(props: { label: string; value: string; onValue: (value: string) => void; options: { value: string; label: string }[] }) {
+  return (
+    <Field label={props.label}>
+      {(id, describedBy) => (
+        <select id={id} aria-describedby={describedBy} onChange={(event) => props.onValue(event.currentTarget.value)}>
+          <For each={props.options}>
+            {(option) => (
+              <option value={option.value} selected={option.value === props.value}>
+                {option.label}
+              </option>
+            )}
+          </For>
+        </select>
+      )}
+    </Field>
+  )
+}
+
+function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefined }) {
+  const item = () => props.item
+  const failed = () => item().status >= 400
+  const served = () => item().servedModel ?? item().model ?? '—'
+  return (
+    <tr>
+      <td class="nowrap">
+        <time datetime={item().time} title={item().time}>
+          {new Date(item().time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}
+        </time>
+        <div class="small muted">
+          {item().apiStyle}
+          {item().stream ? ', stream' : ''}, {formatLatency(item().latencyMs)}
+        </div>
+      </td>
+      <td>
+        <div class="request-id">
+          <code class="mono">{item().requestId}</code>
+          <div class="row tight">
+            <CopyButton text={item().requestId} label={`Copy request ID ${item().requestId}`} variant="ghost" />
+            <A class="small" href={`/dashboard/support?requestId=${encodeURIComponent(item().requestId)}`} aria-label={`Ask support about ${item().requestId}`}>
+              Ask support
+            </A>
+          </div>
+        </div>
+      </td>
+      <td>
+        <Show when={props.apiKey} fallback={<span class="mono small">{item().keyId}</span>}>
+          {(key) => (
+            <>
+              {key().name || 'Unnamed key'}
+              <div class="mono small muted">{key().prefix}…</div>
+            </>
+          )}
+        </Show>
+      </td>
+      <td>
+        <span class="mono">{served()}</span>
+        <Show when={item().model && item().servedModel && item().model !== item().servedModel}>
+          <div class="small muted">asked as {item().model}</div>
+        </Show>
+      </td>
+      <td>{item().provider ?? '—'}</td>
+      <td class="num nowrap">
+        {count(item().inputTokens)} / {count(item().outputTokens)}
+      </td>
+      <td class="num nowrap">
+        {usd(item().chargedUsd)}
+        <Show when={item().costNano !== item().chargedNano}>
+          <div class="small muted" title="The part of the cost not charged was written off">
+            of {usd(item().costUsd)}
+          </div>
+        </Show>
+      </td>
+      <td>
+        <Badge tone={failed() ? 'bad' : 'good'}>{item().status}</Badge>
+        <Show when={item().errorCode}>
+          {(code) => (
+            <div class="small mono" title={errorWords[code() as ErrorCode] ?? code()}>
+              {code()}
+            </div>
+          )}
+        </Show>
+      </td>
+    </tr>
+  )
+}
+
+function shown(requests: number): string {
+  return requests === 1 ? '1 request shown' : `${count(requests)} requests shown`
+}
+
+function formatLatency(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`
 }

@@ -1,10 +1,198 @@
-/** Placeholder until the page lands. */
-import { Page } from '../ui.tsx'
+/**
+ * Presets: a saved model, fallbacks and default parameters that clients call as `@preset/<slug>`, so the
+ * model can change here without changing clients. List, create, edit, delete, and how to call one.
+ */
+import { createResource, createSignal, For, Show } from 'solid-js'
+import type { Preset, PresetDeleted, Presets as PresetList } from '../../../shared/schemas/admin/policy.ts'
+import { api, get } from '../api.ts'
+import { dateTime, relative } from '../format.ts'
+import { useAbilities } from '../session.tsx'
+import { announce, Button, Card, ConfirmButton, CopyButton, Dialog, Empty, Loaded, Page, SelectField } from '../ui.tsx'
+import { PresetForm } from './policy/preset-form.tsx'
+import { PresetSample } from './policy/preset-sample.tsx'
+import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
+import { reconciled } from './policy/reconciled.ts'
 
 export default function Presets() {
+  const can = useAbilities()
+  const [presets, { refetch }] = createResource(() => get<PresetList>('/presets'), { storage: reconciled })
+  const [editing, setEditing] = createSignal<Preset | 'new'>()
+
+  const saved = (preset: Preset) => {
+    setEditing(undefined)
+    announce(`Saved ${preset.id}.`)
+    void refetch()
+  }
+  const remove = async (preset: Preset) => {
+    await api<PresetDeleted>('DELETE', `/presets/${encodeURIComponent(preset.slug)}`)
+    announce(`Deleted ${preset.id}.`)
+    void refetch()
+  }
+
   return (
-    <Page title="Presets">
-      <p class="muted">Coming soon.</p>
+    <Page
+      title="Presets"
+      description="A preset saves a model, its fallbacks and default parameters under a name. Clients send it as the model; change the preset here and every client follows, without a deploy."
+      actions={
+        <Button variant="primary" disabled={!can().manage} title={can().manage ? undefined : OWNER_OR_ADMIN} onClick={() => setEditing('new')}>
+          New preset
+        </Button>
+      }
+    >
+      <Show when={!can().manage}>
+        <ReadOnlyNote what="presets" />
+      </Show>
+      <Loaded data={presets} retry={refetch}>
+        {(list) => (
+          <Show
+            when={list.presets.length > 0}
+            fallback={
+              <Card>
+                <Empty title="No presets yet">
+                  Make one, then send <code>"model": "@preset/&lt;slug&gt;"</code> from any client style.
+                </Empty>
+              </Card>
+            }
+          >
+            <Card>
+              <PresetTable presets={list.presets} canManage={can().manage} onEdit={setEditing} onDelete={remove} />
+            </Card>
+            <SampleCard presets={list.presets} baseUrl={list.baseUrl} />
+          </Show>
+        )}
+      </Loaded>
+      <Dialog
+        open={editing() !== undefined}
+        wide
+        title={editing() === 'new' || editing() === undefined ? 'New preset' : `Edit ${(editing() as Preset).id}`}
+        onClose={() => setEditing(undefined)}
+      >
+        <Show when={editing()} keyed>
+          {(target) => (
+            <PresetForm
+              preset={target === 'new' ? undefined : target}
+              taken={presets.latest?.presets.map((preset) => preset.slug) ?? []}
+              onSaved={saved}
+              onCancel={() => setEditing(undefined)}
+            />
+          )}
+        </Show>
+      </Dialog>
     </Page>
+  )
+}
+
+function PresetTable(props: {
+  presets: readonly Preset[]
+  canManage: boolean
+  onEdit: (preset: Preset) => void
+  onDelete: (preset: Preset) => Promise<unknown>
+}) {
+  return (
+    <div class="table-wrap">
+      <table class="policy-table">
+        <thead>
+          <tr>
+            <th scope="col">Preset</th>
+            <th scope="col">Model</th>
+            <th scope="col">Fallbacks</th>
+            <th scope="col">Defaults</th>
+            <th scope="col">Updated</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          <For each={props.presets}>
+            {(preset) => (
+              <tr>
+                <th scope="row">
+                  <div class="row-actions">
+                    <code>{preset.id}</code>
+                    <CopyButton text={preset.id} label={`Copy ${preset.id}`} variant="ghost" />
+                  </div>
+                </th>
+                <td class="mono small">{preset.model}</td>
+                <td class="small">
+                  <Show when={preset.fallbacks.length > 0} fallback={<span class="muted">None</span>}>
+                    <ol class="plain-list">
+                      <For each={preset.fallbacks}>{(fallback) => <li class="mono">{fallback}</li>}</For>
+                    </ol>
+                  </Show>
+                </td>
+                <td class="small">
+                  <ParamList preset={preset} />
+                </td>
+                <td class="small">
+                  <time datetime={preset.updatedAt} title={dateTime(preset.updatedAt)}>
+                    {relative(preset.updatedAt)}
+                  </time>
+                </td>
+                <td>
+                  <div class="row-actions">
+                    <Button
+                      variant="ghost"
+                      aria-label={`Edit ${preset.id}`}
+                      disabled={!props.canManage}
+                      title={props.canManage ? undefined : OWNER_OR_ADMIN}
+                      onClick={() => props.onEdit(preset)}
+                    >
+                      Edit
+                    </Button>
+                    <ConfirmButton
+                      label="Delete"
+                      ariaLabel={`Delete ${preset.id}`}
+                      title={`Delete ${preset.id}?`}
+                      confirmLabel="Delete preset"
+                      disabled={!props.canManage}
+                      onConfirm={() => props.onDelete(preset)}
+                    >
+                      <p>
+                        Requests naming <code>{preset.id}</code> are refused (404) from then on. Change its model instead if clients still use it.
+                      </p>
+                    </ConfirmButton>
+                  </div>
+                </td>
+              </tr>
+            )}
+          </For>
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+function ParamList(props: { preset: Preset }) {
+  const entries = () =>
+    [
+      props.preset.params.temperature !== undefined ? `temperature ${props.preset.params.temperature}` : '',
+      props.preset.params.top_p !== undefined ? `top_p ${props.preset.params.top_p}` : '',
+      props.preset.params.max_tokens !== undefined ? `max_tokens ${props.preset.params.max_tokens}` : '',
+      props.preset.params.stop?.length ? `stop ${props.preset.params.stop.map((stop) => JSON.stringify(stop)).join(', ')}` : '',
+    ].filter(Boolean)
+  return (
+    <Show when={entries().length > 0} fallback={<span class="muted">The model's own</span>}>
+      <ul class="plain-list">
+        <For each={entries()}>{(entry) => <li class="mono">{entry}</li>}</For>
+      </ul>
+    </Show>
+  )
+}
+
+function SampleCard(props: { presets: readonly Preset[]; baseUrl: string }) {
+  const [chosen, setChosen] = createSignal(props.presets[0]?.id ?? '')
+  const presetId = () => (props.presets.some((preset) => preset.id === chosen()) ? chosen() : (props.presets[0]?.id ?? ''))
+  return (
+    <Card title="Call a preset">
+      <p class="muted">
+        Send the preset's name as the model, with one of your keys in <code>API_KEY</code>. It works in every client style: Chat Completions, Responses and
+        Messages.
+      </p>
+      <Show when={props.presets.length > 1}>
+        <SelectField label="Preset" value={presetId()} onValue={setChosen} options={props.presets.map((preset) => ({ value: preset.id, label: preset.id }))} />
+      </Show>
+      <PresetSample baseUrl={props.baseUrl} presetId={presetId()} />
+    </Card>
   )
 }

@@ -1,10 +1,85 @@
-/** Placeholder until the page lands. */
-import { Page } from '../ui.tsx'
+/**
+ * Support: the account's tickets with their status, one ticket's conversation, and a form to open a new
+ * one, optionally about a request (`?requestId=` from Activity opens the form with it filled in). The
+ * open ticket is in the address (`?ticket=`), so a refresh or a shared link shows it again.
+ */
+import { useSearchParams } from '@solidjs/router'
+import { createResource, createSignal, For, Show } from 'solid-js'
+import type { Ticket, TicketList } from '../../../shared/schemas/admin/support.ts'
+import { get } from '../api.ts'
+import { relative } from '../format.ts'
+import { Badge, Button, Card, Empty, Loaded, Page, announce } from '../ui.tsx'
+import { NewTicketForm } from './support/new-ticket-form.tsx'
+import { STATUS, TicketView } from './support/ticket-view.tsx'
 
 export default function Support() {
+  const [params, setParams] = useSearchParams()
+  const param = (name: string) => {
+    const raw = params[name]
+    return (Array.isArray(raw) ? raw[0] : raw) ?? ''
+  }
+  const [composing, setComposing] = createSignal(param('requestId') !== '')
+  const [tickets, { refetch }] = createResource(() => get<TicketList>('/support/tickets').then((answer) => answer.tickets))
+  const opened = (ticket: Ticket) => {
+    setComposing(false)
+    setParams({ requestId: null, ticket: ticket.id })
+    announce('Ticket sent. Support answers here and by e-mail.')
+    void refetch()
+  }
   return (
-    <Page title="Support">
-      <p class="muted">Coming soon.</p>
+    <Page
+      title="Support"
+      description="Ask about a request, your balance or anything else. Quote a request ID when a request went wrong: it lets support find exactly what happened."
+      actions={
+        <Button variant="primary" aria-expanded={composing()} onClick={() => setComposing(!composing())}>
+          New ticket
+        </Button>
+      }
+    >
+      <Show when={composing()}>
+        <NewTicketForm
+          requestId={param('requestId')}
+          opened={opened}
+          cancel={() => {
+            setComposing(false)
+            setParams({ requestId: null })
+          }}
+        />
+      </Show>
+      <div class="support-layout">
+        <Card title="Your tickets">
+          <Loaded data={tickets} retry={refetch}>
+            {(list) => (
+              <Show when={list.length > 0} fallback={<Empty title="No tickets yet">Open one with New ticket.</Empty>}>
+                <ul class="ticket-list">
+                  <For each={list}>
+                    {(ticket) => (
+                      <li>
+                        <a
+                          href={`/dashboard/support?ticket=${encodeURIComponent(ticket.id)}`}
+                          aria-current={param('ticket') === ticket.id ? 'true' : undefined}
+                          onClick={(event) => {
+                            event.preventDefault()
+                            setParams({ ticket: ticket.id, requestId: null })
+                          }}
+                        >
+                          <span class="ticket-subject">{ticket.subject}</span>
+                          <span class="small muted">
+                            <Badge tone={STATUS[ticket.status].tone}>{STATUS[ticket.status].label}</Badge> updated {relative(ticket.updatedAt)}
+                          </span>
+                        </a>
+                      </li>
+                    )}
+                  </For>
+                </ul>
+              </Show>
+            )}
+          </Loaded>
+        </Card>
+        <Show when={param('ticket')} fallback={<p class="muted support-hint">Choose a ticket to read the conversation and reply.</p>}>
+          {(ticketId) => <TicketView ticketId={ticketId()} changed={() => void refetch()} />}
+        </Show>
+      </div>
     </Page>
   )
 }

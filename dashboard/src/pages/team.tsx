@@ -1,10 +1,268 @@
-/** Placeholder until the page lands. */
-import { Page } from '../ui.tsx'
+/**
+ * The account's team: members with their roles, pending invitations, and (for the owner) inviting by
+ * e-mail, changing roles and removing members. Other roles see the same lists with the owner's actions
+ * marked and disabled. An accountless account has no team until it is claimed: the page says why and
+ * shows the claim request.
+ */
+import { createResource, createSignal, For, Show } from 'solid-js'
+import type { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
+import type { InvitedRole, Team as TeamList, TeamMember } from '../../../shared/schemas/admin/team.ts'
+import { api, get } from '../api.ts'
+import { dateTime, relative } from '../format.ts'
+import { useAbilities, useSession } from '../session.tsx'
+import { shortWallet } from '../shell.tsx'
+import { announce, Badge, Button, Card, ConfirmButton, Dialog, Empty, ErrorNotice, Loaded, Notice, Page, SelectField, TextField, fieldError, useSubmit } from '../ui.tsx'
+import { ClaimAccount } from './team/claim-account.tsx'
+
+const ROLE_OPTIONS: { value: InvitedRole; label: string }[] = [
+  { value: 'member', label: 'Member: reads everything, uses the playground and support' },
+  { value: 'admin', label: 'Admin: also manages keys, presets, guardrails and routing' },
+]
 
 export default function Team() {
+  const { me } = useSession()
+  const [team, { refetch }] = createResource(() => me().account.kind === 'identity', () => get<TeamList>('/team'))
   return (
-    <Page title="Team">
-      <p class="muted">Coming soon.</p>
+    <Page title="Team" description="Who can use this account, and what each role may do. The owner tops up and manages the team.">
+      <Show when={me().account.kind === 'identity'} fallback={<ClaimAccount />}>
+        <OwnerOnlyNote />
+        <Loaded data={team} retry={refetch}>
+          {(list) => (
+            <>
+              <Members members={list.members} onChanged={refetch} />
+              <Invites invites={list.invites} />
+            </>
+          )}
+        </Loaded>
+        <InviteForm onInvited={refetch} />
+      </Show>
     </Page>
+  )
+}
+
+/** Why the owner's actions are disabled for this session, or undefined when they are not. */
+function useTeamBlock(): () => string | undefined {
+  const can = useAbilities()
+  return () => (can().team ? undefined : can().owner ? 'Not while the account is suspended' : 'Owner only')
+}
+
+function OwnerOnlyNote() {
+  const { me } = useSession()
+  const blocked = useTeamBlock()
+  return (
+    <Show when={blocked()}>
+      <p class="small muted">
+        You are {me().role === 'admin' ? 'an admin' : `a ${me().role}`} of this account.{' '}
+        {blocked() === 'Owner only'
+          ? 'Only the owner can invite people, change roles and remove members: those actions are marked “Owner only” below.'
+          : 'The account is suspended: the team cannot be changed until it is active again.'}
+      </p>
+    </Show>
+  )
+}
+
+function memberName(member: TeamMember): string {
+  return member.email || shortWallet(member.wallet) || member.userId
+}
+
+function Members(props: { members: TeamMember[]; onChanged: () => void }) {
+  const { me } = useSession()
+  const blocked = useTeamBlock()
+  const [changing, setChanging] = createSignal<TeamMember>()
+  const remove = async (member: TeamMember) => {
+    await api('DELETE', `/team/${encodeURIComponent(member.userId)}`)
+    announce(`${memberName(member)} was removed.`)
+    props.onChanged()
+  }
+  return (
+    <Card title="Members">
+      <Show when={props.members.length > 0} fallback={<Empty title="No members yet" />}>
+        <div class="table-wrap">
+          <table class="team-table">
+            <thead>
+              <tr>
+                <th scope="col">Member</th>
+                <th scope="col">Role</th>
+                <th scope="col">Joined</th>
+                <th scope="col">
+                  Actions <Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={props.members}>
+                {(member) => (
+                  <tr>
+                    <td>
+                      <span class={member.email ? '' : 'mono'} title={member.wallet ?? undefined}>
+                        {memberName(member)}
+                      </span>
+                      <Show when={member.userId === me().user?.id}>
+                        {' '}
+                        <Badge>You</Badge>
+                      </Show>
+                    </td>
+                    <td>
+                      <Badge tone={member.role === 'owner' ? 'good' : 'neutral'}>{member.role}</Badge>
+                    </td>
+                    <td>{dateTime(member.joinedAt)}</td>
+                    <td>
+                      <Show when={member.role !== 'owner'} fallback={<span class="small muted">The owner cannot be changed or removed</span>}>
+                        <div class="row">
+                          <Button disabled={!!blocked()} onClick={() => setChanging(member)}>
+                            Change role<span class="visually-hidden"> of {memberName(member)}</span>
+                          </Button>
+                          <ConfirmButton
+                            label="Remove"
+                            ariaLabel={`Remove ${memberName(member)}`}
+                            title={`Remove ${memberName(member)}?`}
+                            confirmLabel="Remove member"
+                            disabled={!!blocked()}
+                            onConfirm={() => remove(member)}
+                          >
+                            <p>
+                              They lose access to this account at once: their sessions for it end. Their own sign-in and any other accounts they
+                              belong to are not touched. You can invite them again later.
+                            </p>
+                          </ConfirmButton>
+                        </div>
+                      </Show>
+                    </td>
+                  </tr>
+                )}
+              </For>
+            </tbody>
+          </table>
+        </div>
+      </Show>
+      <Show when={changing()}>{(member) => <RoleDialog member={member()} onClose={() => setChanging()} onChanged={props.onChanged} />}</Show>
+    </Card>
+  )
+}
+
+/** Changing a role is confirmed in a dialog: the new role takes effect on the member's next request. */
+function RoleDialog(props: { member: TeamMember; onClose: () => void; onChanged: () => void }) {
+  const [role, setRole] = createSignal<InvitedRole>(props.member.role === 'admin' ? 'member' : 'admin')
+  const submit = useSubmit()
+  const save = async (event: SubmitEvent) => {
+    event.preventDefault()
+    const done = await submit.run(() => api('PATCH', `/team/${encodeURIComponent(props.member.userId)}`, { role: role() }))
+    if (!done) return
+    announce(`${memberName(props.member)} is now ${role() === 'admin' ? 'an admin' : 'a member'}.`)
+    props.onChanged()
+    props.onClose()
+  }
+  return (
+    <Dialog open title={`Change the role of ${memberName(props.member)}`} onClose={props.onClose}>
+      <form class="stack" onSubmit={save}>
+        <p>
+          Now: <strong>{props.member.role}</strong>. The new role applies from their next request.
+        </p>
+        <SelectField label="New role" value={role()} onValue={(value) => setRole(value as InvitedRole)} options={ROLE_OPTIONS} />
+        <Show when={submit.error()}>
+          <ErrorNotice error={submit.error()} />
+        </Show>
+        <div class="dialog-actions">
+          <Button variant="ghost" onClick={() => props.onClose()}>
+            Cancel
+          </Button>
+          <Button type="submit" variant="primary" busy={submit.busy()} disabled={role() === props.member.role}>
+            Change role
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
+function Invites(props: { invites: TeamList['invites'] }) {
+  return (
+    <Card title="Pending invitations">
+      <Show when={props.invites.length > 0} fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}>
+        <div class="table-wrap">
+          <table class="team-table">
+            <thead>
+              <tr>
+                <th scope="col">E-mail address</th>
+                <th scope="col">Role</th>
+                <th scope="col">Expires</th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={props.invites}>
+                {(invite) => (
+                  <tr>
+                    <td>{invite.email}</td>
+                    <td>
+                      <Badge>{invite.role}</Badge>
+                    </td>
+                    <td title={dateTime(invite.expiresAt)}>{relative(invite.expiresAt)}</td>
+                  </tr>
+                )}
+              </For>
+            </tbody>
+          </table>
+        </div>
+      </Show>
+    </Card>
+  )
+}
+
+function InviteForm(props: { onInvited: () => void }) {
+  const blocked = useTeamBlock()
+  const [email, setEmail] = createSignal('')
+  const [role, setRole] = createSignal<InvitedRole>('member')
+  const [sent, setSent] = createSignal<string>()
+  const submit = useSubmit()
+  const invite = async (event: SubmitEvent) => {
+    event.preventDefault()
+    setSent(undefined)
+    const answer = await submit.run(() => api<MailSent>('POST', '/team/invites', { email: email().trim(), role: role() }))
+    if (!answer) return
+    setSent(answer.message)
+    setEmail('')
+    announce('Invitation sent.')
+    props.onInvited()
+  }
+  return (
+    <Card title="Invite someone" actions={<Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>}>
+      <form class="stack" onSubmit={invite}>
+        <p class="small muted">
+          We e-mail them a link. Opening it signs them in (creating their sign-in if they have none) and adds them with the role you choose.
+        </p>
+        <fieldset class="plain stack" disabled={!!blocked()}>
+          <legend class="visually-hidden">Invitation</legend>
+          <div class="row">
+            <TextField
+              label="E-mail address"
+              type="email"
+              name="email"
+              autocomplete="off"
+              required
+              value={email()}
+              onValue={setEmail}
+              error={fieldError(submit.error(), 'email')}
+            />
+            <SelectField label="Role" name="role" value={role()} onValue={(value) => setRole(value as InvitedRole)} options={ROLE_OPTIONS} />
+          </div>
+          <Show when={submit.error() && !fieldError(submit.error(), 'email')}>
+            <ErrorNotice error={submit.error()} />
+          </Show>
+          <Show when={sent()}>
+            <Notice tone="success" title="Invitation sent">
+              <p>{sent()}</p>
+            </Notice>
+          </Show>
+          <div class="row">
+            <Button type="submit" variant="primary" busy={submit.busy()} disabled={!!blocked()}>
+              Send invitation
+            </Button>
+            <Show when={blocked()}>
+              <span class="small muted">{blocked() === 'Owner only' ? 'Only the account owner can invite people.' : 'Not while the account is suspended.'}</span>
+            </Show>
+          </div>
+        </fieldset>
+      </form>
+    </Card>
   )
 }

@@ -7,7 +7,7 @@
  * show a payment address, then credit the account through `creditAccount` when the payment settles).
  * Until then the answer tells the owner to ask the operator, who runs `bun run admin -- credit`.
  */
-import type { Billing, TopUp } from '../../../shared/schemas/admin/billing.ts'
+import type { Billing, KeyHolds, TopUp } from '../../../shared/schemas/admin/billing.ts'
 import { ServiceError } from '../../../shared/errors.ts'
 import { nanoToUsd } from '../../../shared/money.ts'
 import { loadAccount } from '../../admission/load-account.ts'
@@ -16,14 +16,30 @@ import type { Session } from '../../people/sessions.ts'
 import { authorize } from './permissions.ts'
 import type { OperatorDeps } from '../../accounts/operator-deps.ts'
 
-/** The live balance, holds and available amount (loaded from Postgres when the store has none). */
+/**
+ * The live balance, holds and available amount (loaded from Postgres when the store has none), and the
+ * open holds by key. The store's snapshot counts holds per key already, so this reads no hold one by one
+ * (a list of single requests in progress would need a scan of the account's holds in every store).
+ */
 export async function accountMoney(deps: OperatorDeps, accountId: string) {
   let snapshot = await deps.store.snapshot(accountId)
   if (!snapshot.loaded) {
     await loadAccount(deps.sql, deps.store, accountId)
     snapshot = await deps.store.snapshot(accountId)
   }
-  return { balanceNano: snapshot.balanceNano, heldNano: snapshot.heldNano, availableNano: snapshot.availableNano }
+  const busy = snapshot.keys.filter((key) => key.inFlight > 0 || key.heldNano > 0).sort((a, b) => b.heldNano - a.heldNano || b.inFlight - a.inFlight)
+  const names = busy.length === 0 ? [] : await deps.sql<{ id: string; name: string; prefix: string }[]>`
+    SELECT id, name, prefix FROM api_keys WHERE account_id = ${accountId} AND id = ANY(${busy.map((key) => key.keyId)}::text[])`
+  const byId = new Map(names.map((row) => [row.id, row]))
+  const holds: KeyHolds[] = busy.map((key) => ({
+    keyId: key.keyId,
+    name: byId.get(key.keyId)?.name ?? '',
+    prefix: byId.get(key.keyId)?.prefix ?? '',
+    inFlight: key.inFlight,
+    heldNano: key.heldNano,
+    heldUsd: nanoToUsd(key.heldNano),
+  }))
+  return { balanceNano: snapshot.balanceNano, heldNano: snapshot.heldNano, availableNano: snapshot.availableNano, inFlight: snapshot.inFlight, holds }
 }
 
 export async function billingView(deps: OperatorDeps, session: Session): Promise<Billing> {

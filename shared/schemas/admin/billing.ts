@@ -1,5 +1,19 @@
-/** Schemas of the admin API's billing routes: the live balance, and the top-up step. */
-import { Type, type Static } from '@sinclair/typebox'
+/** Schemas of the admin API's billing routes: the live balance and holds, the ledger, and the top-up step. */
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+
+/** The open holds of one key: its requests in progress and what they hold. */
+export const KeyHolds = Type.Object({
+  keyId: Type.String(),
+  /** The key's name and prefix ('' for a key the account no longer lists). */
+  name: Type.String(),
+  prefix: Type.String(),
+  inFlight: Type.Integer({ minimum: 0 }),
+  heldNano: Type.Integer({ minimum: 0 }),
+  heldUsd: Type.String(),
+})
+export type KeyHolds = Static<typeof KeyHolds>
 
 export const Billing = Type.Object({
   accountId: Type.String(),
@@ -7,6 +21,10 @@ export const Billing = Type.Object({
   balanceNano: Type.Integer(),
   /** Open holds of requests in progress. */
   heldNano: Type.Integer(),
+  /** Requests in progress: admitted, each with an open hold, not yet settled or released. */
+  inFlight: Type.Integer({ minimum: 0 }),
+  /** The open holds by key (keys with requests in progress only), most held first. */
+  holds: Type.Array(KeyHolds),
   /** What new requests can use: balance minus holds. */
   availableNano: Type.Integer(),
   balanceUsd: Type.String(),
@@ -28,3 +46,49 @@ export const TopUp = Type.Object({
   instructions: Type.String(),
 })
 export type TopUp = Static<typeof TopUp>
+
+export const LedgerKind = Type.Union([Type.Literal('credit'), Type.Literal('charge'), Type.Literal('writeoff'), Type.Literal('adjustment')])
+export type LedgerKind = Static<typeof LedgerKind>
+
+export const LedgerQuery = Type.Object(
+  {
+    /** At most this many entries: a whole number 1–200 (default 50). */
+    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
+    /** `nextBefore` of the previous page: continue with older entries. */
+    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    kind: Type.Optional(LedgerKind),
+    /** Entries at or after this time (ISO 8601). */
+    from: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    /** Entries before this time (ISO 8601, exclusive). */
+    to: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+  },
+  { additionalProperties: false },
+)
+export type LedgerQuery = Static<typeof LedgerQuery>
+
+/**
+ * One ledger entry. `credit`: money added (`amount` > 0); `charge`: what a request paid (`amount` ≤ 0);
+ * `writeoff`: cost the service absorbed (`writtenOff`, `amount` 0, `reason` says why); `adjustment`: an
+ * operator's correction. The balance is the sum of every entry's amount.
+ */
+export const LedgerEntry = Type.Object({
+  id: Type.String(),
+  time: Type.String(),
+  kind: LedgerKind,
+  amountNano: Type.Integer(),
+  amountUsd: Type.String(),
+  writtenOffNano: Type.Integer({ minimum: 0 }),
+  writtenOffUsd: Type.String(),
+  /** Charges and write-offs: the request's ID; credits and adjustments: the entry's own reference. */
+  reference: Type.String(),
+  keyId: Nullable(Type.String()),
+  reason: Nullable(Type.String()),
+})
+export type LedgerEntry = Static<typeof LedgerEntry>
+
+export const Ledger = Type.Object({
+  items: Type.Array(LedgerEntry),
+  /** Pass as `before` for the next (older) page; null on the last page. */
+  nextBefore: Nullable(Type.String()),
+})
+export type Ledger = Static<typeof Ledger>

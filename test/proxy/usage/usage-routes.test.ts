@@ -1,6 +1,8 @@
 // The admin API's usage and activity: totals from the rollup by hour or day and by model or key, the
-// request list in keyset pages, the last 24 hours by hour; each scoped to the session's account.
+// request list in keyset pages (filtered by key, model, status and time), the last 24 hours by hour; each
+// scoped to the session's account.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import type { TransactionSql } from 'postgres'
 import type { Activity, ActivitySummary, Usage } from '../../../shared/schemas/admin/usage.ts'
 import { admin, sessionFor } from '../../helpers/admin.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
@@ -122,6 +124,51 @@ for (const database of ['postgres', 'embedded'] as const) {
       }
     })
 
+    test('activity filters by key, model, status and time, each still in keyset pages', async () => {
+      const ids = async (query: string) => {
+        const seen: string[] = []
+        let before: string | null = null
+        do {
+          const page: Activity = await get<Activity>(`/admin/v1/activity?limit=1&${query}${before ? `&before=${before}` : ''}`)
+          seen.push(...page.items.map((item) => item.requestId))
+          before = page.nextBefore
+        } while (before)
+        return seen
+      }
+      const [r0, r1, r2, r3, r4] = requestIds as [string, string, string, string, string]
+      expect(await ids(`keyId=${keys[1]!.id}`)).toEqual([r3, r2])
+      // The model a request counts under in usage: the one that served, else the one asked for.
+      expect(await ids('model=test/cheap')).toEqual([r3, r1, r0])
+      expect(await ids('model=test/missing')).toEqual([r4])
+      expect(await ids(`model=test/cheap&keyId=${keys[0]!.id}`)).toEqual([r1, r0])
+      expect(await ids('status=error')).toEqual([r4])
+      expect(await ids('status=404')).toEqual([r4])
+      expect(await ids('status=ok')).toEqual([r3, r2, r1, r0])
+      expect(await ids('status=200')).toEqual([r3, r2, r1, r0])
+      expect(await ids('status=500')).toEqual([])
+      const all = (await get<Activity>('/admin/v1/activity')).items
+      const at = (id: string) => all.find((item) => item.requestId === id)!.time
+      expect(await ids(`from=${at(r2)}`)).toEqual([r4, r3, r2])
+      expect(await ids(`to=${at(r2)}`)).toEqual([r1, r0])
+      expect(await ids(`from=${at(r1)}&to=${at(r3)}&status=ok`)).toEqual([r2, r1])
+    })
+
+    test("another account's key shows nothing; bad filters are refused by name", async () => {
+      const stranger = await gw.key(await gw.account('1'))
+      expect((await get<Activity>(`/admin/v1/activity?keyId=${stranger.id}`)).items).toEqual([])
+      for (const [query, param] of [
+        ['status=failed', 'status'],
+        ['status=42', 'status'],
+        ['from=later', 'from'],
+        ['from=2025-02-01T00:00:00Z&to=2025-01-01T00:00:00Z', 'from'],
+        ['provider=fake', 'provider'],
+      ]) {
+        const response = await admin(gw, 'GET', `/admin/v1/activity?${query}`, { cookie })
+        expect(response.status).toBe(400)
+        expect(((await response.json()) as { error: { param: string } }).error.param).toBe(param!)
+      }
+    })
+
     test('the summary has the last 24 hours by hour, this hour holding the traffic', async () => {
       const summary = await get<ActivitySummary>('/admin/v1/activity/summary')
       expect(summary.hours).toHaveLength(24)
@@ -144,6 +191,27 @@ for (const database of ['postgres', 'embedded'] as const) {
         const text = plan.map((row) => row['QUERY PLAN']).join('\n')
         expect(text).toContain('request_logs_account_time')
         expect(text).not.toContain('Seq Scan')
+      })
+
+      test('filtered pages read their own index: model and errors each have one, the key its key index', async () => {
+        const explain = (query: (tx: TransactionSql) => Promise<{ 'QUERY PLAN': string }[]>) =>
+          gw.app.operator.sql.begin(async (tx) => {
+            await tx`SET LOCAL enable_seqscan = off`
+            return (await query(tx)).map((row) => row['QUERY PLAN']).join('\n')
+          })
+        const byModel = await explain((tx) => tx`
+          EXPLAIN SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND coalesce(served_model, model, '') = ${'test/cheap'}
+          ORDER BY started_at DESC, request_id DESC LIMIT 51`)
+        expect(byModel).toContain('request_logs_account_model_time')
+        const errors = await explain((tx) => tx`
+          EXPLAIN SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND status >= 400 AND status = ${429}
+          ORDER BY started_at DESC, request_id DESC LIMIT 51`)
+        expect(errors).toContain('request_logs_account_errors')
+        const byKey = await explain((tx) => tx`
+          EXPLAIN SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND key_id = ${keys[1]!.id}
+          ORDER BY started_at DESC, request_id DESC LIMIT 51`)
+        expect(byKey).toContain('request_logs_key_time')
+        for (const plan of [byModel, errors, byKey]) expect(plan).not.toContain('Seq Scan')
       })
     }
   })

@@ -117,6 +117,7 @@ describeWith('postgres', 'admin API authorization matrix', () => {
     { route: 'DELETE /admin/v1/team/{userId}', action: 'team', ok: 200, object: true, link: 404, call: async (cell) => ({ path: `/team/${await fixtures.member(cell)}` }) },
     // Keys.
     { route: 'GET /admin/v1/keys', action: 'read', ok: 200, call: () => ({ path: '/keys' }) },
+    { route: 'GET /admin/v1/keys/defaults', action: 'read', ok: 200, call: () => ({ path: '/keys/defaults' }) },
     { route: 'POST /admin/v1/keys', action: 'manage', ok: 201, call: () => ({ path: '/keys', body: { name: 'new' } }) },
     { route: 'PATCH /admin/v1/keys/{id}', action: 'manage', ok: 200, object: true, call: async (cell) => ({ path: `/keys/${await fixtures.key(cell)}`, body: { rpmLimit: 10 } }) },
     { route: 'POST /admin/v1/keys/{id}/revoke', action: 'manage', ok: 200, object: true, call: async (cell) => ({ path: `/keys/${await fixtures.key(cell)}/revoke` }) },
@@ -131,9 +132,11 @@ describeWith('postgres', 'admin API authorization matrix', () => {
     { route: 'PATCH /admin/v1/guardrails/{id}', action: 'manage', ok: 200, object: true, call: async (cell) => ({ path: `/guardrails/${await fixtures.guardrail(cell)}`, body: { budgetNano: 1_000_000_000 } }) },
     { route: 'DELETE /admin/v1/guardrails/{id}', action: 'manage', ok: 200, object: true, call: async (cell) => ({ path: `/guardrails/${await fixtures.guardrail(cell)}` }) },
     { route: 'GET /admin/v1/routing', action: 'read', ok: 200, call: () => ({ path: '/routing' }) },
+    { route: 'GET /admin/v1/routing/providers', action: 'read', ok: 200, call: () => ({ path: '/routing/providers' }) },
     { route: 'PUT /admin/v1/routing', action: 'manage', ok: 200, call: () => ({ path: '/routing', body: { models: ['test/cheap', 'test/other'] } }) },
     // Money, usage, activity.
     { route: 'GET /admin/v1/billing', action: 'read', ok: 200, call: () => ({ path: '/billing' }) },
+    { route: 'GET /admin/v1/billing/ledger', action: 'read', ok: 200, call: () => ({ path: '/billing/ledger?kind=credit' }) },
     { route: 'POST /admin/v1/billing/top-up', action: 'billing', ok: 200, call: () => ({ path: '/billing/top-up' }) },
     { route: 'GET /admin/v1/usage', action: 'read', ok: 200, call: () => ({ path: '/usage?groupBy=key' }) },
     { route: 'GET /admin/v1/activity', action: 'read', ok: 200, call: () => ({ path: '/activity' }) },

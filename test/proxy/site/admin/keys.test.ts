@@ -63,6 +63,23 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
     expect(capped.body).toMatchObject({ dailyLimitUsd: '10', monthlyLimitUsd: '100' })
   })
 
+  test('the defaults a new key gets are readable before creating one, for every member', async () => {
+    const accountless = (await sessionFor(gw, await gw.account('1'))).cookie
+    expect((await call(gw, 'GET', '/keys/defaults', accountless)).body).toEqual({
+      dailyLimitNano: 10_000_000_000,
+      dailyLimitUsd: '10',
+      monthlyLimitNano: 100_000_000_000,
+      monthlyLimitUsd: '100',
+    })
+    const identity = await gw.account('1')
+    await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${identity}`
+    const member = (await sessionFor(gw, identity, 'member')).cookie
+    const defaults = await call(gw, 'GET', '/keys/defaults', member)
+    expect(defaults).toMatchObject({ status: 200, body: { dailyLimitUsd: '50', monthlyLimitUsd: '500' } })
+    const created = await call(gw, 'POST', '/keys', (await sessionFor(gw, identity, 'owner')).cookie, {})
+    expect(created.body).toMatchObject({ dailyLimitNano: defaults.body.dailyLimitNano, monthlyLimitNano: defaults.body.monthlyLimitNano })
+  })
+
   test('edits apply to the next request; bad edits are refused naming the field', async () => {
     const { body: key } = await call(gw, 'POST', '/keys', owner, { name: 'edit me' })
     const guardrail = await call(gw, 'POST', '/guardrails', owner, { name: `g-${key.id}` })

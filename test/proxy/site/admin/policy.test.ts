@@ -37,7 +37,9 @@ describeWith('postgres', 'admin policy routes', () => {
     const replaced = await call('PUT', '/presets/writer', owner, { model: 'test/cheap' })
     expect(replaced).toMatchObject({ status: 200, body: { slug: 'writer', id: '@preset/writer', model: 'test/cheap', params: {} } })
     expect(await served('@preset/writer')).toEqual({ status: 200, model: 'test/cheap' })
-    expect((await call('GET', '/presets', owner)).body.presets.map((preset: Json) => preset.slug)).toEqual(['writer'])
+    const listed = await call('GET', '/presets', owner)
+    expect(listed.body.presets.map((preset: Json) => preset.slug)).toEqual(['writer'])
+    expect(listed.body.baseUrl).toBe(`http://site.test:${gw.app.config.PORT}`)
     const bad = await call('PUT', '/presets/writer', owner, { model: 'test/nope' })
     expect(bad).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', param: 'model' } } })
     expect((await call('PUT', '/presets/writer', owner, { model: 'test/cheap', params: { temperature: 9 } })).body.error.param).toBe('params.temperature')
@@ -83,9 +85,18 @@ describeWith('postgres', 'admin policy routes', () => {
     expect((await served('test/other')).status).toBe(200)
   })
 
+  test('routing: the providers a restriction may name, each with the models it serves', async () => {
+    const { providers } = (await call('GET', '/routing/providers', owner)).body
+    expect(providers.map((provider: Json) => provider.id)).toEqual(['fake', 'fake-anthropic', 'fake-b', 'unkeyed'])
+    expect(providers[0]).toEqual({ id: 'fake', models: ['test/cheap', 'test/other'] })
+    expect(providers[2]).toEqual({ id: 'fake-b', models: [] })
+    expect((await call('PUT', '/routing', owner, { providers: [providers[0].id] })).body.providers).toEqual(['fake'])
+    expect((await call('PUT', '/routing', owner, { providers: null })).body.providers).toBeNull()
+  })
+
   test('members read the policy; only owner and admins change it', async () => {
     const member = (await sessionFor(gw, accountId, 'member')).cookie
-    for (const path of ['/presets', '/guardrails', '/routing']) expect((await call('GET', path, member)).status).toBe(200)
+    for (const path of ['/presets', '/guardrails', '/routing', '/routing/providers']) expect((await call('GET', path, member)).status).toBe(200)
     for (const [method, path, body] of [
       ['PUT', '/presets/p', { model: 'test/cheap' }],
       ['DELETE', '/presets/p', undefined],

@@ -1,0 +1,266 @@
+/**
+ * Choosing IDs from a long list: a labelled combobox that filters as you type, with the chosen IDs as
+ * removable chips (the WAI-ARIA combobox pattern: typing, a click or Down opens the list, arrows move,
+ * Enter picks, Escape closes, Backspace on an empty field removes the last chip). ModelPicker feeds it the public catalog (`GET /api/v1/models`),
+ * read once per page load; every page that sets allowed models, fallbacks or providers uses these.
+ */
+import { createMemo, createResource, createSignal, createUniqueId, For, Show, type JSX } from 'solid-js'
+import { ApiError } from './api.ts'
+
+export type PickerOption = { id: string; label?: string; detail?: string }
+
+type MultiSelectProps = {
+  label: string
+  hint?: JSX.Element
+  error?: string | null
+  options: readonly PickerOption[]
+  value: readonly string[]
+  onChange: (ids: string[]) => void
+  /** At most this many; 1 makes a single choice (picking replaces it). */
+  max?: number
+  disabled?: boolean
+  /** Shown instead of chips when nothing is chosen, e.g. "Any model". */
+  emptyText?: string
+  /** Lets a typed ID that is not listed be chosen (the server checks it). */
+  allowOther?: (text: string) => boolean
+  placeholder?: string
+  /** A note under the field while the options load or after they failed. */
+  status?: JSX.Element
+}
+
+const SHOWN = 200
+
+export function MultiSelect(props: MultiSelectProps) {
+  const id = createUniqueId()
+  const [text, setText] = createSignal('')
+  const [open, setOpen] = createSignal(false)
+  const [active, setActive] = createSignal(0)
+  let input: HTMLInputElement | undefined
+
+  const chosen = () => new Set(props.value)
+  const full = () => props.max !== undefined && props.max > 1 && props.value.length >= props.max
+  const matches = createMemo(() => {
+    const terms = text().toLowerCase().split(/\s+/).filter(Boolean)
+    const hits = props.options.filter((option) => {
+      const haystack = `${option.id} ${option.label ?? ''}`.toLowerCase()
+      return terms.every((term) => haystack.includes(term))
+    })
+    const typed = text().trim()
+    const other: PickerOption[] =
+      typed && props.allowOther?.(typed) && !props.options.some((option) => option.id === typed)
+        ? [{ id: typed, detail: 'not in the list: the server checks it' }]
+        : []
+    // A typed ID comes after the listed matches: Enter picks the first match, as people expect.
+    return [...hits.slice(0, SHOWN), ...other]
+  })
+  const optionId = (index: number) => `${id}-option-${index}`
+  const activeOption = () => matches()[active()]
+
+  const toggle = (option: PickerOption) => {
+    if (chosen().has(option.id)) props.onChange(props.value.filter((value) => value !== option.id))
+    else if (props.max === 1) props.onChange([option.id])
+    else if (!full()) props.onChange([...props.value, option.id])
+    setText('')
+    setActive(0)
+    if (props.max === 1) setOpen(false)
+  }
+  const remove = (value: string) => {
+    props.onChange(props.value.filter((entry) => entry !== value))
+    input?.focus()
+  }
+  const move = (step: number) => {
+    if (!open()) setOpen(true)
+    const count = matches().length
+    if (count > 0) setActive((index) => (index + step + count) % count)
+    document.getElementById(optionId(active()))?.scrollIntoView({ block: 'nearest' })
+  }
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key === 'ArrowDown') {
+      event.preventDefault()
+      move(1)
+    } else if (event.key === 'ArrowUp') {
+      event.preventDefault()
+      move(-1)
+    } else if (event.key === 'Enter' && open() && activeOption()) {
+      // Picks the option instead of submitting the form around the picker.
+      event.preventDefault()
+      toggle(activeOption()!)
+    } else if (event.key === 'Escape' && open()) {
+      // Closes the list, not the dialog the picker may sit in.
+      event.preventDefault()
+      event.stopPropagation()
+      setOpen(false)
+    } else if (event.key === 'Backspace' && text() === '' && props.value.length > 0) {
+      props.onChange(props.value.slice(0, -1))
+    }
+  }
+  const described = () =>
+    [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : '', props.status ? `${id}-status` : ''].filter(Boolean).join(' ') || undefined
+  const labelOf = (value: string) => props.options.find((option) => option.id === value)?.label
+
+  return (
+    <div class="field picker" classList={{ invalid: !!props.error }}>
+      <label for={id}>{props.label}</label>
+      <ul class="chips" aria-label={`${props.label}: chosen`}>
+        <For each={props.value} fallback={<li class="muted small">{props.emptyText ?? 'None chosen'}</li>}>
+          {(value) => (
+            <li class="chip" title={labelOf(value)}>
+              <span class="mono">{value}</span>
+              <Show when={!props.disabled}>
+                <button type="button" class="chip-remove" aria-label={`Remove ${value}`} onClick={() => remove(value)}>
+                  ×
+                </button>
+              </Show>
+            </li>
+          )}
+        </For>
+      </ul>
+      <div class="picker-box">
+        <input
+          ref={input}
+          id={id}
+          type="text"
+          role="combobox"
+          autocomplete="off"
+          spellcheck={false}
+          aria-autocomplete="list"
+          aria-expanded={open()}
+          aria-controls={`${id}-list`}
+          aria-activedescendant={open() && activeOption() ? optionId(active()) : undefined}
+          aria-describedby={described()}
+          aria-invalid={props.error ? 'true' : undefined}
+          disabled={props.disabled}
+          placeholder={props.disabled ? 'Read only' : full() ? `At most ${props.max}: remove one to add another` : (props.placeholder ?? 'Search…')}
+          value={text()}
+          onInput={(event) => {
+            setText(event.currentTarget.value)
+            setActive(0)
+            setOpen(true)
+          }}
+          onClick={() => setOpen(true)}
+          onBlur={() => setOpen(false)}
+          onKeyDown={onKeyDown}
+        />
+        <ul id={`${id}-list`} role="listbox" class="picker-list" aria-label={props.label} aria-multiselectable={props.max !== 1} hidden={!open()}>
+          <For each={matches()} fallback={<li class="picker-empty">No match</li>}>
+            {(option, index) => (
+              <li
+                id={optionId(index())}
+                role="option"
+                aria-selected={chosen().has(option.id)}
+                aria-disabled={full() && !chosen().has(option.id) ? 'true' : undefined}
+                classList={{ active: index() === active() }}
+                // mousedown, not click: the field keeps its focus, so the list stays open for the next pick.
+                onMouseDown={(event) => {
+                  event.preventDefault()
+                  toggle(option)
+                }}
+                onMouseMove={() => setActive(index())}
+              >
+                <span class="picker-check" aria-hidden="true">
+                  {chosen().has(option.id) ? '✓' : ''}
+                </span>
+                <span class="mono">{option.id}</span>
+                <Show when={option.label || option.detail}>
+                  <span class="muted small">{[option.label, option.detail].filter(Boolean).join(' · ')}</span>
+                </Show>
+              </li>
+            )}
+          </For>
+        </ul>
+      </div>
+      <Show when={props.hint}>
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      </Show>
+      <Show when={props.status}>
+        <p class="hint" id={`${id}-status`}>
+          {props.status}
+        </p>
+      </Show>
+      <Show when={props.error}>
+        <p class="field-error" id={`${id}-error`}>
+          {props.error}
+        </p>
+      </Show>
+    </div>
+  )
+}
+
+/** One entry of `GET /api/v1/models`, the fields the pickers use. */
+export type CatalogEntry = {
+  id: string
+  display_name?: string
+  free?: boolean
+  alias_of?: string
+  auto_candidates?: string[]
+  pricing?: { input: string; output: string }
+}
+
+let catalogRead: Promise<CatalogEntry[]> | undefined
+
+/** The public catalog, fetched once per page load (a failed read is tried again next time). */
+export function readCatalog(): Promise<CatalogEntry[]> {
+  catalogRead ??= fetch('/api/v1/models', { headers: { accept: 'application/json' } })
+    .then(async (response) => {
+      if (!response.ok) {
+        const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }
+        throw new ApiError(response.status, body.error?.code ?? 'internal_error', body.error?.message ?? `The model list answered ${response.status}.`)
+      }
+      return ((await response.json()) as { data: CatalogEntry[] }).data
+    })
+    .catch((error: unknown) => {
+      catalogRead = undefined
+      throw error instanceof ApiError ? error : new ApiError(0, 'network', 'The model list could not be reached.')
+    })
+  return catalogRead
+}
+
+/** `author/model` or `service/auto…`: worth sending to the server to check. */
+const modelShaped = (text: string) => /^[^\s/]+\/\S+$/.test(text)
+
+function describe(entry: CatalogEntry): string {
+  if (entry.auto_candidates) return `automatic choice of ${entry.auto_candidates.length}${entry.free ? ', free' : ''}`
+  const parts = [entry.display_name && entry.display_name !== entry.id ? entry.display_name : '']
+  if (entry.alias_of) parts.push(`alias of ${entry.alias_of}`)
+  if (entry.free) parts.push('free')
+  return parts.filter(Boolean).join(', ')
+}
+
+/**
+ * Models to choose from: `exact` lists only exact model IDs (what allowed-model lists take), `any` also
+ * aliases and automatic choices (what a preset's model and fallbacks may be).
+ */
+export function ModelPicker(props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & { choices: 'exact' | 'any' }) {
+  const [catalog, { refetch }] = createResource(readCatalog)
+  const options = createMemo<PickerOption[]>(() =>
+    (catalog.latest ?? [])
+      .filter((entry) => props.choices === 'any' || (!entry.alias_of && !entry.auto_candidates))
+      .map((entry) => ({ id: entry.id, label: describe(entry) || undefined })),
+  )
+  const status = () => {
+    if (catalog.loading) return 'Loading the model list…'
+    if (catalog.error) {
+      return (
+        <>
+          The model list could not be loaded ({catalog.error instanceof Error ? catalog.error.message : 'unknown error'}); type exact model IDs, or{' '}
+          <button type="button" class="link-button" onClick={() => void refetch()}>
+            try again
+          </button>
+          .
+        </>
+      )
+    }
+    return undefined
+  }
+  return (
+    <MultiSelect
+      {...props}
+      options={options()}
+      allowOther={modelShaped}
+      status={props.disabled ? undefined : status()}
+      placeholder={props.placeholder ?? 'Search models…'}
+    />
+  )
+}

@@ -1,0 +1,181 @@
+/**
+ * Credit alerts: a threshold in USD and the channels (e-mail to the owner and admins, browser push to
+ * every subscribed browser). Each alert is sent once when the available balance falls below the
+ * threshold and re-arms when a credit lifts it back. Owners and admins change the settings; any member
+ * may subscribe their own browser. Accountless accounts have nobody to tell until they are claimed.
+ */
+import { createResource, createSignal, Show } from 'solid-js'
+import type { AlertChanges, AlertSettings } from '../../../../shared/schemas/admin/alerts.ts'
+import { api, get } from '../../api.ts'
+import { count, usd } from '../../format.ts'
+import { useAbilities } from '../../session.tsx'
+import { Badge, Button, Card, Checkbox, ErrorNotice, Loaded, Notice, TextField, announce, fieldError, useSubmit } from '../../ui.tsx'
+import { currentSubscription, disablePush, enablePush, notificationPermission, pushSupported } from './browser-push.ts'
+
+export function AlertsCard() {
+  const [settings, { refetch, mutate }] = createResource(() => get<AlertSettings>('/alerts'))
+  return (
+    <Card title="Credit alerts" class="alerts">
+      <Loaded data={settings} retry={refetch}>
+        {(current) => (
+          <Show
+            when={current.eligible}
+            fallback={
+              <Notice title="Alerts need an e-mail address or a wallet">
+                This account has no identity, so there is nobody to tell. Claim it first: call <code>POST /me/claim</code> on the API with one of its
+                keys and your e-mail address (or a wallet signature), then confirm the link you receive. Alerts can be set up here afterwards.
+              </Notice>
+            }
+          >
+            <div class="stack">
+              <AlertStatus settings={current} />
+              <AlertForm settings={current} saved={(next) => mutate(next)} />
+              <PushSection settings={current} changed={() => void refetch()} />
+            </div>
+          </Show>
+        )}
+      </Loaded>
+    </Card>
+  )
+}
+
+function AlertStatus(props: { settings: AlertSettings }) {
+  return (
+    <Show when={props.settings.thresholdUsd} fallback={<p class="muted">Off: no alert is set.</p>}>
+      {(threshold) => (
+        <p>
+          <Show
+            when={props.settings.armed}
+            fallback={
+              <>
+                <Badge tone="warn">Not armed</Badge> The available balance is below {usd(threshold())} (the alert was sent, or the balance was already
+                below it when it was set). It arms again when a credit brings the balance back to {usd(threshold())}.
+              </>
+            }
+          >
+            <Badge tone="good">Armed</Badge> You are told once when the available balance falls below {usd(threshold())}.
+          </Show>
+        </p>
+      )}
+    </Show>
+  )
+}
+
+function AlertForm(props: { settings: AlertSettings; saved: (settings: AlertSettings) => void }) {
+  const can = useAbilities()
+  const [threshold, setThreshold] = createSignal(props.settings.thresholdUsd ?? '')
+  const [email, setEmail] = createSignal(props.settings.email)
+  const [push, setPush] = createSignal(props.settings.push)
+  const submit = useSubmit()
+  const save = async (changes: AlertChanges, done: string) => {
+    const next = await submit.run(() => api<AlertSettings>('PUT', '/alerts', changes))
+    if (!next) return
+    props.saved(next)
+    announce(done)
+  }
+  const onSubmit = (event: SubmitEvent) => {
+    event.preventDefault()
+    const amount = threshold().trim().replace(/^\$/, '')
+    void save({ thresholdUsd: amount === '' ? null : amount, email: email(), push: push() }, amount === '' ? 'Credit alert turned off.' : 'Credit alert saved.')
+  }
+  const locked = () => !can().manage
+  return (
+    <form class="stack narrow" onSubmit={onSubmit} aria-label="Credit alert settings">
+      <Show when={locked()}>
+        <p class="small muted">
+          <Badge>Owner and admins</Badge> Only the account's owner and admins can change the alert.
+        </p>
+      </Show>
+      <TextField
+        label="Alert threshold (USD)"
+        name="threshold"
+        inputmode="decimal"
+        autocomplete="off"
+        placeholder="5.00"
+        value={threshold()}
+        onValue={setThreshold}
+        disabled={locked()}
+        hint="Leave empty for no alert."
+        error={fieldError(submit.error(), 'thresholdUsd')}
+      />
+      <fieldset class="plain">
+        <legend>Send the alert by</legend>
+        <Checkbox label="E-mail" hint="to the owner and admins" checked={email()} onChange={setEmail} disabled={locked()} />
+        <Checkbox label="Browser push" hint="to every browser subscribed below" checked={push()} onChange={setPush} disabled={locked()} />
+      </fieldset>
+      <Show when={submit.error() && !fieldError(submit.error(), 'thresholdUsd')}>
+        <ErrorNotice error={submit.error()} />
+      </Show>
+      <div class="row">
+        <Button type="submit" variant="primary" busy={submit.busy()} disabled={locked()}>
+          Save alert
+        </Button>
+        <Show when={props.settings.thresholdUsd}>
+          <Button disabled={locked() || submit.busy()} onClick={() => void save({ thresholdUsd: null, email: email(), push: push() }, 'Credit alert turned off.')}>
+            Turn off
+          </Button>
+        </Show>
+      </div>
+    </form>
+  )
+}
+
+function PushSection(props: { settings: AlertSettings; changed: () => void }) {
+  const [subscription, { refetch }] = createResource(currentSubscription)
+  const [permission, setPermission] = createSignal(pushSupported() ? notificationPermission() : 'denied')
+  const submit = useSubmit()
+  const run = async (action: () => Promise<void>, done: string) => {
+    const ok = await submit.run(async () => {
+      await action()
+      return true
+    })
+    setPermission(notificationPermission())
+    await refetch()
+    if (!ok) return
+    announce(done)
+    // The settings are read again (the subscription count): this section is drawn anew from them.
+    props.changed()
+  }
+  const subscribers = () => props.settings.pushSubscriptions
+  return (
+    <section class="stack" aria-labelledby="push-heading">
+      <h3 id="push-heading">Browser notifications</h3>
+      <p class="small muted">
+        {subscribers() === 0 ? 'No browser is subscribed for this account.' : `${count(subscribers())} ${subscribers() === 1 ? 'browser is' : 'browsers are'} subscribed for this account.`}
+      </p>
+      <Show when={!props.settings.push && subscribers() > 0}>
+        <p class="small">Browser push is unticked above: subscribed browsers get nothing until it is on.</p>
+      </Show>
+      <Show
+        when={pushSupported()}
+        fallback={<p class="small muted">This browser cannot receive push notifications here (it needs a secure https page and push support).</p>}
+      >
+        <Show when={permission() === 'denied'}>
+          <p class="small">Notifications are blocked for this site. Allow them in the browser's site settings to subscribe.</p>
+        </Show>
+        <Show when={submit.error()}>
+          <ErrorNotice error={submit.error()} />
+        </Show>
+        <Show
+          when={subscription.latest}
+          fallback={
+            <div class="row">
+              <Button busy={submit.busy()} disabled={permission() === 'denied' || subscription.loading} onClick={() => void run(enablePush, 'Browser notifications are on for this browser.')}>
+                Enable browser notifications
+              </Button>
+            </div>
+          }
+        >
+          <div class="row center">
+            <span class="small">
+              <Badge tone="good">On</Badge> This browser receives credit alerts.
+            </span>
+            <Button variant="ghost" busy={submit.busy()} onClick={() => void run(disablePush, 'Browser notifications are off for this browser.')}>
+              Turn off for this browser
+            </Button>
+          </div>
+        </Show>
+      </Show>
+    </section>
+  )
+}

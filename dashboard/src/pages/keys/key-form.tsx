@@ -1,0 +1,196 @@
+/**
+ * Creating a key or changing one: name, rate limits, spend caps, allowed models and guardrail. Caps left
+ * empty on a new key get the server's defaults, which the form shows; "No cap" sends null. An edit sends
+ * only the fields that changed.
+ */
+import { A } from '@solidjs/router'
+import { createSignal, Show } from 'solid-js'
+import type { ApiKey, ApiKeyChanges, CreatedApiKey, KeyDefaults, NewApiKey } from '../../../../shared/schemas/admin/keys.ts'
+import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
+import { api, ApiError } from '../../api.ts'
+import { usd } from '../../format.ts'
+import { ModelPicker } from '../../model-picker.tsx'
+import { Button, Checkbox, ErrorNotice, fieldError, SelectField, TextField, useSubmit } from '../../ui.tsx'
+import { asText, readUsd, readWhole } from '../policy/amounts.ts'
+import { changedFields } from '../policy/changes.ts'
+
+type Props = {
+  /** The key to change; none: a new key. */
+  apiKey?: ApiKey
+  defaults: KeyDefaults | undefined
+  guardrails: readonly Guardrail[] | undefined
+  onCreated: (created: CreatedApiKey) => void
+  onSaved: (saved: ApiKey | undefined) => void
+  onCancel: () => void
+}
+
+const FIELDS = ['name', 'rpmLimit', 'tpmLimit', 'concurrency', 'dailyLimitNano', 'monthlyLimitNano', 'allowedModels', 'guardrailId']
+
+export function KeyForm(props: Props) {
+  const start = props.apiKey
+  const [name, setName] = createSignal(start?.name ?? '')
+  const [rpm, setRpm] = createSignal(asText(start?.rpmLimit))
+  const [tpm, setTpm] = createSignal(asText(start?.tpmLimit))
+  const [concurrency, setConcurrency] = createSignal(asText(start?.concurrency))
+  const [daily, setDaily] = createSignal(start?.dailyLimitUsd ?? '')
+  const [noDaily, setNoDaily] = createSignal(start ? start.dailyLimitNano === null : false)
+  const [monthly, setMonthly] = createSignal(start?.monthlyLimitUsd ?? '')
+  const [noMonthly, setNoMonthly] = createSignal(start ? start.monthlyLimitNano === null : false)
+  const [models, setModels] = createSignal<string[]>(start?.allowedModels ?? [])
+  const [guardrailId, setGuardrailId] = createSignal(start?.guardrailId ?? '')
+  const submit = useSubmit()
+  const error = (param: string) => fieldError(submit.error(), param)
+
+  /** A cap: null without one; on a new key, undefined (the default) when empty. */
+  const cap = (text: string, off: boolean, param: string, period: string): number | null | undefined => {
+    if (off) return null
+    const nano = readUsd(text, param)
+    if (nano !== null) return nano
+    if (!start) return undefined
+    throw new ApiError(400, 'invalid_request', `Enter a ${period} cap in USD, or choose “No ${period} cap”.`, param)
+  }
+
+  const read = (): NewApiKey => ({
+    name: name().trim(),
+    rpmLimit: readWhole(rpm(), 'rpmLimit'),
+    tpmLimit: readWhole(tpm(), 'tpmLimit'),
+    concurrency: readWhole(concurrency(), 'concurrency', 1),
+    dailyLimitNano: cap(daily(), noDaily(), 'dailyLimitNano', 'daily'),
+    monthlyLimitNano: cap(monthly(), noMonthly(), 'monthlyLimitNano', 'monthly'),
+    allowedModels: models().length > 0 ? models() : null,
+    guardrailId: guardrailId() || null,
+  })
+
+  const changes = (key: ApiKey, next: NewApiKey): ApiKeyChanges =>
+    changedFields<NewApiKey>(
+      {
+        name: key.name,
+        rpmLimit: key.rpmLimit,
+        tpmLimit: key.tpmLimit,
+        concurrency: key.concurrency,
+        dailyLimitNano: key.dailyLimitNano,
+        monthlyLimitNano: key.monthlyLimitNano,
+        allowedModels: key.allowedModels,
+        guardrailId: key.guardrailId,
+      },
+      next,
+    )
+
+  const save = async (event: SubmitEvent) => {
+    event.preventDefault()
+    await submit.run(async () => {
+      const next = read()
+      if (!start) {
+        const body = Object.fromEntries(Object.entries(next).filter(([, value]) => value !== undefined && value !== null && value !== ''))
+        // Null caps mean "no cap" and must be sent; other nulls are the same as leaving the field out.
+        if (next.dailyLimitNano === null) body.dailyLimitNano = null
+        if (next.monthlyLimitNano === null) body.monthlyLimitNano = null
+        props.onCreated(await api<CreatedApiKey>('POST', '/keys', body))
+        return
+      }
+      const changed = changes(start, next)
+      props.onSaved(Object.keys(changed).length === 0 ? undefined : await api<ApiKey>('PATCH', `/keys/${start.id}`, changed))
+    })
+  }
+
+  const capHint = (period: 'daily' | 'monthly') => {
+    const amount = period === 'daily' ? props.defaults?.dailyLimitUsd : props.defaults?.monthlyLimitUsd
+    const span = period === 'daily' ? 'UTC day' : 'UTC month'
+    if (start) return `Requests are refused for the rest of the ${span} once the key has spent this much.`
+    return amount === undefined
+      ? `Empty: the default cap for new keys.`
+      : `Empty: the default for new keys, ${usd(amount)} a ${period === 'daily' ? 'day' : 'month'}.`
+  }
+  const otherError = () => {
+    const failure = submit.error()
+    return failure && !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param)) ? failure : undefined
+  }
+
+  return (
+    <form class="stack" onSubmit={save} novalidate>
+      <TextField
+        label="Name"
+        value={name()}
+        onValue={setName}
+        maxlength={100}
+        autocomplete="off"
+        hint="A label for you, such as where the key is used."
+        error={error('name')}
+      />
+      <fieldset class="form-group">
+        <legend>Rate limits</legend>
+        <p class="hint">Empty: no limit of this key. The account's own limits still apply. Tokens count input plus output, estimated.</p>
+        <div class="row">
+          <TextField label="Requests per minute" inputmode="numeric" value={rpm()} onValue={setRpm} error={error('rpmLimit')} />
+          <TextField label="Tokens per minute" inputmode="numeric" value={tpm()} onValue={setTpm} error={error('tpmLimit')} />
+          <TextField label="Concurrent requests" inputmode="numeric" value={concurrency()} onValue={setConcurrency} error={error('concurrency')} />
+        </div>
+      </fieldset>
+      <fieldset class="form-group">
+        <legend>Spend caps</legend>
+        <div class="row">
+          <div class="stack">
+            <TextField
+              label="Daily spend cap (USD)"
+              inputmode="decimal"
+              placeholder={start ? undefined : props.defaults?.dailyLimitUsd}
+              disabled={noDaily()}
+              value={noDaily() ? '' : daily()}
+              onValue={setDaily}
+              hint={capHint('daily')}
+              error={error('dailyLimitNano')}
+            />
+            <Checkbox label="No daily cap" checked={noDaily()} onChange={setNoDaily} />
+          </div>
+          <div class="stack">
+            <TextField
+              label="Monthly spend cap (USD)"
+              inputmode="decimal"
+              placeholder={start ? undefined : props.defaults?.monthlyLimitUsd}
+              disabled={noMonthly()}
+              value={noMonthly() ? '' : monthly()}
+              onValue={setMonthly}
+              hint={capHint('monthly')}
+              error={error('monthlyLimitNano')}
+            />
+            <Checkbox label="No monthly cap" checked={noMonthly()} onChange={setNoMonthly} />
+          </div>
+        </div>
+      </fieldset>
+      <ModelPicker
+        choices="exact"
+        label="Allowed models"
+        value={models()}
+        onChange={setModels}
+        emptyText="Every model the account may use"
+        hint="None chosen: no restriction of this key. The account's routing and the key's guardrail can restrict models further."
+        error={error('allowedModels')}
+      />
+      <SelectField
+        label="Guardrail"
+        value={guardrailId()}
+        onValue={setGuardrailId}
+        options={[{ value: '', label: 'None' }, ...(props.guardrails ?? []).map((guardrail) => ({ value: guardrail.id, label: guardrail.name }))]}
+        hint={
+          <>
+            Content filters, models and a monthly budget shared by its keys. <A href="/dashboard/guardrails">Manage guardrails</A>
+          </>
+        }
+      />
+      <Show when={error('guardrailId')}>
+        <p class="field-error">{error('guardrailId')}</p>
+      </Show>
+      <Show when={otherError()}>
+        <ErrorNotice error={otherError()} />
+      </Show>
+      <div class="dialog-actions">
+        <Button variant="ghost" onClick={() => props.onCancel()}>
+          Cancel
+        </Button>
+        <Button type="submit" variant="primary" busy={submit.busy()}>
+          {start ? 'Save changes' : 'Create'}
+        </Button>
+      </div>
+    </form>
+  )
+}

@@ -1,0 +1,193 @@
+/**
+ * The account's keys as a table: name and prefix, status (with the end of a rotation grace), limits,
+ * models, guardrail, last use, and the row's actions. Never a secret: the list has none.
+ */
+import { A } from '@solidjs/router'
+import { For, Match, Show, Switch } from 'solid-js'
+import type { ApiKey } from '../../../../shared/schemas/admin/keys.ts'
+import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
+import { count, dateTime, relative, usd } from '../../format.ts'
+import { Badge, Button, ConfirmButton } from '../../ui.tsx'
+import { ModelList } from '../policy/model-list.tsx'
+import { OWNER_OR_ADMIN } from '../policy/read-only.tsx'
+
+type Props = {
+  keys: readonly ApiKey[]
+  guardrails: readonly Guardrail[] | undefined
+  canManage: boolean
+  onEdit: (key: ApiKey) => void
+  onRotate: (key: ApiKey) => Promise<unknown>
+  onRevoke: (key: ApiKey) => Promise<unknown>
+}
+
+/** What a key is called in buttons and dialogs (a key may have no name). */
+export const keyLabel = (key: ApiKey) => key.name || key.prefix
+
+export function KeyTable(props: Props) {
+  const usable = () => props.keys.filter((key) => key.status === 'active' || key.status === 'in_grace').length
+  return (
+    <div class="table-wrap">
+      <table class="policy-table">
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Status</th>
+            <th scope="col">Limits</th>
+            <th scope="col">Models</th>
+            <th scope="col">Guardrail</th>
+            <th scope="col">Last used</th>
+            <th scope="col">
+              <span class="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          <For each={props.keys}>
+            {(key) => (
+              <tr>
+                <th scope="row">
+                  <div class="key-name">
+                    <span>{key.name || <span class="muted">Unnamed key</span>}</span>
+                    <code class="small muted">{key.prefix}…</code>
+                  </div>
+                </th>
+                <td>
+                  <KeyStatusCell apiKey={key} replacement={props.keys.find((other) => other.id === key.replacedBy)} />
+                </td>
+                <td class="small">
+                  <KeyLimits apiKey={key} />
+                </td>
+                <td class="small">
+                  <ModelList models={key.allowedModels} />
+                </td>
+                <td class="small">
+                  <Show when={key.guardrailId} fallback={<span class="muted">None</span>}>
+                    {(id) => <A href="/dashboard/guardrails">{props.guardrails?.find((guardrail) => guardrail.id === id())?.name ?? id()}</A>}
+                  </Show>
+                </td>
+                <td class="small">
+                  <Show when={key.lastUsedAt} fallback={<span class="muted">Never</span>}>
+                    {(at) => (
+                      <time datetime={at()} title={dateTime(at())}>
+                        {relative(at())}
+                      </time>
+                    )}
+                  </Show>
+                </td>
+                <td>
+                  <Show when={key.status === 'active' || key.status === 'in_grace'}>
+                    <div class="row-actions">
+                      <Button
+                        variant="ghost"
+                        aria-label={`Edit ${keyLabel(key)}`}
+                        disabled={!props.canManage}
+                        title={props.canManage ? undefined : OWNER_OR_ADMIN}
+                        onClick={() => props.onEdit(key)}
+                      >
+                        Edit
+                      </Button>
+                      <Show when={key.status === 'active'}>
+                        <ConfirmButton
+                          label="Rotate"
+                          ariaLabel={`Rotate ${keyLabel(key)}`}
+                          variant="secondary"
+                          title={`Rotate ${keyLabel(key)}?`}
+                          confirmLabel="Rotate key"
+                          disabled={!props.canManage}
+                          onConfirm={() => props.onRotate(key)}
+                        >
+                          <p>
+                            A new key with the same name, limits, models and guardrail is created and shown once. The current key <code>{key.prefix}…</code>{' '}
+                            keeps working for 24 hours so you can update your clients, then stops.
+                          </p>
+                          <p class="small muted">To stop the current key at once instead, revoke it after rotating.</p>
+                        </ConfirmButton>
+                      </Show>
+                      <ConfirmButton
+                        label="Revoke"
+                        ariaLabel={`Revoke ${keyLabel(key)}`}
+                        title={`Revoke ${keyLabel(key)}?`}
+                        confirmLabel="Revoke key"
+                        disabled={!props.canManage}
+                        onConfirm={() => props.onRevoke(key)}
+                      >
+                        <p>
+                          Requests with <code>{key.prefix}…</code> are refused at once, on every server. This cannot be undone.
+                        </p>
+                        <Show when={key.status === 'in_grace'}>
+                          <p>It is in its rotation grace: revoking ends the grace now. Its replacement keeps working.</p>
+                        </Show>
+                        <Show when={usable() === 1}>
+                          <p>
+                            <strong>This is the account's last working key.</strong> Create a new key before revoking it if clients still need access.
+                          </p>
+                        </Show>
+                      </ConfirmButton>
+                    </div>
+                  </Show>
+                </td>
+              </tr>
+            )}
+          </For>
+        </tbody>
+      </table>
+    </div>
+  )
+}
+
+function KeyStatusCell(props: { apiKey: ApiKey; replacement: ApiKey | undefined }) {
+  return (
+    <div class="status-cell">
+      <Switch>
+        <Match when={props.apiKey.status === 'active'}>
+          <Badge tone="good">Active</Badge>
+        </Match>
+        <Match when={props.apiKey.status === 'in_grace'}>
+          <Badge tone="warn">In grace</Badge>
+          <span class="small">
+            until <time datetime={props.apiKey.expiresAt!}>{dateTime(props.apiKey.expiresAt)}</time> ({relative(props.apiKey.expiresAt)})
+          </span>
+        </Match>
+        <Match when={props.apiKey.status === 'expired'}>
+          <Badge tone="neutral">Expired</Badge>
+          <span class="small muted">
+            <time datetime={props.apiKey.expiresAt!}>{dateTime(props.apiKey.expiresAt)}</time>
+          </span>
+        </Match>
+        <Match when={props.apiKey.status === 'revoked'}>
+          <Badge tone="bad">Revoked</Badge>
+          <span class="small muted">
+            <time datetime={props.apiKey.revokedAt ?? ''}>{dateTime(props.apiKey.revokedAt)}</time>
+          </span>
+        </Match>
+      </Switch>
+      <Show when={props.replacement}>
+        {(replacement) => (
+          <span class="small muted">
+            Replaced by <code>{replacement().prefix}…</code>
+          </span>
+        )}
+      </Show>
+    </div>
+  )
+}
+
+function KeyLimits(props: { apiKey: ApiKey }) {
+  const rates = () =>
+    [
+      props.apiKey.rpmLimit !== null ? `${count(props.apiKey.rpmLimit)} requests/min` : '',
+      props.apiKey.tpmLimit !== null ? `${count(props.apiKey.tpmLimit)} tokens/min` : '',
+      props.apiKey.concurrency !== null ? `${count(props.apiKey.concurrency)} at once` : '',
+    ].filter(Boolean)
+  const caps = () =>
+    [
+      props.apiKey.dailyLimitUsd !== null ? `${usd(props.apiKey.dailyLimitUsd)} a day` : '',
+      props.apiKey.monthlyLimitUsd !== null ? `${usd(props.apiKey.monthlyLimitUsd)} a month` : '',
+    ].filter(Boolean)
+  return (
+    <div class="status-cell">
+      <span>{rates().length > 0 ? rates().join(' · ') : <span class="muted">No rate limits</span>}</span>
+      <span>{caps().length > 0 ? caps().join(' · ') : <span class="muted">No spend caps</span>}</span>
+    </div>
+  )
+}

@@ -1,0 +1,98 @@
+/**
+ * One ticket: its conversation with support (operator answers included) and a reply box. A reply
+ * reopens an answered or closed ticket. Answers arrive by e-mail too; Refresh shows new ones here.
+ */
+import { createResource, createSignal, For, Show } from 'solid-js'
+import type { Ticket, TicketStatus } from '../../../../shared/schemas/admin/support.ts'
+import { api, get } from '../../api.ts'
+import { dateTime, relative } from '../../format.ts'
+import { Badge, Button, Card, CopyButton, ErrorNotice, Field, Loaded, announce, fieldError, useSubmit } from '../../ui.tsx'
+
+export const STATUS: Record<TicketStatus, { label: string; tone: 'good' | 'warn' | 'neutral'; explain: string }> = {
+  open: { label: 'Open', tone: 'warn', explain: 'Waiting for support to answer.' },
+  answered: { label: 'Answered', tone: 'good', explain: 'Support answered: reply if you need more.' },
+  closed: { label: 'Closed', tone: 'neutral', explain: 'Closed. A reply opens it again.' },
+}
+
+export function TicketView(props: { ticketId: string; changed: () => void }) {
+  const [ticket, { refetch, mutate }] = createResource(() => props.ticketId, (id) => get<Ticket>(`/support/tickets/${encodeURIComponent(id)}`))
+  return (
+    <Loaded data={ticket} retry={refetch}>
+      {(current) => (
+        <Card
+          title={current.subject}
+          class="ticket"
+          actions={
+            <Button variant="ghost" busy={ticket.loading} onClick={() => void refetch()}>
+              Refresh
+            </Button>
+          }
+        >
+          <p class="small muted">
+            <Badge tone={STATUS[current.status].tone}>{STATUS[current.status].label}</Badge> {STATUS[current.status].explain} Opened {dateTime(current.createdAt)}.
+          </p>
+          <Show when={current.requestId}>
+            {(requestId) => (
+              <div class="row center tight small">
+                About request <code class="mono">{requestId()}</code>
+                <CopyButton text={requestId()} label={`Copy request ID ${requestId()}`} variant="ghost" />
+              </div>
+            )}
+          </Show>
+          <ol class="conversation" aria-label="Conversation">
+            <For each={current.messages}>
+              {(message) => (
+                <li class={`message ${message.author}`}>
+                  <div class="message-meta small">
+                    <strong>{message.author === 'operator' ? 'Support' : 'You'}</strong>{' '}
+                    <time datetime={message.createdAt} title={dateTime(message.createdAt)}>
+                      {relative(message.createdAt)}
+                    </time>
+                  </div>
+                  <div class="message-body">{message.body}</div>
+                </li>
+              )}
+            </For>
+          </ol>
+          <ReplyForm
+            ticketId={current.id}
+            replied={(next) => {
+              mutate(next)
+              props.changed()
+            }}
+          />
+        </Card>
+      )}
+    </Loaded>
+  )
+}
+
+function ReplyForm(props: { ticketId: string; replied: (ticket: Ticket) => void }) {
+  const [body, setBody] = createSignal('')
+  const submit = useSubmit()
+  const send = async (event: SubmitEvent) => {
+    event.preventDefault()
+    const next = await submit.run(() => api<Ticket>('POST', `/support/tickets/${encodeURIComponent(props.ticketId)}/messages`, { body: body().trim() }))
+    if (!next) return
+    setBody('')
+    props.replied(next)
+    announce('Reply sent.')
+  }
+  return (
+    <form class="stack" onSubmit={send}>
+      <Field label="Your reply" error={fieldError(submit.error(), 'body')}>
+        {(id, describedBy) => (
+          <textarea id={id} name="reply" rows={4} required maxLength={20_000} aria-describedby={describedBy} value={body()} onInput={(event) => setBody(event.currentTarget.value)} />
+        )}
+      </Field>
+      <Show when={submit.error() && !fieldError(submit.error(), 'body')}>
+        <ErrorNotice error={submit.error()} />
+      </Show>
+      <div class="row">
+        <Button type="submit" variant="primary" busy={submit.busy()}>
+          Reply
+        </Button>
+      </div>
+    </form>
+  )
+}
