@@ -42,14 +42,19 @@ export function siteServer(deps: AdminDeps, options: { operatorToken: string; da
 }
 
 /** A built dashboard file, or index.html for client-side routes (so a hard refresh of any page works). */
-async function dashboardFile(dir: string, path: string): Promise<Response> {
-  const safe = path.split('/').filter((part) => part && part !== '..' && part !== '.').join('/')
+export async function dashboardFile(dir: string, path: string): Promise<Response> {
+  const parts = path.split('/').filter(Boolean)
   const headers = { 'referrer-policy': 'no-referrer' }
-  if (safe) {
+  // Never a path outside the build, nor its hidden files (the build manifest under .vite/).
+  if (parts.length > 0 && !parts.some((part) => part.startsWith('.'))) {
+    const safe = parts.join('/')
     const file = Bun.file(join(dir, safe))
-    if (await file.exists()) return new Response(file, { headers })
+    // Built assets carry a content hash in their names: they never change, so browsers may keep them.
+    const cache = safe.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'
+    if (await file.exists()) return new Response(file, { headers: { ...headers, 'cache-control': cache } })
   }
   const index = Bun.file(join(dir, 'index.html'))
-  if (await index.exists()) return new Response(index, { headers: { ...headers, 'content-type': 'text/html; charset=utf-8' } })
+  // The page names the current build's assets: always revalidated.
+  if (await index.exists()) return new Response(index, { headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' } })
   return new Response('The dashboard is not built: run `bun run build`.\n', { status: 503, headers })
 }
