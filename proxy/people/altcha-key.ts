@@ -19,7 +19,8 @@ export async function resolveAltchaKey(configured: string, dataDir: string): Pro
   await mkdir(dataDir, { recursive: true })
   // Written aside, then linked into place: link fails if another process got there first, and a reader
   // never sees a half-written file.
-  const draft = `${path}.${process.pid}.${Date.now()}`
+  // Unique per call: two calls in one process must not share (and delete) each other's draft.
+  const draft = `${path}.${process.pid}.${crypto.randomUUID()}`
   await writeFile(draft, `${newSecret()}\n`, { mode: 0o600 })
   try {
     await link(draft, path)

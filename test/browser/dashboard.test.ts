@@ -89,7 +89,7 @@ describeBrowser('dashboard in the browser', () => {
     const rotated = await page.getByLabel('API key', { exact: true }).inputValue()
     expect(rotated).toMatch(/^svc-live-/)
     expect(rotated).not.toBe(key)
-    await expect(page.locator('tr', { hasText: prefix }).textContent()).resolves.toContain('In grace')
+    await page.locator('tr', { hasText: prefix }).filter({ hasText: 'In grace' }).waitFor()
     expect((await chat(site, key, hello)).status).toBe(200)
     expect((await chat(site, rotated, hello)).status).toBe(200)
 

@@ -12,7 +12,7 @@ import type { ApiKey, ApiKeys } from '../../../shared/schemas/admin/keys.ts'
 import type { Activity as ActivityPage, ActivityItem, Usage } from '../../../shared/schemas/admin/usage.ts'
 import { get, query } from '../api.ts'
 import { count, usd } from '../format.ts'
-import { createKeysetList } from '../keyset-list.ts'
+import { createKeysetList, LoadMore } from '../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
 import { Badge, Button, CopyButton, Empty, ErrorNotice, Field, Loading, Page, SelectField, TextField } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
@@ -118,14 +118,7 @@ export default function Activity() {
               </tbody>
             </table>
           </div>
-          <div class="row">
-            <Show when={list.hasMore()} fallback={<span class="small muted">{shown(list.items().length)}: that is all.</span>}>
-              <Button onClick={() => void list.more()} busy={list.loadingMore()}>
-                Load more
-              </Button>
-              <span class="small muted">{shown(list.items().length)}</span>
-            </Show>
-          </div>
+          <LoadMore list={list} shown={shown} />
         </Show>
       </Show>
     </Page>

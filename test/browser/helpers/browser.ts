@@ -52,6 +52,8 @@ export type Site = {
   apiUrl: string
   /** A fresh browser profile (cookies, storage) with one page. */
   open(): Promise<{ context: BrowserContext; page: Page }>
+  /** Closes every profile opened so far (each test ends with its own closed). */
+  closeProfiles(): Promise<void>
   close(): Promise<void>
 }
 
@@ -67,6 +69,9 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
   const { apiUrl, siteUrl } = gw.app.listen()
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
   const contexts: BrowserContext[] = []
+  const closeProfiles = async () => {
+    for (const context of contexts.splice(0)) await context.close().catch(() => undefined)
+  }
   return {
     gw,
     smtp,
@@ -78,11 +83,13 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: siteUrl })
       contexts.push(context)
       const page = await context.newPage()
-      page.setDefaultTimeout(10_000)
+      // Generous for a loaded 2-core CI machine; a wait that is met returns at once.
+      page.setDefaultTimeout(20_000)
       return { context, page }
     },
+    closeProfiles,
     async close() {
-      for (const context of contexts) await context.close().catch(() => undefined)
+      await closeProfiles()
       await browser.close()
       await gw.close()
       await smtp.close()
@@ -91,8 +98,8 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
 }
 
 /**
- * A browser test: on failure, every open page of the site is saved as a screenshot named after the
- * test before the error is reported.
+ * A browser test: on failure, every page it opened is saved as a screenshot named after the test before
+ * the error is reported; its browser profiles are closed either way.
  */
 export function browserTest(name: string, site: () => Site, body: () => Promise<void>, timeoutMs = 60_000): void {
   test(
@@ -103,6 +110,8 @@ export function browserTest(name: string, site: () => Site, body: () => Promise<
       } catch (error) {
         await screenshots(site(), name)
         throw error
+      } finally {
+        await site()?.closeProfiles()
       }
     },
     timeoutMs,

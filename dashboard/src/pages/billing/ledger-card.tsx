@@ -7,7 +7,7 @@ import { createEffect, createSignal, For, on, Show } from 'solid-js'
 import type { Ledger, LedgerEntry, LedgerKind } from '../../../../shared/schemas/admin/billing.ts'
 import { get, query } from '../../api.ts'
 import { count, usd } from '../../format.ts'
-import { createKeysetList } from '../../keyset-list.ts'
+import { createKeysetList, LoadMore } from '../../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../../time-inputs.ts'
 import { Badge, Button, Card, CopyButton, Empty, ErrorNotice, Loading, SelectField, TextField } from '../../ui.tsx'
 import { useUrlFilters } from '../../url-filters.ts'
@@ -105,14 +105,7 @@ export function LedgerCard() {
               </tbody>
             </table>
           </div>
-          <div class="row center">
-            <Show when={list.hasMore()} fallback={<span class="small muted">{shown(list.items().length)}: that is all.</span>}>
-              <Button onClick={() => void list.more()} busy={list.loadingMore()}>
-                Load more
-              </Button>
-              <span class="small muted">{shown(list.items().length)}</span>
-            </Show>
-          </div>
+          <LoadMore list={list} shown={shown} />
         </Show>
       </Show>
     </Card>

@@ -3,7 +3,8 @@
  * reload (new filters, Refresh), older pages appended by `more()`. A reload supersedes pages still on
  * their way, so a slow answer for old filters never lands over the new ones.
  */
-import { createSignal } from 'solid-js'
+import { createSignal, Show } from 'solid-js'
+import { Button } from './ui.tsx'
 
 export type KeysetPage<T> = { items: T[]; nextBefore: string | null }
 
@@ -50,4 +51,18 @@ export function createKeysetList<T>(fetchPage: (before: string | undefined) => P
       return before ? load(before) : Promise.resolve()
     },
   }
+}
+
+/** The list's footer: how many are shown, and "Load more" while older pages exist. */
+export function LoadMore(props: { list: ReturnType<typeof createKeysetList<unknown>>; shown: (count: number) => string }) {
+  return (
+    <div class="row center">
+      <Show when={props.list.hasMore()} fallback={<span class="small muted">{props.shown(props.list.items().length)}: that is all.</span>}>
+        <Button onClick={() => void props.list.more()} busy={props.list.loadingMore()}>
+          Load more
+        </Button>
+        <span class="small muted">{props.shown(props.list.items().length)}</span>
+      </Show>
+    </div>
+  )
 }
