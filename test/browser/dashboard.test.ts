@@ -5,6 +5,7 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { usdToNano } from '../../shared/money.ts'
+import { newWallet } from '../helpers/siwe.ts'
 import { accountOf, browserTest, chat, describeBrowser, seriousViolations, signInByEmail, startSite, type Site } from './helpers/browser.ts'
 
 const hello = { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] }
@@ -59,8 +60,9 @@ describeBrowser('dashboard in the browser', () => {
     await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Overview')
     await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('5')!, 'browser test')
 
-    // Create a key: the secret is shown once.
+    // Create a key: the secret is shown once (axe also runs with the dialog open).
     const key = await createKey(page, 'browser key')
+    expect(await seriousViolations(page)).toEqual([])
 
     // Use it through the API.
     const answer = await chat(site, key, hello)
@@ -73,6 +75,7 @@ describeBrowser('dashboard in the browser', () => {
     await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
     const row = page.locator('tr', { hasText: requestId })
     await expect(row.textContent()).resolves.toContain('test/cheap')
+    expect(await seriousViolations(page)).toEqual([])
 
     // …and in the usage chart.
     await page.getByRole('link', { name: 'Usage' }).click()
@@ -80,6 +83,7 @@ describeBrowser('dashboard in the browser', () => {
     await chart.waitFor()
     await expect(chart.locator('canvas').count()).resolves.toBeGreaterThan(0)
     await expect(page.getByText('test/cheap').first().isVisible()).resolves.toBe(true)
+    expect(await seriousViolations(page)).toEqual([])
 
     // Rotate: a new secret, the old one in grace (still accepted).
     await page.getByRole('link', { name: 'API keys' }).click()
@@ -166,6 +170,30 @@ describeBrowser('dashboard in the browser', () => {
     await other.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     expect(other.page.url()).not.toContain('#link=')
     expect(await accountOf(other.page)).toBe(accountId)
+  })
+
+  browserTest('wallet sign-in through an injected wallet: the page builds the SIWE message, the wallet signs it', () => site, async () => {
+    const { page } = await site.open()
+    const wallet = newWallet()
+    // An injected EIP-1193 wallet whose signatures come from a local private key.
+    await page.exposeFunction('signWithTestWallet', (message: string) => wallet.signMessage({ message }))
+    await page.addInitScript((address: string) => {
+      const sign = (window as unknown as { signWithTestWallet(message: string): Promise<string> }).signWithTestWallet
+      ;(window as unknown as { ethereum: unknown }).ethereum = {
+        async request({ method, params }: { method: string; params?: unknown[] }) {
+          if (method === 'eth_requestAccounts') return [address]
+          if (method === 'personal_sign') return sign(String(params![0]))
+          throw new Error(`unsupported wallet method ${method}`)
+        },
+      }
+    }, wallet.address)
+    await page.goto('/sign-in?next=/dashboard/keys')
+    await page.getByRole('tab', { name: 'Wallet' }).click()
+    await page.getByRole('button', { name: 'Sign in with wallet' }).click()
+    await page.waitForURL(/\/dashboard\/keys$/)
+    await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor()
+    const me = (await page.evaluate(async () => (await fetch('/admin/v1/me')).json())) as { user: { wallet: string } }
+    expect(me.user.wallet.toLowerCase()).toBe(wallet.address.toLowerCase())
   })
 
   browserTest('every page: no serious axe-core violations, and a hard refresh lands on the same page', () => site, async () => {
