@@ -1,9 +1,9 @@
 /**
- * The dashboard's building blocks: page frame, buttons, labelled fields, error and empty states,
- * copy buttons, confirmation dialogs and a polite status region. Every control carries a label; every
- * async state (loading, failed, empty) has its own visible form.
+ * The dashboard's building blocks: page frame, cards, buttons, error, loading and empty states, copy
+ * buttons, secrets shown once, badges and a polite status region. Every async state (loading, failed,
+ * empty) has its own visible form. Form controls are in forms.tsx, modal dialogs in dialogs.tsx.
  */
-import { createEffect, createSignal, createUniqueId, For, Show, splitProps, type Accessor, type JSX, type Resource } from 'solid-js'
+import { createSignal, createUniqueId, Show, splitProps, type JSX, type Resource } from 'solid-js'
 import { ApiError } from './api.ts'
 
 export function Page(props: { title: string; description?: JSX.Element; actions?: JSX.Element; children: JSX.Element }) {
@@ -42,7 +42,7 @@ export function Card(props: { title?: string; children: JSX.Element; actions?: J
   )
 }
 
-type ButtonProps = JSX.ButtonHTMLAttributes<HTMLButtonElement> & { variant?: 'primary' | 'secondary' | 'danger' | 'ghost'; busy?: boolean }
+export type ButtonProps = JSX.ButtonHTMLAttributes<HTMLButtonElement> & { variant?: 'primary' | 'secondary' | 'danger' | 'ghost'; busy?: boolean }
 
 export function Button(props: ButtonProps) {
   const [own, rest] = splitProps(props, ['variant', 'busy', 'class', 'children', 'disabled', 'type'])
@@ -59,95 +59,6 @@ export function Button(props: ButtonProps) {
       </Show>
       {own.children}
     </button>
-  )
-}
-
-type FieldProps = {
-  label: string
-  hint?: JSX.Element
-  error?: string | null
-  children: (id: string, describedBy: string | undefined) => JSX.Element
-}
-
-/** A label, the control (given its id), a hint and an error, wired with aria-describedby. */
-export function Field(props: FieldProps) {
-  const id = createUniqueId()
-  const described = () => [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
-  return (
-    <div class="field" classList={{ invalid: !!props.error }}>
-      <label for={id}>{props.label}</label>
-      {props.children(id, described())}
-      <Show when={props.hint}>
-        <p class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </p>
-      </Show>
-      <Show when={props.error}>
-        <p class="field-error" id={`${id}-error`}>
-          {props.error}
-        </p>
-      </Show>
-    </div>
-  )
-}
-
-type TextFieldProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'onInput' | 'value'> & {
-  label: string
-  hint?: JSX.Element
-  error?: string | null
-  value: string
-  onValue: (value: string) => void
-}
-
-export function TextField(props: TextFieldProps) {
-  const [own, rest] = splitProps(props, ['label', 'hint', 'error', 'value', 'onValue'])
-  return (
-    <Field label={own.label} hint={own.hint} error={own.error}>
-      {(id, describedBy) => (
-        <input
-          id={id}
-          aria-describedby={describedBy}
-          aria-invalid={own.error ? 'true' : undefined}
-          value={own.value}
-          onInput={(event) => own.onValue(event.currentTarget.value)}
-          {...rest}
-        />
-      )}
-    </Field>
-  )
-}
-
-export function SelectField(props: {
-  label: string
-  hint?: JSX.Element
-  value: string
-  onValue: (value: string) => void
-  options: readonly { value: string; label: string }[]
-  name?: string
-}) {
-  return (
-    <Field label={props.label} hint={props.hint}>
-      {(id, describedBy) => (
-        <select id={id} name={props.name} aria-describedby={describedBy} value={props.value} onChange={(event) => props.onValue(event.currentTarget.value)}>
-          <For each={props.options}>{(option) => <option value={option.value}>{option.label}</option>}</For>
-        </select>
-      )}
-    </Field>
-  )
-}
-
-export function Checkbox(props: { label: string; checked: boolean; onChange: (checked: boolean) => void; hint?: string; disabled?: boolean }) {
-  const id = createUniqueId()
-  return (
-    <div class="checkbox">
-      <input id={id} type="checkbox" checked={props.checked} disabled={props.disabled} onChange={(event) => props.onChange(event.currentTarget.checked)} />
-      <label for={id}>
-        {props.label}
-        <Show when={props.hint}>
-          <span class="hint"> {props.hint}</span>
-        </Show>
-      </label>
-    </div>
   )
 }
 
@@ -211,6 +122,7 @@ export function Loaded<T>(props: { data: Resource<T>; retry?: () => void; childr
 }
 
 const [announcement, setAnnouncement] = createSignal('')
+
 let clearTimer: ReturnType<typeof setTimeout> | undefined
 
 /** Says something briefly in the status region (screen readers hear it; sighted users see a toast). */
@@ -261,103 +173,6 @@ export function SecretValue(props: { label: string; value: string }) {
       </div>
     </div>
   )
-}
-
-/** A button that asks before doing something that cannot be undone, in a modal dialog. */
-export function ConfirmButton(props: {
-  label: string
-  title: string
-  confirmLabel: string
-  onConfirm: () => Promise<unknown>
-  children: JSX.Element
-  variant?: ButtonProps['variant']
-  disabled?: boolean
-  ariaLabel?: string
-}) {
-  let dialog: HTMLDialogElement | undefined
-  const [busy, setBusy] = createSignal(false)
-  const [error, setError] = createSignal<unknown>()
-  const titleId = createUniqueId()
-  const confirm = async () => {
-    setBusy(true)
-    setError(undefined)
-    try {
-      await props.onConfirm()
-      dialog?.close()
-    } catch (failure) {
-      setError(failure)
-    } finally {
-      setBusy(false)
-    }
-  }
-  return (
-    <>
-      <Button variant={props.variant ?? 'danger'} disabled={props.disabled} aria-label={props.ariaLabel} onClick={() => dialog?.showModal()}>
-        {props.label}
-      </Button>
-      <dialog ref={dialog} class="dialog" aria-labelledby={titleId}>
-        <h2 id={titleId}>{props.title}</h2>
-        <div class="dialog-body">{props.children}</div>
-        <Show when={error()}>
-          <ErrorNotice error={error()} />
-        </Show>
-        <div class="dialog-actions">
-          <Button variant="ghost" onClick={() => dialog?.close()}>
-            Cancel
-          </Button>
-          <Button variant={props.variant ?? 'danger'} busy={busy()} onClick={confirm}>
-            {props.confirmLabel}
-          </Button>
-        </div>
-      </dialog>
-    </>
-  )
-}
-
-/** A modal dialog opened by the caller (forms that do not fit in a row). */
-export function Dialog(props: { open: boolean; title: string; onClose: () => void; children: JSX.Element; wide?: boolean }) {
-  let dialog: HTMLDialogElement | undefined
-  const titleId = createUniqueId()
-  createEffect(() => {
-    const open = props.open
-    if (!dialog) return
-    if (open && !dialog.open) dialog.showModal()
-    if (!open && dialog.open) dialog.close()
-  })
-  return (
-    <dialog ref={dialog} class="dialog" classList={{ wide: !!props.wide }} aria-labelledby={titleId} onClose={() => props.onClose()}>
-      <h2 id={titleId}>{props.title}</h2>
-      {props.children}
-    </dialog>
-  )
-}
-
-/** A form submission's pending and failed states. */
-export function useSubmit(): { busy: Accessor<boolean>; error: Accessor<unknown>; run: <T>(action: () => Promise<T>) => Promise<T | undefined>; clear: () => void } {
-  const [busy, setBusy] = createSignal(false)
-  const [error, setError] = createSignal<unknown>()
-  return {
-    busy,
-    error,
-    clear: () => setError(undefined),
-    async run(action) {
-      setBusy(true)
-      setError(undefined)
-      try {
-        return await action()
-      } catch (failure) {
-        setError(failure)
-        return undefined
-      } finally {
-        setBusy(false)
-      }
-    },
-  }
-}
-
-/** The error of a field, when the refusal names it. */
-export function fieldError(error: unknown, param: string): string | null {
-  return error instanceof ApiError && error.param === param ? error.message : null
 }
 
 export function Badge(props: { tone?: 'good' | 'warn' | 'bad' | 'neutral'; children: JSX.Element }) {

@@ -14,7 +14,8 @@ import { get, query } from '../api.ts'
 import { count, usd } from '../format.ts'
 import { createKeysetList, LoadMore } from '../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
-import { Badge, Button, CopyButton, Empty, ErrorNotice, Field, Loading, Page, SelectField, TextField } from '../ui.tsx'
+import { Field, SelectField, TextField } from '../forms.tsx'
+import { Badge, Button, CopyButton, Empty, ErrorNotice, Loading, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
 
 const FILTERS = ['keyId', 'model', 'status', 'from', 'to'] as const

@@ -7,7 +7,9 @@ import type { Routing as RoutingView, RoutingProviders } from '../../../shared/s
 import { api, ApiError, get } from '../api.ts'
 import { ModelPicker, MultiSelect } from '../model-picker.tsx'
 import { useAbilities } from '../session.tsx'
-import { announce, Button, Card, ConfirmButton, ErrorNotice, fieldError, Loaded, Notice, Page, useSubmit } from '../ui.tsx'
+import { ConfirmButton } from '../dialogs.tsx'
+import { fieldError, useSubmit } from '../forms.tsx'
+import { announce, Button, Card, ErrorNotice, Loaded, Notice, Page } from '../ui.tsx'
 import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
 
 export default function Routing() {

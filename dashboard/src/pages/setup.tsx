@@ -9,7 +9,8 @@ import { createEffect, createResource, createSignal, For, Match, on, onCleanup, 
 import type { TopUp } from '../../../shared/schemas/admin/billing.ts'
 import type { SecretsConfirmed, SetupResult } from '../../../shared/schemas/admin/setup.ts'
 import { api } from '../api.ts'
-import { Button, Checkbox, ErrorNotice, Loaded, Loading, SecretValue, useSubmit } from '../ui.tsx'
+import { Checkbox, useSubmit } from '../forms.tsx'
+import { Button, ErrorNotice, Loaded, Loading, SecretValue } from '../ui.tsx'
 import { BotCheck, type BotCheckHandle } from './setup/bot-check.tsx'
 
 type Step = 'check' | 'secrets' | 'top-up'

@@ -6,7 +6,8 @@ import { A, useNavigate, useSearchParams } from '@solidjs/router'
 import { createSignal, Match, Show, Switch } from 'solid-js'
 import type { MailSent, SignedIn, WalletNonce } from '../../../shared/schemas/admin/sign-in.ts'
 import { api, get } from '../api.ts'
-import { Button, ErrorNotice, Notice, TextField, fieldError, useSubmit } from '../ui.tsx'
+import { TextField, fieldError, useSubmit } from '../forms.tsx'
+import { Button, ErrorNotice, Notice } from '../ui.tsx'
 
 type Method = 'email' | 'wallet' | 'link'
 

@@ -11,7 +11,9 @@ import { api, get } from '../api.ts'
 import { dateTime, relative } from '../format.ts'
 import { useAbilities, useSession } from '../session.tsx'
 import { shortWallet } from '../shell.tsx'
-import { announce, Badge, Button, Card, ConfirmButton, Dialog, Empty, ErrorNotice, Loaded, Notice, Page, SelectField, TextField, fieldError, useSubmit } from '../ui.tsx'
+import { ConfirmButton, Dialog } from '../dialogs.tsx'
+import { SelectField, TextField, fieldError, useSubmit } from '../forms.tsx'
+import { announce, Badge, Button, Card, Empty, ErrorNotice, Loaded, Notice, Page } from '../ui.tsx'
 import { ClaimAccount } from './team/claim-account.tsx'
 
 const ROLE_OPTIONS: { value: InvitedRole; label: string }[] = [

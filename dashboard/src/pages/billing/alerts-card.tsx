@@ -9,7 +9,8 @@ import type { AlertChanges, AlertSettings } from '../../../../shared/schemas/adm
 import { api, get } from '../../api.ts'
 import { count, usd } from '../../format.ts'
 import { useAbilities } from '../../session.tsx'
-import { Badge, Button, Card, Checkbox, ErrorNotice, Loaded, Notice, TextField, announce, fieldError, useSubmit } from '../../ui.tsx'
+import { Checkbox, TextField, fieldError, useSubmit } from '../../forms.tsx'
+import { Badge, Button, Card, ErrorNotice, Loaded, Notice, announce } from '../../ui.tsx'
 import { currentSubscription, disablePush, enablePush, notificationPermission, pushSupported } from './browser-push.ts'
 
 export function AlertsCard() {

@@ -9,7 +9,8 @@ import { get, query } from '../../api.ts'
 import { count, usd } from '../../format.ts'
 import { createKeysetList, LoadMore } from '../../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../../time-inputs.ts'
-import { Badge, Button, Card, CopyButton, Empty, ErrorNotice, Loading, SelectField, TextField } from '../../ui.tsx'
+import { SelectField, TextField } from '../../forms.tsx'
+import { Badge, Button, Card, CopyButton, Empty, ErrorNotice, Loading } from '../../ui.tsx'
 import { useUrlFilters } from '../../url-filters.ts'
 
 const KINDS: Record<LedgerKind, { label: string; tone: 'good' | 'neutral' | 'warn' }> = {

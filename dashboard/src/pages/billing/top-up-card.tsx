@@ -6,7 +6,8 @@
 import { createSignal, createUniqueId, Show, type Resource } from 'solid-js'
 import type { Billing, TopUp } from '../../../../shared/schemas/admin/billing.ts'
 import { api } from '../../api.ts'
-import { Badge, Button, Card, CopyButton, ErrorNotice, Notice, useSubmit } from '../../ui.tsx'
+import { useSubmit } from '../../forms.tsx'
+import { Badge, Button, Card, CopyButton, ErrorNotice, Notice } from '../../ui.tsx'
 
 export function TopUpCard(props: { billing: Resource<Billing> }) {
   const reasonId = createUniqueId()

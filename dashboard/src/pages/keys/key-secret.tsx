@@ -4,7 +4,8 @@
  */
 import { Show } from 'solid-js'
 import { dateTime, relative } from '../../format.ts'
-import { Button, Dialog, Notice, SecretValue } from '../../ui.tsx'
+import { Dialog } from '../../dialogs.tsx'
+import { Button, Notice, SecretValue } from '../../ui.tsx'
 
 export type Revealed = {
   key: string

@@ -6,7 +6,8 @@
 import { createEffect, createResource, Show } from 'solid-js'
 import { usd } from '../../format.ts'
 import { readCatalog, type CatalogEntry } from '../../model-picker.tsx'
-import { ErrorNotice, Loading, SelectField } from '../../ui.tsx'
+import { SelectField } from '../../forms.tsx'
+import { ErrorNotice, Loading } from '../../ui.tsx'
 
 export type ModelOption = { value: string; label: string }
 

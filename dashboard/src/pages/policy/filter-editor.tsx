@@ -6,7 +6,8 @@
  */
 import { For, Index, Show } from 'solid-js'
 import type { GuardrailFilter } from '../../../../shared/schemas/admin/policy.ts'
-import { Button, Field, SelectField, TextField } from '../../ui.tsx'
+import { Field, SelectField, TextField } from '../../forms.tsx'
+import { Button } from '../../ui.tsx'
 
 /** A filter as the form holds it: keywords as typed, one a line. */
 export type FilterDraft = { detector: string; action: string; name: string; pattern: string; keywords: string }

@@ -6,7 +6,8 @@ import { createSignal, Show } from 'solid-js'
 import type { Preset, PresetBody, PresetParams } from '../../../../shared/schemas/admin/policy.ts'
 import { api, ApiError } from '../../api.ts'
 import { ModelPicker } from '../../model-picker.tsx'
-import { Button, ErrorNotice, Field, TextField, useSubmit } from '../../ui.tsx'
+import { Field, TextField, useSubmit } from '../../forms.tsx'
+import { Button, ErrorNotice } from '../../ui.tsx'
 import { asText, readDecimal, readWhole } from './amounts.ts'
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/

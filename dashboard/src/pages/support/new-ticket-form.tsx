@@ -5,7 +5,8 @@
 import { createSignal, Show } from 'solid-js'
 import type { NewTicket, Ticket } from '../../../../shared/schemas/admin/support.ts'
 import { api } from '../../api.ts'
-import { Button, Card, ErrorNotice, Field, TextField, fieldError, useSubmit } from '../../ui.tsx'
+import { Field, TextField, fieldError, useSubmit } from '../../forms.tsx'
+import { Button, Card, ErrorNotice } from '../../ui.tsx'
 
 export function NewTicketForm(props: { requestId: string; opened: (ticket: Ticket) => void; cancel: () => void }) {
   const [subject, setSubject] = createSignal(props.requestId ? `About request ${props.requestId}` : '')

@@ -6,7 +6,8 @@ import { createResource, createSignal, For, Show } from 'solid-js'
 import type { Ticket, TicketStatus } from '../../../../shared/schemas/admin/support.ts'
 import { api, get } from '../../api.ts'
 import { dateTime, relative } from '../../format.ts'
-import { Badge, Button, Card, CopyButton, ErrorNotice, Field, Loaded, announce, fieldError, useSubmit } from '../../ui.tsx'
+import { Field, fieldError, useSubmit } from '../../forms.tsx'
+import { Badge, Button, Card, CopyButton, ErrorNotice, Loaded, announce } from '../../ui.tsx'
 
 export const STATUS: Record<TicketStatus, { label: string; tone: 'good' | 'warn' | 'neutral'; explain: string }> = {
   open: { label: 'Open', tone: 'warn', explain: 'Waiting for support to answer.' },

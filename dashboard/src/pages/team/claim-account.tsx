@@ -4,7 +4,8 @@
  * placeholder for it rather than guessing from this page's address.
  */
 import { createSignal } from 'solid-js'
-import { Card, CopyButton, TextField } from '../../ui.tsx'
+import { TextField } from '../../forms.tsx'
+import { Card, CopyButton } from '../../ui.tsx'
 
 /** A value inside a single-quoted shell word. */
 const shellQuoted = (text: string) => text.replaceAll("'", `'\\''`)

@@ -1,0 +1,123 @@
+/**
+ * Form pieces: every control with its label, hint and error wired by id (aria-describedby), and a
+ * submission's pending and failed states. A refusal that names a field shows under that field.
+ */
+import { createSignal, createUniqueId, For, Show, splitProps, type Accessor, type JSX } from 'solid-js'
+import { ApiError } from './api.ts'
+
+type FieldProps = {
+  label: string
+  hint?: JSX.Element
+  error?: string | null
+  children: (id: string, describedBy: string | undefined) => JSX.Element
+}
+
+/** A label, the control (given its id), a hint and an error, wired with aria-describedby. */
+export function Field(props: FieldProps) {
+  const id = createUniqueId()
+  const described = () => [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  return (
+    <div class="field" classList={{ invalid: !!props.error }}>
+      <label for={id}>{props.label}</label>
+      {props.children(id, described())}
+      <Show when={props.hint}>
+        <p class="hint" id={`${id}-hint`}>
+          {props.hint}
+        </p>
+      </Show>
+      <Show when={props.error}>
+        <p class="field-error" id={`${id}-error`}>
+          {props.error}
+        </p>
+      </Show>
+    </div>
+  )
+}
+
+type TextFieldProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'onInput' | 'value'> & {
+  label: string
+  hint?: JSX.Element
+  error?: string | null
+  value: string
+  onValue: (value: string) => void
+}
+
+export function TextField(props: TextFieldProps) {
+  const [own, rest] = splitProps(props, ['label', 'hint', 'error', 'value', 'onValue'])
+  return (
+    <Field label={own.label} hint={own.hint} error={own.error}>
+      {(id, describedBy) => (
+        <input
+          id={id}
+          aria-describedby={describedBy}
+          aria-invalid={own.error ? 'true' : undefined}
+          value={own.value}
+          onInput={(event) => own.onValue(event.currentTarget.value)}
+          {...rest}
+        />
+      )}
+    </Field>
+  )
+}
+
+export function SelectField(props: {
+  label: string
+  hint?: JSX.Element
+  value: string
+  onValue: (value: string) => void
+  options: readonly { value: string; label: string }[]
+  name?: string
+}) {
+  return (
+    <Field label={props.label} hint={props.hint}>
+      {(id, describedBy) => (
+        <select id={id} name={props.name} aria-describedby={describedBy} value={props.value} onChange={(event) => props.onValue(event.currentTarget.value)}>
+          <For each={props.options}>{(option) => <option value={option.value}>{option.label}</option>}</For>
+        </select>
+      )}
+    </Field>
+  )
+}
+
+export function Checkbox(props: { label: string; checked: boolean; onChange: (checked: boolean) => void; hint?: string; disabled?: boolean }) {
+  const id = createUniqueId()
+  return (
+    <div class="checkbox">
+      <input id={id} type="checkbox" checked={props.checked} disabled={props.disabled} onChange={(event) => props.onChange(event.currentTarget.checked)} />
+      <label for={id}>
+        {props.label}
+        <Show when={props.hint}>
+          <span class="hint"> {props.hint}</span>
+        </Show>
+      </label>
+    </div>
+  )
+}
+
+/** A form submission's pending and failed states. */
+export function useSubmit(): { busy: Accessor<boolean>; error: Accessor<unknown>; run: <T>(action: () => Promise<T>) => Promise<T | undefined>; clear: () => void } {
+  const [busy, setBusy] = createSignal(false)
+  const [error, setError] = createSignal<unknown>()
+  return {
+    busy,
+    error,
+    clear: () => setError(undefined),
+    async run(action) {
+      setBusy(true)
+      setError(undefined)
+      try {
+        return await action()
+      } catch (failure) {
+        setError(failure)
+        return undefined
+      } finally {
+        setBusy(false)
+      }
+    },
+  }
+}
+
+/** The error of a field, when the refusal names it. */
+export function fieldError(error: unknown, param: string): string | null {
+  return error instanceof ApiError && error.param === param ? error.message : null
+}
