@@ -3,7 +3,6 @@
  * signs the VAPID Authorization header; the request itself goes out with fetch, bounded in time. A push
  * service answering 404 or 410 says the subscription is gone for good.
  */
-import webpush from 'web-push'
 import type { VapidKeys } from './vapid-keys.ts'
 
 export type StoredSubscription = { endpoint: string; p256dh: string; auth: string }
@@ -15,6 +14,8 @@ const PUSH_TIMEOUT_MS = 10_000
 const PUSH_TTL_SECONDS = 86_400
 
 export async function sendPush(vapid: VapidKeys, subscription: StoredSubscription, payload: string): Promise<PushOutcome> {
+  // Loaded with the first alert: processes that never send one never carry web-push.
+  const { default: webpush } = await import('web-push')
   const details = webpush.generateRequestDetails({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
     vapidDetails: vapid,
     TTL: PUSH_TTL_SECONDS,

@@ -6,7 +6,6 @@
  */
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import webpush from 'web-push'
 
 export type VapidKeys = { publicKey: string; privateKey: string; subject: string }
 
@@ -34,6 +33,7 @@ export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys
   const file = Bun.file(path)
   if (!(await file.exists())) {
     await mkdir(config.DATA_DIR, { recursive: true })
+    const { default: webpush } = await import('web-push')
     const generated = webpush.generateVAPIDKeys()
     // wx: of processes starting together on one DATA_DIR, one writes the pair and the others read it.
     await writeFile(path, `${JSON.stringify(generated)}\n`, { flag: 'wx', mode: 0o600 }).catch((error: NodeJS.ErrnoException) => {

@@ -5,7 +5,7 @@
  */
 import { appendFile, mkdir } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
-import nodemailer from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 
 export type Mail = { to: string; subject: string; text: string; html?: string }
 
@@ -16,11 +16,13 @@ export interface Mailer {
 
 export function createMailer(options: { smtpUrl: string; from: string; dataDir: string }): Mailer {
   if (options.smtpUrl) {
-    const transport = nodemailer.createTransport(options.smtpUrl)
+    // nodemailer is loaded with the first mail: API processes that never send one never carry it.
+    let transport: Promise<Transporter> | undefined
     return {
       kind: 'smtp',
       async send(mail) {
-        await transport.sendMail({ from: options.from, ...mail })
+        transport ??= import('nodemailer').then((nodemailer) => nodemailer.default.createTransport(options.smtpUrl))
+        await (await transport).sendMail({ from: options.from, ...mail })
       },
     }
   }

@@ -5,16 +5,18 @@
  * it names (an EOA signature; contract wallets would need an RPC and are not supported).
  */
 import type { Sql } from 'postgres'
-import { getAddress, verifyMessage, type Hex } from 'viem'
-import { generateSiweNonce, parseSiweMessage, validateSiweMessage } from 'viem/siwe'
+import type { Hex } from 'viem'
 import { ServiceError } from '../../shared/errors.ts'
 import type { WalletProof } from '../../shared/schemas/admin/sign-in.ts'
 
 /** A message issued this far in the future is refused (clocks differ a little, not more). */
 const CLOCK_SKEW_MS = 5 * 60_000
 
+/** viem is loaded on the first wallet sign-in: processes that never see one (API workers) never carry it. */
+const viem = () => Promise.all([import('viem'), import('viem/siwe')]).then(([core, siwe]) => ({ ...core, ...siwe }))
+
 export async function issueWalletNonce(sql: Sql, ttlMs: number, nowMs: number): Promise<{ nonce: string; expiresAt: Date }> {
-  const nonce = generateSiweNonce()
+  const nonce = (await viem()).generateSiweNonce()
   const expiresAt = new Date(nowMs + ttlMs)
   await sql`DELETE FROM wallet_nonces WHERE expires_at <= ${new Date(nowMs)}`
   await sql`INSERT INTO wallet_nonces (nonce, expires_at) VALUES (${nonce}, ${expiresAt})`
@@ -27,6 +29,7 @@ export type SiweExpectation = { sites: { domain: string; origin: string }[]; cha
 /** The wallet address (lowercase) the proof signs in, or the refusal naming what is wrong. */
 export async function verifyWalletProof(sql: Sql, proof: WalletProof, expected: SiweExpectation, nowMs: number, param = 'message'): Promise<string> {
   const refuse = (reason: string) => new ServiceError('unauthorized', `${param}: ${reason}`, { param })
+  const { getAddress, parseSiweMessage, validateSiweMessage } = await viem()
   const message = parseSiweMessage(proof.message)
   const { address, domain, uri, chainId, nonce, version } = message
   if (!address || !domain || !uri || !chainId || !nonce || version !== '1') {
@@ -51,7 +54,7 @@ export async function verifyWalletProof(sql: Sql, proof: WalletProof, expected: 
 
 async function signedBy(proof: WalletProof, address: Hex): Promise<boolean> {
   try {
-    return await verifyMessage({ address, message: proof.message, signature: proof.signature as Hex })
+    return await (await viem()).verifyMessage({ address, message: proof.message, signature: proof.signature as Hex })
   } catch {
     return false
   }

@@ -41,10 +41,33 @@ export function siteServer(deps: AdminDeps, options: { operatorToken: string; da
     .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))
 }
 
+/**
+ * The dashboard page's headers. It shows secrets (new keys, the dashboard link), so it runs only its own
+ * scripts and workers, talks only to its own origin and is never framed. Inline styles stay allowed:
+ * Solid's templates and the charts set style attributes.
+ */
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-frame-options': 'DENY',
+  'content-security-policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+}
+
 /** A built dashboard file, or index.html for client-side routes (so a hard refresh of any page works). */
 export async function dashboardFile(dir: string, path: string): Promise<Response> {
   const parts = path.split('/').filter(Boolean)
-  const headers = { 'referrer-policy': 'no-referrer' }
+  const headers = { 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' }
   // Never a path outside the build, nor its hidden files (the build manifest under .vite/).
   if (parts.length > 0 && !parts.some((part) => part.startsWith('.'))) {
     const safe = parts.join('/')
@@ -55,6 +78,6 @@ export async function dashboardFile(dir: string, path: string): Promise<Response
   }
   const index = Bun.file(join(dir, 'index.html'))
   // The page names the current build's assets: always revalidated.
-  if (await index.exists()) return new Response(index, { headers: { ...headers, 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-cache' } })
+  if (await index.exists()) return new Response(index, { headers: { ...headers, ...PAGE_HEADERS } })
   return new Response('The dashboard is not built: run `bun run build`.\n', { status: 503, headers })
 }

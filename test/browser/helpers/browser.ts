@@ -54,6 +54,11 @@ export type Site = {
   open(): Promise<{ context: BrowserContext; page: Page }>
   /** Closes every profile opened so far (each test ends with its own closed). */
   closeProfiles(): Promise<void>
+  /**
+   * What went wrong inside the pages since the last call: uncaught errors and Content-Security-Policy
+   * refusals (a browser test fails on any).
+   */
+  takePageErrors(): string[]
   close(): Promise<void>
 }
 
@@ -69,6 +74,7 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
   const { apiUrl, siteUrl } = gw.app.listen()
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
   const contexts: BrowserContext[] = []
+  const pageErrors: string[] = []
   const closeProfiles = async () => {
     for (const context of contexts.splice(0)) await context.close().catch(() => undefined)
   }
@@ -83,11 +89,16 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: siteUrl })
       contexts.push(context)
       const page = await context.newPage()
+      page.on('pageerror', (error) => pageErrors.push(`uncaught: ${error.message}`))
+      page.on('console', (message) => {
+        if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(`${message.text()} (at ${message.location().url} line ${message.location().lineNumber})`)
+      })
       // Generous for a loaded 2-core CI machine; a wait that is met returns at once.
       page.setDefaultTimeout(20_000)
       return { context, page }
     },
     closeProfiles,
+    takePageErrors: () => pageErrors.splice(0),
     async close() {
       await closeProfiles()
       await browser.close()
@@ -98,15 +109,19 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
 }
 
 /**
- * A browser test: on failure, every page it opened is saved as a screenshot named after the test before
+ * A browser test: it fails on an uncaught error or a Content-Security-Policy refusal in any of its pages;
+ * on failure, every page it opened is saved as a screenshot named after the test before
  * the error is reported; its browser profiles are closed either way.
  */
 export function browserTest(name: string, site: () => Site, body: () => Promise<void>, timeoutMs = 60_000): void {
   test(
     name,
     async () => {
+      site().takePageErrors()
       try {
         await body()
+        const errors = site().takePageErrors()
+        if (errors.length > 0) throw new Error(`errors in the page:\n${errors.join('\n')}`)
       } catch (error) {
         await screenshots(site(), name)
         throw error
@@ -137,7 +152,8 @@ export type Violation = { id: string; impact: string; help: string; nodes: strin
 
 /** axe-core's serious and critical violations on the page as it is now. */
 export async function seriousViolations(page: Page): Promise<Violation[]> {
-  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ content: axeSource })
+  // Evaluated through the DevTools protocol, not as a <script>: the page's CSP allows only its own scripts.
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
   return page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe
     const result = await axe.run(document, { resultTypes: ['violations'] })

@@ -32,6 +32,10 @@ test('client-side routes, unknown paths, hidden files and escapes all get index.
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(response.headers.get('cache-control')).toBe('no-cache')
     expect(await response.text()).toContain('<title>dashboard</title>')
+    // The page that shows secrets runs only its own scripts and is never framed.
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'")
+    expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff')
   }
 })
 
