@@ -47,10 +47,11 @@ async function eventually(page: Page, check: () => Promise<boolean>, timeoutMs =
   }
 }
 
-describeBrowser('dashboard in the browser', () => {
+// On PostgreSQL, and on the embedded database a fresh install starts with.
+for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashboard in the browser (${database})`, () => {
   let site: Site
   beforeAll(async () => {
-    site = await startSite()
+    site = await startSite({ database })
   })
   afterAll(() => site?.close())
 
@@ -216,4 +217,4 @@ describeBrowser('dashboard in the browser', () => {
     }
     expect(failures).toEqual([])
   })
-})
+}, database)

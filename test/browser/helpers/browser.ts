@@ -19,11 +19,11 @@ const OUTPUT = join(ROOT, 'test-output', 'browser')
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
 
 /**
- * describe() for browser suites: they need Postgres and Chromium. Without Chromium they are skipped,
+ * describe() for browser suites: they need Chromium, and Postgres unless they run on the embedded database. Without Chromium they are skipped,
  * unless REQUIRE_SERVICES=1 (CI installs Chromium), which makes its absence a failure.
  */
-export function describeBrowser(name: string, body: () => void): void {
-  if (existsSync(CHROMIUM)) return describeWith('postgres', name, body)
+export function describeBrowser(name: string, body: () => void, database: 'postgres' | 'embedded' = 'postgres'): void {
+  if (existsSync(CHROMIUM)) return database === 'postgres' ? describeWith('postgres', name, body) : describe(name, body)
   if (process.env.REQUIRE_SERVICES !== '1') return describe.skip(`${name} (install chromium to run)`, body)
   describe(name, () => {
     test('chromium installed', () => {

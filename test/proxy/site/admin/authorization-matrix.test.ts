@@ -2,7 +2,7 @@
 // account, no session, dashboard-link session, suspended account}, each cell on fresh objects and a fresh
 // session, with the status the permission rules give. Another account's session reaches none of this
 // account's objects (404) and its lists show none of them; a route added without a row here fails the test.
-import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { newUserId } from '../../../../proxy/accounts/ids.ts'
 import { suspendAccount } from '../../../../proxy/accounts/suspension.ts'
 import { addPushSubscription } from '../../../../proxy/alerts/alert-settings.ts'
@@ -43,7 +43,11 @@ type Row = {
 const hello = [{ role: 'user', content: 'hello' }]
 const pushKeys = { p256dh: Buffer.alloc(65, 4).toString('base64url'), auth: Buffer.alloc(16, 7).toString('base64url') }
 
-describeWith('postgres', 'admin API authorization matrix', () => {
+// On PostgreSQL and on the embedded database (PGlite), the default of a fresh install.
+const onDatabase = (database: 'postgres' | 'embedded', name: string, body: () => void) =>
+  database === 'postgres' ? describeWith('postgres', name, body) : describe(name, body)
+
+for (const database of ['postgres', 'embedded'] as const) onDatabase(database, `admin API authorization matrix (${database})`, () => {
   let gw: TestGateway
   /** The account under test, another one, an accountless one (link sessions) and a suspended one. */
   let home: string
@@ -57,7 +61,7 @@ describeWith('postgres', 'admin API authorization matrix', () => {
   let counter = 0
 
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'memory', database: 'postgres' })
+    gw = await startTestGateway({ store: 'memory', database })
     const { sql } = gw.app.operator
     home = await gw.account('50')
     other = await gw.account('50')
