@@ -5,10 +5,17 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { usdToNano } from '../../shared/money.ts'
+import { testModel } from '../helpers/gateway.ts'
 import { newWallet } from '../helpers/siwe.ts'
 import { accountOf, browserTest, chat, describeBrowser, seriousViolations, signInByEmail, startSite, type Site } from './helpers/browser.ts'
 
 const hello = { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] }
+const models = [
+  testModel('test/cheap', 'fake'),
+  testModel('test/other', 'fake'),
+  // A free model streaming its words a little apart, for the playground's free trial.
+  testModel('test/free', 'free-stream?tokens=6&chunkDelay=20', { pricing: { inputPerMTok: 0, outputPerMTok: 0 }, free: true }),
+]
 
 const PAGES = [
   '/dashboard',
@@ -51,7 +58,7 @@ async function eventually(page: Page, check: () => Promise<boolean>, timeoutMs =
 for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashboard in the browser (${database})`, () => {
   let site: Site
   beforeAll(async () => {
-    site = await startSite({ database })
+    site = await startSite({ database, models, catalog: { auto: [{ id: 'service/auto:free', free: true, candidates: ['test/free'] }] }, env: { FREE_CHAT_MESSAGES: '2' } })
   })
   afterAll(() => site?.close())
 
@@ -195,6 +202,37 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
     await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor()
     const me = (await page.evaluate(async () => (await fetch('/admin/v1/me')).json())) as { user: { wallet: string } }
     expect(me.user.wallet.toLowerCase()).toBe(wallet.address.toLowerCase())
+  })
+
+  browserTest('playground: free trial messages stream first, then paid chat only when chosen, with its cost', () => site, async () => {
+    const { page } = await site.open()
+    await signInByEmail(site, page, 'chatty-user@people.test')
+    await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('1')!, 'browser test')
+    const paidBefore = site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length
+    await page.goto('/dashboard/playground')
+    await page.getByText('2 of 2 free messages left').waitFor()
+    for (const [index, text] of ['Hello there', 'And again'].entries()) {
+      await page.getByLabel('Message', { exact: true }).fill(text)
+      await page.getByRole('button', { name: 'Send', exact: true }).click()
+      const answer = page.getByRole('article', { name: `Answer ${index + 1}` })
+      await answer.and(page.locator(':not([aria-busy])')).waitFor()
+      await expect(answer.textContent()).resolves.toContain('$')
+    }
+    // Used up: said in words, Send disabled, and nothing paid sent on the user's behalf.
+    await page.getByText('Your free messages are used up').waitFor()
+    await expect(page.getByRole('button', { name: 'Send', exact: true }).isDisabled()).resolves.toBe(true)
+    expect(site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length).toBe(paidBefore)
+
+    // Paid chat, chosen explicitly: charged, with its cost on the answer.
+    await page.getByLabel('Paid chat (charged to your balance)').check()
+    await page.getByLabel('Model', { exact: true }).selectOption('test/cheap')
+    await page.getByLabel('Message', { exact: true }).fill('Now a paid one')
+    await page.getByRole('button', { name: 'Send', exact: true }).click()
+    const paid = page.getByRole('article', { name: 'Answer 3' })
+    await paid.and(page.locator(':not([aria-busy])')).waitFor()
+    expect(await paid.textContent()).toMatch(/\$0\.0000\d+/)
+    expect(site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length).toBe(paidBefore + 1)
+    expect(await seriousViolations(page)).toEqual([])
   })
 
   browserTest('every page: no serious axe-core violations, and a hard refresh lands on the same page', () => site, async () => {
