@@ -7,6 +7,7 @@ import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { testModel } from '../helpers/gateway.ts'
 import { newWallet } from '../helpers/siwe.ts'
+import { sessionFor } from '../helpers/admin.ts'
 import { accountOf, browserTest, chat, describeBrowser, seriousViolations, signInByEmail, startSite, type Site } from './helpers/browser.ts'
 
 const hello = { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] }
@@ -89,8 +90,8 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
     await page.getByRole('link', { name: 'Usage' }).click()
     const chart = page.getByLabel('Spend per day')
     await chart.waitFor()
-    await expect(chart.locator('canvas').count()).resolves.toBeGreaterThan(0)
-    await expect(page.getByText('test/cheap').first().isVisible()).resolves.toBe(true)
+    await chart.locator('canvas').first().waitFor()
+    await page.getByText('test/cheap').first().waitFor()
     expect(await seriousViolations(page)).toEqual([])
 
     // Rotate: a new secret, the old one in grace (still accepted).
@@ -148,7 +149,7 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
   browserTest('accountless setup: proof of work, both secrets once, confirmation before top-up, the link signs in elsewhere', () => site, async () => {
     const { page } = await site.open()
     await page.goto('/setup')
-    await expect(page.getByText(/no recovery/i).first().isVisible()).resolves.toBe(true)
+    await page.getByText(/no recovery/i).first().waitFor()
     // The altcha widget: the user ticks it, the browser does the proof of work against the server's challenge.
     await page.locator('.bot-check').getByText("I'm not a robot").click()
     const key = await page.getByLabel('API key', { exact: true }).inputValue()
@@ -232,6 +233,26 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
     await paid.and(page.locator(':not([aria-busy])')).waitFor()
     expect(await paid.textContent()).toMatch(/\$0\.0000\d+/)
     expect(site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length).toBe(paidBefore + 1)
+    expect(await seriousViolations(page)).toEqual([])
+  })
+
+  browserTest('a team member sees the account read-only, with the owner-only rules stated', () => site, async () => {
+    const accountId = await site.gw.account('5')
+    await site.gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+    await sessionFor(site.gw, accountId, 'owner')
+    const member = await sessionFor(site.gw, accountId, 'member')
+    const { context, page } = await site.open()
+    const [name, value] = member.cookie.split('=') as [string, string]
+    await context.addCookies([{ name, value, url: site.siteUrl }])
+
+    await page.goto('/dashboard/keys')
+    await page.getByText('Only the account\'s owner and admins can change them').waitFor()
+    await expect(page.getByRole('button', { name: 'Create key' }).isDisabled()).resolves.toBe(true)
+    await page.goto('/dashboard/billing')
+    await page.getByText('only the account owner can top up', { exact: false }).waitFor()
+    await expect(page.getByRole('button', { name: 'Top up' }).isDisabled()).resolves.toBe(true)
+    await page.goto('/dashboard/team')
+    await page.getByText('Owner only').first().waitFor()
     expect(await seriousViolations(page)).toEqual([])
   })
 
