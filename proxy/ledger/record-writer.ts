@@ -2,14 +2,14 @@
  * Writes ledger and request-log rows to Postgres in batches, off the request path: one INSERT per table
  * per flush (one array parameter per column, unnested), idempotent by request ID (and kind), so a retried batch or a recovered outbox
  * entry never writes a row twice. Ledger rows stay queued until Postgres has them; then their outbox
- * entries in the admission store are acknowledged. The hourly usage rollup is kept in the request-log
- * insert's transaction (usage-rollup.ts).
+ * entries in the admission store are acknowledged. The hourly usage rollup is kept in the same statement
+ * as the request-log insert (usage-rollup.ts).
  */
-import type { Sql, TransactionSql } from 'postgres'
+import type { Sql } from 'postgres'
 import type { AdmissionStore } from '../admission/store.ts'
 import { log } from '../log/log.ts'
 import type { LedgerRow, RequestLogRow } from './rows.ts'
-import { rollUpUsage } from './usage-rollup.ts'
+import { rollUpAdded } from './usage-rollup.ts'
 
 const MAX_BATCH = 2_000
 /** Past this many queued request-log rows (Postgres unreachable for long), the oldest are dropped. */
@@ -97,7 +97,7 @@ export class RecordWriter {
       await this.store.ackLedger(batch).catch((error) => log.warn('outbox acknowledgement failed; recovery will retry it', { error }))
       this.reportCharged(batch)
     })
-    if (!ledgerWritten || !(await this.writeBatches('request log', this.logs, (batch) => this.writeRequestLogs(batch)))) return
+    if (!ledgerWritten || !(await this.writeBatches('request log', this.logs, (batch) => insertRequestLogs(this.sql, batch)))) return
     if (this.failing) log.info('record writes recovered')
     this.failing = false
     if (this.lastUsed.size > 0) {
@@ -110,15 +110,6 @@ export class RecordWriter {
         log.warn('last-used update failed', { error })
       })
     }
-  }
-
-  /** The rows and the usage rollup in one transaction: the rollup counts only the rows this insert added. */
-  private async writeRequestLogs(batch: RequestLogRow[]): Promise<void> {
-    await this.sql.begin(async (tx) => {
-      const added = await insertRequestLogs(tx, batch)
-      // delete() is true once per added ID: a request ID twice in one batch is counted once, as it is logged once.
-      await rollUpUsage(tx, batch.filter((row) => added.delete(row.requestId)))
-    })
   }
 
   private reportCharged(batch: LedgerRow[]): void {
@@ -147,10 +138,14 @@ export async function insertLedger(sql: Sql, rows: LedgerRow[]): Promise<void> {
     ON CONFLICT (request_id, kind) DO NOTHING`
 }
 
-/** Inserts the rows not yet in the log; returns the request IDs it added. */
-async function insertRequestLogs(sql: TransactionSql, rows: RequestLogRow[]): Promise<Set<string>> {
+/**
+ * Inserts the rows not yet in the log and adds those it inserted to the hourly rollup, in one statement
+ * (one round trip, atomic): a request ID already logged, or twice in the batch, is counted once.
+ */
+async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void> {
   const column = <T>(pick: (row: RequestLogRow) => T) => rows.map(pick)
-  const added = await sql<{ request_id: string }[]>`
+  await sql`
+    WITH added AS (
     INSERT INTO request_logs (request_id, account_id, key_id, api_style, model, served_model, provider, stream, status,
       error_code, input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms,
       started_at, finished_at)
@@ -168,6 +163,7 @@ async function insertRequestLogs(sql: TransactionSql, rows: RequestLogRow[]): Pr
     ) AS r(request_id, account_id, key_id, api_style, model, served_model, provider, stream, status, error_code,
       input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms, started_ms, finished_ms)
     ON CONFLICT (request_id) DO NOTHING
-    RETURNING request_id`
-  return new Set(added.map((row) => row.request_id))
+    RETURNING account_id, started_at, key_id, served_model, model, status, input_tokens, output_tokens, cost_nano, charged_nano
+    )
+    ${rollUpAdded(sql)}`
 }

@@ -1,37 +1,24 @@
 /**
  * The hourly usage rollup (`usage_hourly`), which the dashboard's usage and activity pages read instead
- * of the request log. The record writer calls it in the same transaction as the request-log insert, with
- * only the rows that insert actually added: a retried batch (its rows already in Postgres) adds nothing,
- * and a batch that fails rolls back its rows and its counts together.
+ * of the request log. The record writer runs it in the same statement as the request-log insert, over
+ * the rows that insert returns, which are the rows it actually added: a retried batch (its rows already
+ * in Postgres) adds nothing, and a failed statement adds neither rows nor counts.
  */
-import type { TransactionSql } from 'postgres'
-import type { RequestLogRow } from './rows.ts'
+import type { Sql } from 'postgres'
 
-const HOUR_MS = 3_600_000
-
-/** The model a row counts under: the one that served, else the one asked for, else ''. */
-export function rollupModel(row: Pick<RequestLogRow, 'servedModel' | 'model'>): string {
-  return row.servedModel ?? row.model ?? ''
-}
-
-/** Adds the rows to their (account, UTC hour, key, model) totals in one upsert. */
-export async function rollUpUsage(tx: TransactionSql, rows: RequestLogRow[]): Promise<void> {
-  if (rows.length === 0) return
-  const column = <T>(pick: (row: RequestLogRow) => T) => rows.map(pick)
-  // The hour is cut in UTC here (epoch milliseconds), so it never depends on the session's time zone.
-  // Sorted groups keep the row-lock order the same in every writer process (no deadlocks between them).
-  await tx`
+/**
+ * The upsert that adds the rows of the CTE `added` (request-log rows just inserted) to their (account,
+ * UTC hour, key, model) totals. The model is the one that served, else the one asked for, else ''.
+ * Sorted groups keep the row-lock order the same in every writer process (no deadlocks between them).
+ */
+export function rollUpAdded(sql: Sql) {
+  return sql`
     INSERT INTO usage_hourly (account_id, hour, key_id, model, requests, errors, input_tokens, output_tokens, cost_nano, charged_nano)
-    SELECT account_id, to_timestamp(hour_ms / 1000), key_id, model, count(*), count(*) FILTER (WHERE status >= 400),
-           sum(input_tokens), sum(output_tokens), sum(cost_nano), sum(charged_nano)
-    FROM unnest(
-      ${column((row) => row.accountId)}::text[], ${column((row) => Math.floor(row.startedAtMs / HOUR_MS) * HOUR_MS)}::bigint[],
-      ${column((row) => row.keyId)}::text[], ${column(rollupModel)}::text[], ${column((row) => row.status)}::integer[],
-      ${column((row) => row.inputTokens)}::bigint[], ${column((row) => row.outputTokens)}::bigint[],
-      ${column((row) => row.costNano)}::bigint[], ${column((row) => row.chargedNano)}::bigint[]
-    ) AS r(account_id, hour_ms, key_id, model, status, input_tokens, output_tokens, cost_nano, charged_nano)
-    GROUP BY account_id, hour_ms, key_id, model
-    ORDER BY account_id, hour_ms, key_id, model
+    SELECT account_id, date_trunc('hour', started_at, 'UTC'), key_id, coalesce(served_model, model, ''), count(*),
+           count(*) FILTER (WHERE status >= 400), sum(input_tokens), sum(output_tokens), sum(cost_nano), sum(charged_nano)
+    FROM added
+    GROUP BY 1, 2, 3, 4
+    ORDER BY 1, 2, 3, 4
     ON CONFLICT (account_id, hour, key_id, model) DO UPDATE SET
       requests = usage_hourly.requests + excluded.requests,
       errors = usage_hourly.errors + excluded.errors,
