@@ -3,8 +3,8 @@
  * reload (new filters, Refresh), older pages appended by `more()`. A reload supersedes pages still on
  * their way, so a slow answer for old filters never lands over the new ones.
  */
-import { createSignal, Show } from 'solid-js'
-import { Button } from './ui.tsx'
+import { createSignal, Show, type JSX } from 'solid-js'
+import { Button, ErrorNotice, Loading } from './ui.tsx'
 
 export type KeysetPage<T> = { items: T[]; nextBefore: string | null }
 
@@ -53,16 +53,31 @@ export function createKeysetList<T>(fetchPage: (before: string | undefined) => P
   }
 }
 
-/** The list's footer: how many are shown, and "Load more" while older pages exist. */
-export function LoadMore(props: { list: ReturnType<typeof createKeysetList<unknown>>; shown: (count: number) => string }) {
+type KeysetList = ReturnType<typeof createKeysetList<unknown>>
+
+/**
+ * A keyset list's states: failed (with retry), loading, empty (`empty`), else the rows (`children`) and a
+ * footer saying how many are shown, with "Load more" while older pages exist.
+ */
+export function KeysetView(props: { list: KeysetList; loading: string; empty: JSX.Element; shown: (count: number) => string; children: JSX.Element }) {
   return (
-    <div class="row center">
-      <Show when={props.list.hasMore()} fallback={<span class="small muted">{props.shown(props.list.items().length)}: that is all.</span>}>
-        <Button onClick={() => void props.list.more()} busy={props.list.loadingMore()}>
-          Load more
-        </Button>
-        <span class="small muted">{props.shown(props.list.items().length)}</span>
+    <>
+      <Show when={props.list.error()}>
+        <ErrorNotice error={props.list.error()} retry={() => void props.list.retry()} />
       </Show>
-    </div>
+      <Show when={props.list.loaded()} fallback={<Show when={!props.list.error()}><Loading label={props.loading} /></Show>}>
+        <Show when={props.list.items().length > 0} fallback={props.empty}>
+          {props.children}
+          <div class="row center">
+            <Show when={props.list.hasMore()} fallback={<span class="small muted">{props.shown(props.list.items().length)}: that is all.</span>}>
+              <Button onClick={() => void props.list.more()} busy={props.list.loadingMore()}>
+                Load more
+              </Button>
+              <span class="small muted">{props.shown(props.list.items().length)}</span>
+            </Show>
+          </div>
+        </Show>
+      </Show>
+    </>
   )
 }

@@ -66,7 +66,7 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
   browserTest('magic link → key → request → activity and usage → rotate → revoke', () => site, async () => {
     const { page } = await site.open()
     await signInByEmail(site, page, 'first-user@people.test')
-    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Overview')
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('5')!, 'browser test')
 
     // Create a key: the secret is shown once (axe also runs with the dialog open).
@@ -86,8 +86,13 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
     await expect(row.textContent()).resolves.toContain('test/cheap')
     expect(await seriousViolations(page)).toEqual([])
 
+    // …its charge in the billing ledger…
+    await page.goto('/dashboard/billing')
+    await eventually(page, async () => (await page.locator('tr', { hasText: requestId }).count()) > 0)
+    await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain('Charge')
+
     // …and in the usage chart.
-    await page.getByRole('link', { name: 'Usage' }).click()
+    await page.goto('/dashboard/usage')
     const chart = page.getByLabel('Spend per day')
     await chart.waitFor()
     await chart.locator('canvas').first().waitFor()
@@ -165,7 +170,7 @@ for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashb
     await confirm.click()
     await page.getByRole('button', { name: 'Open dashboard' }).click()
     await page.waitForURL(/\/dashboard$/)
-    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Overview')
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
     const accountId = await accountOf(page)
 
     // The key works once there is credit.

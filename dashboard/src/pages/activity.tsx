@@ -12,10 +12,10 @@ import type { ApiKey, ApiKeys } from '../../../shared/schemas/admin/keys.ts'
 import type { Activity as ActivityPage, ActivityItem, Usage } from '../../../shared/schemas/admin/usage.ts'
 import { get, query } from '../api.ts'
 import { count, usd } from '../format.ts'
-import { createKeysetList, LoadMore } from '../keyset-list.tsx'
+import { createKeysetList, KeysetView } from '../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
 import { Field, SelectField, TextField } from '../forms.tsx'
-import { Badge, Button, CopyButton, Empty, ErrorNotice, Loading, Page } from '../ui.tsx'
+import { Badge, Button, CopyButton, Empty, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
 
 const FILTERS = ['keyId', 'model', 'status', 'from', 'to'] as const
@@ -71,57 +71,53 @@ export default function Activity() {
       }
     >
       <ActivityFilters filters={filters} keys={keys.latest ?? []} models={models.latest ?? []} />
-      <Show when={list.error()}>
-        <ErrorNotice error={list.error()} retry={() => void list.retry()} />
-      </Show>
-      <Show when={list.loaded()} fallback={<Show when={!list.error()}><Loading label="Loading requests…" /></Show>}>
-        <Show
-          when={list.items().length > 0}
-          fallback={
-            <Show
-              when={filters.active()}
-              fallback={
-                <Empty title="No requests yet">
-                  Requests made with this account's keys appear here. <A href="/dashboard/keys">Create a key</A> or{' '}
-                  <A href="/dashboard/playground">try a model in the playground</A>.
-                </Empty>
-              }
-            >
-              <Empty title="No requests match these filters">
-                <Button variant="ghost" onClick={() => filters.apply({})}>
-                  Clear filters
-                </Button>
+      <KeysetView
+        list={list}
+        loading="Loading requests…"
+        shown={shown}
+        empty={
+          <Show
+            when={filters.active()}
+            fallback={
+              <Empty title="No requests yet">
+                Requests made with this account's keys appear here. <A href="/dashboard/keys">Create a key</A> or{' '}
+                <A href="/dashboard/playground">try a model in the playground</A>.
               </Empty>
-            </Show>
-          }
-        >
-          <div class="table-wrap">
-            <table class="activity-table">
-              <caption class="visually-hidden">Requests, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Request ID</th>
-                  <th scope="col">Key</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col" class="num">
-                    Tokens in / out
-                  </th>
-                  <th scope="col" class="num">
-                    Cost
-                  </th>
-                  <th scope="col">Status</th>
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list.items()}>{(item) => <ActivityRow item={item} apiKey={keyOf(item.keyId)} />}</For>
-              </tbody>
-            </table>
-          </div>
-          <LoadMore list={list} shown={shown} />
-        </Show>
-      </Show>
+            }
+          >
+            <Empty title="No requests match these filters">
+              <Button variant="ghost" onClick={() => filters.apply({})}>
+                Clear filters
+              </Button>
+            </Empty>
+          </Show>
+        }
+      >
+        <div class="table-wrap">
+          <table class="activity-table">
+            <caption class="visually-hidden">Requests, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Request ID</th>
+                <th scope="col">Key</th>
+                <th scope="col">Model</th>
+                <th scope="col">Provider</th>
+                <th scope="col" class="num">
+                  Tokens in / out
+                </th>
+                <th scope="col" class="num">
+                  Cost
+                </th>
+                <th scope="col">Status</th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={list.items()}>{(item) => <ActivityRow item={item} apiKey={keyOf(item.keyId)} />}</For>
+            </tbody>
+          </table>
+        </div>
+      </KeysetView>
     </Page>
   )
 }

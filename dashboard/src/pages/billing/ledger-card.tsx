@@ -7,10 +7,10 @@ import { createEffect, createSignal, For, on, Show } from 'solid-js'
 import type { Ledger, LedgerEntry, LedgerKind } from '../../../../shared/schemas/admin/billing.ts'
 import { get, query } from '../../api.ts'
 import { count, usd } from '../../format.ts'
-import { createKeysetList, LoadMore } from '../../keyset-list.tsx'
+import { createKeysetList, KeysetView } from '../../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../../time-inputs.ts'
 import { SelectField, TextField } from '../../forms.tsx'
-import { Badge, Button, Card, CopyButton, Empty, ErrorNotice, Loading } from '../../ui.tsx'
+import { Badge, Button, Card, CopyButton, Empty } from '../../ui.tsx'
 import { useUrlFilters } from '../../url-filters.ts'
 
 const KINDS: Record<LedgerKind, { label: string; tone: 'good' | 'neutral' | 'warn' }> = {
@@ -72,43 +72,39 @@ export function LedgerCard() {
           </Show>
         </div>
       </form>
-      <Show when={list.error()}>
-        <ErrorNotice error={list.error()} retry={() => void list.retry()} />
-      </Show>
-      <Show when={list.loaded()} fallback={<Show when={!list.error()}><Loading label="Loading the ledger…" /></Show>}>
-        <Show
-          when={list.items().length > 0}
-          fallback={
-            <Empty title={filters.active() ? 'No entries match these filters' : 'No entries yet'}>
-              {filters.active() ? 'Try another kind or time range.' : 'Credits and the charges of requests appear here.'}
-            </Empty>
-          }
-        >
-          <div class="table-wrap">
-            <table class="data">
-              <caption class="visually-hidden">Ledger entries, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Entry</th>
-                  <th scope="col" class="num">
-                    Amount
-                  </th>
-                  <th scope="col" class="num">
-                    Written off
-                  </th>
-                  <th scope="col">Reference</th>
-                  <th scope="col">Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                <For each={list.items()}>{(entry) => <LedgerRow entry={entry} />}</For>
-              </tbody>
-            </table>
-          </div>
-          <LoadMore list={list} shown={shown} />
-        </Show>
-      </Show>
+      <KeysetView
+        list={list}
+        loading="Loading the ledger…"
+        shown={shown}
+        empty={
+          <Empty title={filters.active() ? 'No entries match these filters' : 'No entries yet'}>
+            {filters.active() ? 'Try another kind or time range.' : 'Credits and the charges of requests appear here.'}
+          </Empty>
+        }
+      >
+        <div class="table-wrap">
+          <table class="data">
+            <caption class="visually-hidden">Ledger entries, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Entry</th>
+                <th scope="col" class="num">
+                  Amount
+                </th>
+                <th scope="col" class="num">
+                  Written off
+                </th>
+                <th scope="col">Reference</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={list.items()}>{(entry) => <LedgerRow entry={entry} />}</For>
+            </tbody>
+          </table>
+        </div>
+      </KeysetView>
     </Card>
   )
 }
