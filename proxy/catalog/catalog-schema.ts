@@ -3,6 +3,7 @@
  * routes). Unknown fields are refused so that a typo in the file is an error at boot, not a silent default.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { TOKENIZERS } from './tokenizers.ts'
 
 const Price = Type.Number({ minimum: 0, description: 'USD per million tokens' })
 
@@ -38,6 +39,11 @@ export const CatalogModel = Type.Object(
     routes: Type.Array(CatalogRoute, { minItems: 1 }),
     /** Free models cost nothing and draw on the account's free allowance. */
     free: Type.Optional(Type.Boolean()),
+    /**
+     * The model family's own tokenizer, when one is public: streamed output is then counted exactly
+     * (the stop at the hold). Without it, each streamed delta counts as at least one token.
+     */
+    tokenizer: Type.Optional(Type.Union(TOKENIZERS.map((name) => Type.Literal(name)))),
     /** What the model accepts beyond text (both default to true). */
     capabilities: Type.Optional(Type.Object({ tools: Type.Optional(Type.Boolean()), images: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
   },

@@ -8,6 +8,7 @@ import { buildAliases, buildAutos, type Auto } from './catalog-choices.ts'
 import { CatalogFile, type CatalogModel } from './catalog-schema.ts'
 import { buildImageModels, type ImageModel } from './image-models.ts'
 import { toPricing, type Pricing } from './pricing.ts'
+import type { TokenizerName } from './tokenizers.ts'
 
 export type ProviderStyle = 'openai' | 'anthropic'
 
@@ -33,6 +34,8 @@ export type Model = {
   pricingUsd: CatalogModel['pricing']
   routes: Route[]
   free: boolean
+  /** The family's tokenizer, if the catalog names one. */
+  tokenizer: TokenizerName | undefined
   capabilities: { tools: boolean; images: boolean }
 }
 
@@ -98,6 +101,7 @@ export function buildCatalog(data: unknown, env: Record<string, string | undefin
       pricingUsd: entry.pricing,
       routes,
       free: entry.free ?? false,
+      tokenizer: entry.tokenizer,
       capabilities: { tools: entry.capabilities?.tools ?? true, images: entry.capabilities?.images ?? true },
     })
   })

@@ -41,12 +41,28 @@ const MILLION = 1_000_000n
 
 /** Cost of a usage at a price, rounded up to a whole nano-USD. */
 export function costNano(pricing: Pricing, usage: TokenUsage): number {
+  return Number((scaledCost(pricing, usage) + MILLION - 1n) / MILLION)
+}
+
+/**
+ * The most output tokens that, beside `input` (its output ignored), cost at most `budgetNano`: -1 when
+ * the input alone costs more, Infinity for free output.
+ */
+export function outputTokensWithin(pricing: Pricing, input: TokenUsage, budgetNano: number): number {
+  const left = BigInt(budgetNano) * MILLION - scaledCost(pricing, { ...input, outputTokens: 0 })
+  if (left < 0n) return -1
+  if (pricing.outputNanoPerMTok === 0) return Infinity
+  return Number(left / BigInt(pricing.outputNanoPerMTok))
+}
+
+/** Cost in nano-USD times a million (prices are per million tokens), before rounding. */
+function scaledCost(pricing: Pricing, usage: TokenUsage): bigint {
   const cached = Math.min(usage.cachedInputTokens, usage.inputTokens)
   const written = Math.min(usage.cacheWriteTokens, usage.inputTokens - cached)
-  const scaled =
+  return (
     BigInt(usage.inputTokens - cached - written) * BigInt(pricing.inputNanoPerMTok) +
     BigInt(cached) * BigInt(pricing.cachedInputNanoPerMTok) +
     BigInt(written) * BigInt(pricing.cacheWriteNanoPerMTok) +
     BigInt(usage.outputTokens) * BigInt(pricing.outputNanoPerMTok)
-  return Number((scaled + MILLION - 1n) / MILLION)
+  )
 }

@@ -60,8 +60,10 @@ export function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, c
       holdNano: call.holdNano,
       inputBoundTokens: inputBound(estimate, model),
       inputEstimateTokens: Math.min(estimate.inputTokens, model.contextLength),
+      pricing: model.pricing,
+      tokenizer: model.tokenizer,
       price,
-      onEnd: (outcome) => endStream(gw, call, outcome, estimate, price),
+      onEnd: (outcome) => endStream(gw, call, outcome, price),
     })
     const headers = { ...serviceHeaders(call), ...dispatched.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }
     return new Response(stream, { status: 200, headers })
@@ -89,7 +91,7 @@ export function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, c
   return new Response(JSON.stringify(answer), { status: 200, headers })
 }
 
-function endStream(gw: Gateway, call: Call, outcome: StreamOutcome, estimate: Estimate, price: (usage: TokenUsage) => number): void {
+function endStream(gw: Gateway, call: Call, outcome: StreamOutcome, price: (usage: TokenUsage) => number): void {
   call.releaseSlot()
   if (outcome.failure) {
     call.status = outcome.failure.status
@@ -97,7 +99,7 @@ function endStream(gw: Gateway, call: Call, outcome: StreamOutcome, estimate: Es
   } else if (outcome.end === 'client_closed') {
     call.status = 499
   }
-  const usage = outcome.usage ?? counted(estimate.inputTokens, call.served!.model.contextLength, outcome.deliveredOutputTokens)
+  const usage = outcome.usage
   // A stream the provider broke is charged for what was delivered, and under 50 output tokens not at
   // all; a client that went away pays for what it was sent.
   const forgive = outcome.end === 'upstream_failed' && usage.outputTokens < WRITE_OFF_BELOW_TOKENS

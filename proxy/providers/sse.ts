@@ -1,6 +1,7 @@
 /**
- * Server-sent events framing: bytes in, whole events out, as they complete. An event keeps its raw text
- * so a relay can forward it unchanged and re-encode only the events it rewrites.
+ * Server-sent events framing: bytes in, whole events out, as they complete, however the network cut
+ * them: an event, a line, a CRLF pair or a UTF-8 character may arrive in pieces. An event keeps its raw
+ * text (lines ending in "\n") so a relay can forward it unchanged and re-encode only what it rewrites.
  */
 
 export type SseEvent = {
@@ -14,28 +15,53 @@ export type SseEvent = {
 
 export class SseSplitter {
   private buffer = ''
+  /** A chunk ended in "\r": whether a "\n" follows decides the line ending, so it waits for the next chunk. */
+  private carriageReturn = false
   private readonly decoder = new TextDecoder()
 
   /** Appends bytes and returns the events they complete. */
   push(chunk: Uint8Array): SseEvent[] {
-    this.buffer += this.decoder.decode(chunk, { stream: true })
-    if (this.buffer.includes('\r')) this.buffer = this.buffer.replace(/\r\n?/g, '\n')
-    const events: SseEvent[] = []
-    let end = this.buffer.indexOf('\n\n')
-    while (end !== -1) {
-      const raw = this.buffer.slice(0, end)
-      this.buffer = this.buffer.slice(end + 2)
-      if (raw.length > 0) events.push(parseEvent(raw))
-      end = this.buffer.indexOf('\n\n')
+    let text = this.decoder.decode(chunk, { stream: true })
+    if (this.carriageReturn) {
+      text = `\r${text}`
+      this.carriageReturn = false
     }
-    return events
+    if (text.includes('\r')) {
+      if (text.endsWith('\r')) {
+        this.carriageReturn = true
+        text = text.slice(0, -1)
+      }
+      text = text.replace(/\r\n?/g, '\n')
+    }
+    this.buffer += text
+    return this.takeEvents()
   }
 
   /** Whatever is left when the stream ends (an event without its closing blank line). */
   flush(): SseEvent[] {
-    const rest = (this.buffer + this.decoder.decode()).trim()
+    this.buffer += this.decoder.decode() + (this.carriageReturn ? '\n' : '')
+    this.carriageReturn = false
+    const events = this.takeEvents()
+    const rest = this.buffer.replace(/\n+$/, '')
     this.buffer = ''
-    return rest ? [parseEvent(rest)] : []
+    if (rest) events.push(parseEvent(rest))
+    return events
+  }
+
+  private takeEvents(): SseEvent[] {
+    const events: SseEvent[] = []
+    let from = 0
+    // A blank line at the very start is the end of an event the previous chunk finished with "\n".
+    while (this.buffer.charCodeAt(from) === 10) from += 1
+    let end = this.buffer.indexOf('\n\n', from)
+    while (end !== -1) {
+      events.push(parseEvent(this.buffer.slice(from, end)))
+      from = end + 2
+      while (this.buffer.charCodeAt(from) === 10) from += 1
+      end = this.buffer.indexOf('\n\n', from)
+    }
+    if (from > 0) this.buffer = this.buffer.slice(from)
+    return events
   }
 }
 
@@ -43,18 +69,12 @@ function parseEvent(raw: string): SseEvent {
   let event: string | undefined
   let data: string | undefined
   for (const line of raw.split('\n')) {
-    if (line.startsWith('data:')) {
-      const value = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
-      data = data === undefined ? value : `${data}\n${value}`
+    if (line.startsWith('data')) {
+      const value = line.length === 4 ? '' : line.charCodeAt(4) !== 58 ? undefined : line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
+      if (value !== undefined) data = data === undefined ? value : `${data}\n${value}`
     } else if (line.startsWith('event:')) {
       event = line.slice(6).trim()
     }
   }
   return { raw, event, data }
-}
-
-const encoder = new TextEncoder()
-
-export function encodeEvent(raw: string): Uint8Array {
-  return encoder.encode(`${raw}\n\n`)
 }

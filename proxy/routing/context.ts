@@ -6,6 +6,7 @@
  */
 import { ServiceError } from '../../shared/errors.ts'
 import type { Candidate } from '../gateway/call.ts'
+import { loadTokenizer } from '../catalog/tokenizers.ts'
 
 export type PromptSize = {
   /** Upper bound of the prompt's tokens (its text bytes plus fixed overheads). */
@@ -16,16 +17,8 @@ export type PromptSize = {
   texts: () => string[]
 }
 
-type Counter = (text: string) => number
-let counter: Counter | undefined
-
-async function tokenCounter(): Promise<Counter> {
-  counter ??= (await import('gpt-tokenizer/encoding/o200k_base')).countTokens
-  return counter
-}
-
 export async function countPromptTokens(size: PromptSize): Promise<number> {
-  const count = await tokenCounter()
+  const count = await loadTokenizer('o200k_base')
   let tokens = size.overheadTokens
   for (const text of size.texts()) tokens += count(text)
   return tokens

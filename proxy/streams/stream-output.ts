@@ -31,6 +31,9 @@ export type StreamOutput = {
   fail(error: ServiceError): string
 }
 
+/** An SSE comment: every SSE reader skips it, and it keeps the connection and its proxies awake. */
+export const KEEP_ALIVE_COMMENT = ': keep-alive\n\n'
+
 /** Frames one SSE event: an optional name and one data line. */
 export function sse(data: string, event?: string): string {
   return event ? `event: ${event}\ndata: ${data}\n\n` : `data: ${data}\n\n`

@@ -31,11 +31,18 @@ export type StreamEvent =
   /** The provider's own end marker: the answer is complete. */
   | { type: 'end' }
   | { type: 'error'; message: string }
+  /** A keep-alive (an SSE comment, a ping): nothing to say, but the provider is there. */
+  | { type: 'keepalive' }
 
-/** Text characters an event delivers to the client, for counting output when the provider reports none. */
-export function deliveredChars(event: StreamEvent): number {
-  if (event.type === 'text') return event.text.length
-  if (event.type === 'tool_arguments') return event.text.length
-  if (event.type === 'tool_start') return event.name.length
-  return 0
+/** The decoding of a keep-alive (shared: nobody changes it). */
+export const KEEPALIVE: StreamEvent[] = [{ type: 'keepalive' }]
+
+/** The texts a client receives from these events (content, tool names and arguments), for counting output. */
+export function deliveredText(events: StreamEvent[]): string[] {
+  const texts: string[] = []
+  for (const event of events) {
+    const text = event.type === 'text' || event.type === 'tool_arguments' ? event.text : event.type === 'tool_start' ? event.name : ''
+    if (text) texts.push(text)
+  }
+  return texts
 }

@@ -17,16 +17,17 @@ export type Summary = {
 
 type Frame = { event?: string; data: string }
 
+/** The stream's events, without comments (keep-alives), which every SSE reader skips. */
 function frames(text: string): Frame[] {
   return text
     .split('\n\n')
-    .filter((block) => block.trim() !== '')
     .map((block) => {
       const lines = block.split('\n')
       const event = lines.find((line) => line.startsWith('event: '))?.slice(7)
-      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n')
-      return { event, data }
+      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6))
+      return { event, data: data.length > 0 ? data.join('\n') : undefined }
     })
+    .filter((frame): frame is Frame => frame.data !== undefined)
 }
 
 const empty = (): Summary => ({ kinds: [], text: '', tools: [], finish: null, usage: null, cost: null, error: null })

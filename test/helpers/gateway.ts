@@ -127,12 +127,12 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
   }
 }
 
-/** Reads a whole SSE response into its data payloads. */
+/** Reads a whole SSE response into its data payloads (comments, the keep-alives, skipped). */
 export async function readEvents(response: Response): Promise<string[]> {
   const text = await response.text()
   return text
     .split('\n\n')
-    .filter(Boolean)
+    .filter((event) => event !== '' && !event.startsWith(':'))
     .map((event) => event.replace(/^data: /, ''))
 }
 

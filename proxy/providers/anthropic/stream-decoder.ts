@@ -4,7 +4,7 @@
  * `message_delta`, which may also restate input.
  */
 import type { TokenUsage } from '../../catalog/pricing.ts'
-import type { StreamEvent } from '../../translate/answer.ts'
+import { KEEPALIVE, type StreamEvent } from '../../translate/answer.ts'
 import type { StreamDecoder } from '../adapter.ts'
 import type { SseEvent } from '../sse.ts'
 import { finishFromStopReason } from './stop-reason.ts'
@@ -26,7 +26,8 @@ export function messagesStreamDecoder(): StreamDecoder {
   const toolOrdinal = new Map<number, number>()
   return {
     decode(event: SseEvent): StreamEvent[] {
-      if (event.data === undefined || event.data === '') return []
+      if (event.data === undefined) return KEEPALIVE
+      if (event.data === '') return []
       let data: Data
       try {
         data = JSON.parse(event.data) as Data
@@ -66,6 +67,8 @@ export function messagesStreamDecoder(): StreamDecoder {
         }
         case 'message_stop':
           return [{ type: 'end' }]
+        case 'ping':
+          return KEEPALIVE
         case 'error':
           return [{ type: 'error', message: typeof data.error?.message === 'string' ? data.error.message : 'an error event' }]
         default:

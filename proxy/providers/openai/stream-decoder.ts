@@ -2,7 +2,7 @@
  * Chat Completions stream chunks in neutral form. Only the first choice is translated; tool calls keep
  * the provider's `index` as their ordinal.
  */
-import type { StreamEvent } from '../../translate/answer.ts'
+import { KEEPALIVE, type StreamEvent } from '../../translate/answer.ts'
 import type { StreamDecoder } from '../adapter.ts'
 import type { SseEvent } from '../sse.ts'
 import { chatFinish } from './read-answer.ts'
@@ -25,7 +25,8 @@ export function chatStreamDecoder(): StreamDecoder {
   return {
     decode(event: SseEvent): StreamEvent[] {
       const data = event.data
-      if (data === undefined || data === '') return []
+      if (data === undefined) return KEEPALIVE
+      if (data === '') return []
       if (data === '[DONE]') return [{ type: 'end' }]
       let chunk: Chunk
       try {

@@ -5,7 +5,7 @@
  */
 import type { ServiceError } from '../../../shared/errors.ts'
 import type { ChatRequest } from '../../../shared/schemas/chat.ts'
-import { sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import { KEEP_ALIVE_COMMENT, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
 import type { AnswerContext } from '../client-style.ts'
 import { chatFinishReason, chatId } from './answer.ts'
 import { chatErrorBody } from './render-error.ts'
@@ -45,6 +45,9 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
             break
           case 'finish':
             out += start() + delta({}, chatFinishReason(event.reason))
+            break
+          case 'keepalive':
+            out += KEEP_ALIVE_COMMENT
             break
         }
       }

@@ -70,6 +70,10 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             finish = { reason: event.reason, stopSequence: event.stopSequence }
             out += close()
             break
+          case 'keepalive':
+            // The style's own keep-alive; the SDKs skip it.
+            out += named('ping', {})
+            break
         }
       }
       return out

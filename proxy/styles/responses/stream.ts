@@ -7,7 +7,7 @@
  */
 import type { ServiceError } from '../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../shared/schemas/responses.ts'
-import { sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import { KEEP_ALIVE_COMMENT, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
 import type { AnswerPart, FinishReason } from '../../translate/answer.ts'
 import type { AnswerContext } from '../client-style.ts'
 import { finalStatus, itemId, outputText, responseObject, responsesUsage, type OutputItem } from './output.ts'
@@ -97,6 +97,9 @@ export function responsesStreamOutput(
           case 'finish':
             finish = next.reason
             out += close()
+            break
+          case 'keepalive':
+            out += KEEP_ALIVE_COMMENT
             break
         }
       }

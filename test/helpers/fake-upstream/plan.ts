@@ -16,6 +16,8 @@
  *   nousage=1      report no usage;  garbage=1  answer with a body that is not JSON
  *   stall=1        stream: send the first event, then nothing;  dropFirst=1  drop before anything
  *   replay=NAME    stream: replay test/fixtures/upstream/NAME.sse as it is
+ *   keepalive=0    stream: no keep-alive comments (default: one first, then one every eight events)
+ *   writes=…, gap=MS, crlf=1, seed=N   how the stream's bytes are cut into writes (wire.ts)
  */
 
 export type PlannedCall = { id: string; name: string; arguments: string }

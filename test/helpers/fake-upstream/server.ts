@@ -9,6 +9,7 @@ import { imagesAnswer } from './images.ts'
 import { anthropicAnswer, anthropicError, anthropicStream, anthropicStreamError } from './anthropic.ts'
 import { openaiAnswer, openaiError, openaiStream, openaiStreamError, type Step } from './openai.ts'
 import { plan } from './plan.ts'
+import { wireOf, WireWriter } from './wire.ts'
 
 export type RecordedRequest = { path: string; headers: Record<string, string>; body: Record<string, unknown> }
 
@@ -51,32 +52,39 @@ export function startFakeUpstream(): FakeUpstream {
           : openaiStream(answer, includeUsage)
       const failAfter = options.has('break') ? Number(options.get('break')) : options.has('errorAfter') ? Number(options.get('errorAfter')) : -1
       const chunkDelay = Number(options.get('chunkDelay') ?? 0)
-      const encoder = new TextEncoder()
+      const wire = wireOf(options)
       let cancelled = false
       const stream = new ReadableStream<Uint8Array>({
         async start(controller) {
           if (options.has('dropFirst')) return controller.error(new Error('fake connection drop'))
+          const writer = new WireWriter(controller, wire, () => cancelled)
           let content = 0
-          for (const [index, step] of steps.entries()) {
+          let events = 0
+          for (const step of withKeepAlives(steps, options)) {
             if (cancelled) return
-            if (options.has('stall') && index === 1) {
+            if (options.has('stall') && events === 1) {
+              await writer.flush()
               while (!cancelled) await Bun.sleep(20)
               return
             }
             if (step.content && content === failAfter) {
               if (options.has('errorAfter')) {
-                controller.enqueue(encoder.encode(anthropic ? anthropicStreamError() : openaiStreamError()))
+                await writer.event(anthropic ? anthropicStreamError() : openaiStreamError())
+                await writer.flush()
                 return controller.close()
               }
               // Let what was sent leave first: erroring a stream discards chunks not yet read.
+              await writer.flush()
               await Bun.sleep(30)
               return controller.error(new Error('fake connection drop'))
             }
             if (step.content) content += 1
+            if (!step.text.startsWith(':')) events += 1
             if (chunkDelay && step.content) await Bun.sleep(chunkDelay)
-            controller.enqueue(encoder.encode(step.text))
+            await writer.event(step.text)
           }
-          controller.close()
+          await writer.flush()
+          if (!cancelled) controller.close()
         },
         cancel() {
           cancelled = true
@@ -91,6 +99,16 @@ export function startFakeUpstream(): FakeUpstream {
     await server.stop(true)
   }
   return state
+}
+
+/**
+ * Keep-alive comments as providers and the proxies in front of them send them: one before the first
+ * event, then one after every eighth (`keepalive=0`: none). A replayed recording keeps its own.
+ */
+function withKeepAlives(steps: Step[], options: URLSearchParams): Step[] {
+  if (options.get('keepalive') === '0' || options.has('replay')) return steps
+  const comment = { text: ': keep-alive\n\n', content: false }
+  return [comment, ...steps.flatMap((step, index) => (index % 8 === 7 ? [step, comment] : [step]))]
 }
 
 function lastTurnIsToolResult(body: Record<string, unknown>, anthropic: boolean): boolean {
