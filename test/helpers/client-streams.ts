@@ -15,13 +15,13 @@ export type Summary = {
   error: string | null
 }
 
-type Frame = { event?: string; data: string }
+type Frame = { event: string | undefined; data: string }
 
 /** The stream's events, without comments (keep-alives), which every SSE reader skips. */
 function frames(text: string): Frame[] {
   return text
     .split('\n\n')
-    .map((block) => {
+    .map((block): { event: string | undefined; data: string | undefined } => {
       const lines = block.split('\n')
       const event = lines.find((line) => line.startsWith('event: '))?.slice(7)
       const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6))
