@@ -103,10 +103,12 @@ export function startFakeUpstream(): FakeUpstream {
 
 /**
  * Keep-alive comments as providers and the proxies in front of them send them: one before the first
- * event, then one after every eighth (`keepalive=0`: none). A replayed recording keeps its own.
+ * event, then one after every eighth (`keepalive=0`: none). A replayed recording keeps its own, unless
+ * `keepalive=1` adds them.
  */
 function withKeepAlives(steps: Step[], options: URLSearchParams): Step[] {
-  if (options.get('keepalive') === '0' || options.has('replay')) return steps
+  const keepAlive = options.get('keepalive') ?? (options.has('replay') ? '0' : '1')
+  if (keepAlive === '0') return steps
   const comment = { text: ': keep-alive\n\n', content: false }
   return [comment, ...steps.flatMap((step, index) => (index % 8 === 7 ? [step, comment] : [step]))]
 }
