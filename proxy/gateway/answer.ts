@@ -5,9 +5,11 @@
  */
 import type { TokenUsage } from '../catalog/pricing.ts'
 import { costNano } from '../catalog/pricing.ts'
+import type { TokenizerName } from '../catalog/tokenizers.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import { adapters } from '../providers/adapters.ts'
 import type { Served } from '../providers/dispatch.ts'
+import { DeliveredOutput } from '../streams/delivered-output.ts'
 import { relayStream, type StreamOutcome } from '../streams/relay.ts'
 import type { AnswerContext, ClientStyle } from '../styles/client-style.ts'
 import type { AnswerPart } from '../translate/answer.ts'
@@ -30,7 +32,7 @@ export type Dispatched<Body> = {
   headers: Record<string, string>
 }
 
-export function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, dispatched: Dispatched<Body>): Response {
+export async function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, dispatched: Dispatched<Body>): Promise<Response> {
   const { served, estimate } = dispatched
   const model = served.candidate.model
   call.served = { model, route: served.route }
@@ -77,7 +79,7 @@ export function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, c
     void finishCall(gw, call, read.usage ? { kind: 'charge', usage: read.usage, costNano: price(read.usage), forgive: false } : { kind: 'release' })
     return response
   }
-  const usage = read.answer.usage ?? counted(estimate.inputTokens, model.contextLength, outputTokensOf(read.answer.parts))
+  const usage = read.answer.usage ?? counted(estimate.inputTokens, model.contextLength, await outputTokensOf(read.answer.parts, model.tokenizer))
   const costOfAnswer = price(usage)
   const chargedNano = Math.min(costOfAnswer, call.holdNano)
   // The settle goes out before the response; its answer is not awaited. The balance header is the one
@@ -111,7 +113,9 @@ function counted(inputTokens: number, contextLength: number, outputTokens: numbe
   return { inputTokens: Math.min(inputTokens, contextLength), cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens }
 }
 
-function outputTokensOf(parts: AnswerPart[]): number {
-  const chars = parts.reduce((sum, part) => sum + (part.type === 'text' ? part.text.length : part.arguments.length + part.name.length), 0)
-  return Math.ceil(chars / 4)
+/** The gateway's count of an answer's output, as for a stream: one token at least per part. */
+async function outputTokensOf(parts: AnswerPart[], tokenizer: TokenizerName | undefined): Promise<number> {
+  const output = new DeliveredOutput(tokenizer)
+  for (const part of parts) output.add(part.type === 'text' ? part.text : part.name + part.arguments)
+  return output.estimate()
 }

@@ -5,10 +5,13 @@
  * - events: every streamed delta carries at least one token, so the count of content events is a lower
  *   bound for any provider;
  * - bytes: a byte-level BPE token is at least one byte, so the UTF-8 size is an upper bound;
- * - with the model family's tokenizer (catalog `tokenizer`), the exact count of the delivered text. The
- *   text is counted in pieces cut just before a space that follows a non-space, where the tokenizer's
- *   own pre-split also cuts, so the pieces add up to the count of the whole; only the unfinished word at
- *   the end is counted again each time.
+ * - the token count of the delivered text: exact with the model family's tokenizer (catalog
+ *   `tokenizer`), else with o200k_base as the nearest public one. The text is counted in pieces cut just
+ *   before a space that follows a non-space, where the tokenizer's own pre-split also cuts, so the pieces
+ *   add up to the count of the whole; only the unfinished word at the end is counted again each time.
+ *
+ * The stop at the hold trusts only a count that cannot exceed the provider's own: the events, or the
+ * exact count. An estimate never cuts an answer short.
  */
 import { loadedTokenizer, loadTokenizer, type TokenCounter, type TokenizerName } from '../catalog/tokenizers.ts'
 
@@ -16,29 +19,27 @@ import { loadedTokenizer, loadTokenizer, type TokenCounter, type TokenizerName }
 const PENDING_LIMIT_CHARS = 16_384
 /** An unfinished word this long (no space in it) is counted as it stands. */
 const LONGEST_WORD_CHARS = 1_024
-/** Characters a token has on average, for the estimate without a tokenizer. */
-const CHARS_PER_TOKEN = 4
+/** The tokenizer that estimates a family without a public one of its own. */
+const NEAREST_TOKENIZER: TokenizerName = 'o200k_base'
 
 export class DeliveredOutput {
   events = 0
   bytes = 0
-  private chars = 0
+  /** Whether the count is exact: the catalog names the family's tokenizer. */
+  readonly exact: boolean
+  private readonly tokenizer: TokenizerName
   private countedTokens = 0
   private pending = ''
 
-  constructor(private readonly tokenizer: TokenizerName | undefined) {}
-
-  /** Whether the exact count is available (the catalog names the family's tokenizer). */
-  get exact(): boolean {
-    return this.tokenizer !== undefined
+  constructor(familyTokenizer: TokenizerName | undefined) {
+    this.exact = familyTokenizer !== undefined
+    this.tokenizer = familyTokenizer ?? NEAREST_TOKENIZER
   }
 
   /** Notes one content event's text as delivered. */
   add(text: string): void {
     this.events += 1
-    this.chars += text.length
     this.bytes += Buffer.byteLength(text)
-    if (!this.tokenizer) return
     this.pending += text
     if (this.pending.length > PENDING_LIMIT_CHARS) {
       const counter = loadedTokenizer(this.tokenizer)
@@ -47,18 +48,16 @@ export class DeliveredOutput {
     }
   }
 
-  /** The exact token count of the delivered text (the tokenizer loads on first use). */
+  /** The token count of the delivered text (the tokenizer loads on first use). */
   async tokens(): Promise<number> {
-    if (!this.tokenizer) throw new Error('no tokenizer for this model')
     const counter = loadedTokenizer(this.tokenizer) ?? (await loadTokenizer(this.tokenizer))
     this.countSettled(counter)
     return this.countedTokens + (this.pending ? counter(this.pending) : 0)
   }
 
-  /** The charge's count when the provider reports none: exact with a tokenizer, else an estimate. */
+  /** The charge's count when the provider reports none: never below the events. */
   async estimate(): Promise<number> {
-    if (this.tokenizer) return Math.max(this.events, await this.tokens())
-    return Math.max(this.events, Math.ceil(this.chars / CHARS_PER_TOKEN))
+    return Math.max(this.events, await this.tokens())
   }
 
   /** Counts the pending text up to its last cut point, keeping the unfinished word. */

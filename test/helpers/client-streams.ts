@@ -13,6 +13,7 @@ export type Summary = {
   usage: { input: number; cached: number; output: number } | null
   cost: number | null
   error: string | null
+  errorMessage: string | null
 }
 
 type Frame = { event: string | undefined; data: string }
@@ -30,7 +31,7 @@ function frames(text: string): Frame[] {
     .filter((frame): frame is Frame => frame.data !== undefined)
 }
 
-const empty = (): Summary => ({ kinds: [], text: '', tools: [], finish: null, usage: null, cost: null, error: null })
+const empty = (): Summary => ({ kinds: [], text: '', tools: [], finish: null, usage: null, cost: null, error: null, errorMessage: null })
 
 export function readChatStream(text: string): Summary {
   const summary = empty()
@@ -43,6 +44,7 @@ export function readChatStream(text: string): Summary {
     if (chunk.error) {
       summary.kinds.push('error')
       summary.error = chunk.error.code
+      summary.errorMessage = chunk.error.message
       continue
     }
     if (chunk.choices.length === 0 && chunk.usage) {
@@ -110,6 +112,7 @@ export function readMessagesStream(text: string): Summary {
       case 'error':
         summary.kinds.push('error')
         summary.error = data.error.code
+        summary.errorMessage = data.error.message
         break
       default:
         summary.kinds.push(data.type)
@@ -133,8 +136,11 @@ export function readResponsesStream(text: string): Summary {
     expect(frame.event).toBe(data.type)
     expect(data.sequence_number).toBe(index)
     summary.kinds.push(data.type.replace(/^response\./, ''))
-    if (data.type === 'error') summary.error = data.code
-    if (data.type === 'response.failed') expect(data.response).toMatchObject({ status: 'failed', error: { code: 'upstream_error' } })
+    if (data.type === 'error') {
+      summary.error = data.code
+      summary.errorMessage = data.message
+    }
+    if (data.type === 'response.failed') expect(data.response).toMatchObject({ status: 'failed', error: { code: expect.any(String) } })
     if (data.type === 'response.output_text.delta') summary.text += data.delta
     if (data.type === 'response.output_item.added') {
       // Items are added in order: 0, 1, 2…

@@ -31,16 +31,19 @@ const cases: Record<Provider, Case[]> = {
   ],
 }
 const WRITES = ['bytes', 'random', 'one'] as const
+const LONG_STREAM_EVENTS = 1_000
 
 const modelId = (provider: Provider, recording: string, writes: string) => `${provider}/${recording}-${writes}`
-const models = (['openai', 'anthropic'] as const).flatMap((provider) =>
-  cases[provider].flatMap(({ recording, crlf }) =>
-    WRITES.map((writes) => {
-      const upstream = `fake?replay=${provider}/${recording}&keepalive=1&writes=${writes}&seed=7${crlf ? '&crlf=1' : ''}`
-      return provider === 'openai' ? testModel(modelId(provider, recording, writes), upstream) : anthropicTestModel(modelId(provider, recording, writes), upstream)
-    }),
+const modelOf = (provider: Provider, id: string, upstream: string) => (provider === 'openai' ? testModel(id, upstream) : anthropicTestModel(id, upstream))
+const models = (['openai', 'anthropic'] as const).flatMap((provider) => [
+  ...cases[provider].flatMap(({ recording, crlf }) =>
+    WRITES.map((writes) =>
+      modelOf(provider, modelId(provider, recording, writes), `fake?replay=${provider}/${recording}&keepalive=1&writes=${writes}&seed=7${crlf ? '&crlf=1' : ''}`),
+    ),
   ),
-)
+  // One write per event, a turn of the event loop between them, keep-alive comments among them.
+  modelOf(provider, `${provider}/long`, `fake?tokens=${LONG_STREAM_EVENTS}&gap=0`),
+])
 
 /** What a client read: the events its SDK yielded, the SDK's final answer, and the error it raised. */
 type Reading = { events: unknown[]; final: unknown; error: string | null }
@@ -93,7 +96,7 @@ const readers = {
     }),
   messages: (client: AnthropicClient, model: string) =>
     reading(async (events) => {
-      const stream = (client as Anthropic).messages.stream({ model, max_tokens: 500, messages: [{ role: 'user', content: 'hi' }] })
+      const stream = (client as Anthropic).messages.stream({ model, max_tokens: 4_000, messages: [{ role: 'user', content: 'hi' }] })
       for await (const event of stream) events.push(event)
       return stream.finalMessage()
     }),
@@ -156,6 +159,14 @@ describeWith('postgres', 'chunk-split conformance with the official SDKs', () =>
             expect(upToError(byMajor[1]!.events)).toEqual(upToError(byMajor[0]!.events))
           })
         }
+
+        test(`a ${LONG_STREAM_EVENTS}-event stream arrives whole: no delta lost, repeated or out of order`, async () => {
+          const read = readers[style] as (client: unknown, model: string) => Promise<Reading>
+          const { final, error } = await read(Object.values(clients[sdk])[0], `${provider}/long`)
+          expect(error).toBeNull()
+          const expected = Array.from({ length: LONG_STREAM_EVENTS }, (_, index) => `w${index} `).join('')
+          expect(answerOf(style, final).text).toBe(expected)
+        })
       })
     }
   }

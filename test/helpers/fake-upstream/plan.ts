@@ -3,6 +3,8 @@
  * ("fake?tokens=20&tools=2"), and from the request (tools offered, last turn a tool result or not).
  *
  *   tokens=N       answer of N output tokens (one word each)           (default 5)
+ *   vocab=long     words that are long single tokens (" responsibilities"…, one o200k token each)
+ *   honour=1       stop at the request's output limit (finish length), as real providers do
  *   prompt=N       usage reports N input tokens                          (default: from the request size)
  *   cached=N       …of which N read from the prompt cache
  *   cacheWrite=N   …and N written to it (Messages style only)
@@ -46,9 +48,13 @@ export function plan(model: string, body: Record<string, unknown>, lastTurnIsToo
         arguments: JSON.stringify({ location: ['Paris', 'Tokyo', 'Lima'][index % 3], unit: 'c' }),
       }))
     : []
-  const words = toolCalls.length > 0 ? [] : Array.from({ length: number('tokens', 5) }, (_, index) => `w${index} `)
+  const limit = outputLimit(body)
+  const honoured = options.has('honour') && limit !== undefined && limit < number('tokens', 5)
+  const count = honoured ? limit : number('tokens', 5)
+  const word = options.get('vocab') === 'long' ? (index: number) => LONG_WORDS[index % LONG_WORDS.length]! : (index: number) => `w${index} `
+  const words = toolCalls.length > 0 ? [] : Array.from({ length: count }, (_, index) => word(index))
   const completion = toolCalls.length > 0 ? toolCalls.length * 12 : words.length
-  const finish = (options.get('finish') as Plan['finish'] | null) ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop')
+  const finish = (options.get('finish') as Plan['finish'] | null) ?? (toolCalls.length > 0 ? 'tool_calls' : honoured ? 'length' : 'stop')
   return {
     options,
     name,
@@ -63,6 +69,18 @@ export function plan(model: string, body: Record<string, unknown>, lastTurnIsToo
     },
     report: !options.has('nousage'),
   }
+}
+
+/** Single tokens of o200k_base, 12 to 16 characters long. */
+export const LONG_WORDS = [
+  ' responsibilities', ' characteristics', ' international', ' understanding', ' communication', ' environmental',
+  ' representatives', ' infrastructure', ' administration', ' implementation', ' organizations', ' opportunities',
+]
+
+/** The output limit the request sets, in either provider style. */
+function outputLimit(body: Record<string, unknown>): number | undefined {
+  const limit = body.max_completion_tokens ?? body.max_tokens
+  return typeof limit === 'number' ? limit : undefined
 }
 
 /** Splits text into `count` fragments of near-equal length. */
