@@ -5,6 +5,13 @@
  * On SIGINT/SIGTERM it drains: /readyz answers 503, the listeners close, open requests get
  * SHUTDOWN_DRAIN_MS to finish before they are cut and settled, then queued ledger rows are written and
  * the stores closed. Workers get SIGTERM from the first process and drain the same way.
+ *
+ * Bun's fetch keeps at most BUN_CONFIG_MAX_HTTP_REQUESTS requests in flight per process (256 unless the
+ * environment sets it, read once when the process starts); past it, provider requests would queue behind
+ * long streams, whatever the gateway's own ceiling says. `bun run start` sets it; a process started
+ * without it starts itself again with it and passes signals and its exit status through. A process
+ * started by another one (that restart, or a worker) drains and exits when its parent goes away, even
+ * when the parent was killed with SIGKILL.
  */
 import { createApp } from './app.ts'
 import { CatalogError } from './catalog/catalog.ts'
@@ -12,13 +19,26 @@ import { ConfigError, loadConfig } from './config/config.ts'
 import { log, setLogLevel } from './log/log.ts'
 import { MigrationError } from '../sql/migrate.ts'
 
+/** The most Bun accepts: the gateway's ceiling (MAX_CONCURRENT_REQUESTS) is the limit that applies. */
+const FETCH_LIMIT = '65535'
+/** Marks a process started by another gateway process. */
+const CHILD_FLAG = '--child'
+
 async function main(): Promise<void> {
   const config = loadConfig()
   setLogLevel(config.LOG_LEVEL)
+  const fetchLimit = Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS)
+  if (fetchLimit < config.MAX_CONCURRENT_REQUESTS) {
+    log.warn('BUN_CONFIG_MAX_HTTP_REQUESTS is below MAX_CONCURRENT_REQUESTS: provider requests past it wait for a free slot', {
+      fetchLimit,
+      ceiling: config.MAX_CONCURRENT_REQUESTS,
+    })
+  }
   if (config.WORKERS > 1 && (!config.REDIS_URL || !config.DATABASE_URL)) {
     throw new ConfigError('WORKERS above 1 needs REDIS_URL and DATABASE_URL: the embedded stores belong to one process.')
   }
   const apiOnly = process.argv.includes('--api-only')
+  if (process.argv.includes(CHILD_FLAG)) followParent()
   const app = await createApp(config)
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
   const workers = apiOnly ? [] : startWorkers(config.WORKERS - 1)
@@ -48,9 +68,29 @@ async function main(): Promise<void> {
 /** Extra API-server processes; the first process keeps the site server and restarts none of them. */
 function startWorkers(count: number) {
   return Array.from({ length: Math.max(0, count) }, () =>
-    Bun.spawn(['bun', import.meta.path, '--api-only'], { stdout: 'inherit', stderr: 'inherit', env: process.env }),
+    Bun.spawn([process.execPath, import.meta.path, '--api-only', CHILD_FLAG], { stdout: 'inherit', stderr: 'inherit', env: process.env }),
   )
 }
+
+/** Drains and exits once the parent process is gone (the child is then adopted by another process). */
+function followParent(): void {
+  const parent = process.ppid
+  setInterval(() => {
+    if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM')
+  }, 1_000).unref()
+}
+
+/** Runs this entry point again with the fetch limit set, as a child whose signals and exit status pass through. */
+async function restartWithFetchLimit(): Promise<never> {
+  const child = Bun.spawn([process.execPath, ...process.argv.slice(1), CHILD_FLAG], {
+    stdio: ['inherit', 'inherit', 'inherit'],
+    env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: FETCH_LIMIT },
+  })
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal))
+  process.exit(await child.exited)
+}
+
+if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) await restartWithFetchLimit()
 
 main().catch((error) => {
   if (error instanceof ConfigError || error instanceof CatalogError || error instanceof MigrationError) {

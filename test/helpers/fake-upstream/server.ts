@@ -6,10 +6,10 @@
  */
 import { join } from 'node:path'
 import { imagesAnswer } from './images.ts'
-import { anthropicAnswer, anthropicError, anthropicStream, anthropicStreamError } from './anthropic.ts'
-import { openaiAnswer, openaiError, openaiStream, openaiStreamError, type Step } from './openai.ts'
+import { anthropicAnswer, anthropicError, anthropicStream } from './anthropic.ts'
+import { openaiAnswer, openaiError, openaiStream, type Step } from './openai.ts'
 import { plan } from './plan.ts'
-import { wireOf, WireWriter } from './wire.ts'
+import { streamResponse } from './stream.ts'
 
 export type RecordedRequest = { path: string; headers: Record<string, string>; body: Record<string, unknown> }
 
@@ -18,13 +18,15 @@ export type FakeUpstream = {
   requests: RecordedRequest[]
   /** Streams whose client (the gateway) went away before the end. */
   abortedStreams: number
+  /** Streams being written right now. */
+  openStreams: number
   stop(): Promise<void>
 }
 
 const fixtures = join(import.meta.dir, '..', '..', 'fixtures', 'upstream')
 
 export function startFakeUpstream(): FakeUpstream {
-  const state: FakeUpstream = { url: '', requests: [], abortedStreams: 0, stop: async () => {} }
+  const state: FakeUpstream = { url: '', requests: [], abortedStreams: 0, openStreams: 0, stop: async () => {} }
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -50,48 +52,7 @@ export function startFakeUpstream(): FakeUpstream {
         : anthropic
           ? anthropicStream(answer)
           : openaiStream(answer, includeUsage)
-      const failAfter = options.has('break') ? Number(options.get('break')) : options.has('errorAfter') ? Number(options.get('errorAfter')) : -1
-      const chunkDelay = Number(options.get('chunkDelay') ?? 0)
-      const wire = wireOf(options)
-      let cancelled = false
-      const stream = new ReadableStream<Uint8Array>({
-        async start(controller) {
-          if (options.has('dropFirst')) return controller.error(new Error('fake connection drop'))
-          const writer = new WireWriter(controller, wire, () => cancelled)
-          let content = 0
-          let events = 0
-          for (const step of withKeepAlives(steps, options)) {
-            if (cancelled) return
-            if (options.has('stall') && events === 1) {
-              await writer.flush()
-              while (!cancelled) await Bun.sleep(20)
-              return
-            }
-            if (step.content && content === failAfter) {
-              if (options.has('errorAfter')) {
-                await writer.event(anthropic ? anthropicStreamError() : openaiStreamError())
-                await writer.flush()
-                return controller.close()
-              }
-              // Let what was sent leave first: erroring a stream discards chunks not yet read.
-              await writer.flush()
-              await Bun.sleep(30)
-              return controller.error(new Error('fake connection drop'))
-            }
-            if (step.content) content += 1
-            if (!step.text.startsWith(':')) events += 1
-            if (chunkDelay && step.content) await Bun.sleep(chunkDelay)
-            await writer.event(step.text)
-          }
-          await writer.flush()
-          if (!cancelled) controller.close()
-        },
-        cancel() {
-          cancelled = true
-          state.abortedStreams += 1
-        },
-      })
-      return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+      return streamResponse(withKeepAlives(steps, options), options, anthropic, state)
     },
   })
   state.url = `http://127.0.0.1:${server.port}`

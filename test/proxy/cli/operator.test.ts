@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { nanoToUsd } from '../../../shared/money.ts'
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream/server.ts'
+import { openRawStream } from '../../helpers/raw-http.ts'
 
 const root = join(import.meta.dir, '..', '..', '..')
 
@@ -65,9 +66,10 @@ describe('operator commands against a running server on embedded defaults', () =
   - { id: fake, style: openai, baseUrl: "${upstream.url}/v1", apiKeyEnv: FAKE_PROVIDER_KEY }
 models:
   - { id: test/cheap, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: fake } ] }
+  - { id: test/drip, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: "fake?tokens=30&chunkDelay=1000" } ] }
 `,
     )
-    env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? dataDir, DATA_DIR: dataDir, CATALOG_FILE: catalog, PORT: '0', SITE_PORT: '0', FAKE_PROVIDER_KEY: 'sk-fake', LOG_LEVEL: 'info' }
+    env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? dataDir, DATA_DIR: dataDir, CATALOG_FILE: catalog, PORT: '0', SITE_PORT: '0', FAKE_PROVIDER_KEY: 'sk-fake', LOG_LEVEL: 'info', ACCOUNT_CONCURRENCY_LIMIT: '0' }
     server = await startServer()
   })
   afterAll(async () => {
@@ -116,6 +118,25 @@ models:
     expect(reloaded.json.balanceNano).toBe(shown.json.balanceNano as number)
     expect(reloaded.json.ledgerBalanceNano).toBe(shown.json.balanceNano as number)
     expect((reloaded.json.keys as { daily: { spentNano: number } }[])[0]!.daily.spentNano).toBe(Math.round(cost * 1e9))
+  })
+
+  test('more streams than a process’s fetch keeps in flight by default (256) run at once', async () => {
+    const accountId = (await admin('account', 'create', '--credit-usd', '50')).json.accountId as string
+    const key = (await admin('key', 'create', '--account', accountId)).json.key as string
+    const body = JSON.stringify({ model: 'test/drip', messages: [{ role: 'user', content: 'hello' }], stream: true })
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
+    const streams = await Promise.all(Array.from({ length: 300 }, () => openRawStream(server.apiUrl, '/v1/chat/completions', headers, body)))
+    try {
+      const heads = await Promise.all(streams.map((stream) => stream.head))
+      expect(heads.filter((head) => !head.startsWith('HTTP/1.1 200'))).toEqual([])
+      // The gateway answers a stream only once the provider's first bytes arrived: all 300 are open upstream.
+      expect(upstream.openStreams).toBe(300)
+    } finally {
+      for (const stream of streams) stream.close()
+    }
+    const until = Date.now() + 10_000
+    while (upstream.openStreams > 0 && Date.now() < until) await Bun.sleep(50)
+    expect(upstream.openStreams).toBe(0)
   })
 
   test('a bad command or a bad value is refused with the reason', async () => {
