@@ -7,15 +7,18 @@ import { join } from 'node:path'
 import { ConfigSchema } from '../proxy/config/config.ts'
 import { freePort, spawnChild, tail, waitForHttp } from './processes.ts'
 
-/** Gateway model ID → upstream model name (which sets the fake upstream's delay). */
+/** Gateway model ID → upstream model name (which sets the fake upstream's delay or its pace). */
 export const benchModels = {
   'bench/fast': 'echo',
   'bench/slow': 'echo?delay=50',
+  /** A slow stream: 40 events, 250 ms apart, each its own write. */
+  'bench/drip': 'echo?interval=250&events=40',
 } as const
 
 export type BenchModel = keyof typeof benchModels
 
 export type RunningGateway = {
+  pid: number
   apiUrl: string
   siteUrl: string
   logFile: string
@@ -74,11 +77,13 @@ export async function startGateway(options: {
     ACCOUNT_CONCURRENCY_LIMIT: '0',
     MAX_CONCURRENT_REQUESTS: '4096',
     WORKERS: String(options.workers),
+    // As `bun run start` sets it: the gateway process itself, not a restarted child, is the one measured.
+    BUN_CONFIG_MAX_HTTP_REQUESTS: '65535',
   }
   const child = spawnChild('gateway', [process.execPath, 'proxy/main.ts'], { cwd: options.repoDir, env, logFile })
   const siteUrl = `http://127.0.0.1:${sitePort}`
   await waitForHttp(`${siteUrl}/health`, child, 120_000, async () => `gateway log (${logFile}):\n${await tail(logFile)}`)
-  return { apiUrl: `http://127.0.0.1:${port}`, siteUrl, logFile, operator: new OperatorClient(siteUrl, adminToken) }
+  return { pid: child.pid, apiUrl: `http://127.0.0.1:${port}`, siteUrl, logFile, operator: new OperatorClient(siteUrl, adminToken) }
 }
 
 /** The live money state of an account, as GET /operator/v1/accounts/:id reports it. */

@@ -1,13 +1,15 @@
 /** Command-line options of `bun run bench`. */
 import { parseArgs } from 'node:util'
 
-export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--out FILE]
+export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--open-streams N] [--out FILE]
 
   --quick          short smoke run: 1 s per cell, no warm-up
   --duration S     measured seconds per target and cell (default 5)
   --warmup S       warm-up seconds before each measurement (default 1; 0: none)
   --connections L  comma-separated connection counts (default 1,16,64)
   --workers N      gateway API processes (its WORKERS setting; default 1; above 1 needs both stores)
+  --open-streams N streams held open at once against a slow provider, for memory per stream
+                   (default 1000, --quick 200; 0: skip)
   --out FILE       also write the Markdown report to FILE
 
 Environment: DATABASE_URL and REDIS_URL (optional) make the gateway use those servers: a fresh database
@@ -15,7 +17,16 @@ and a unique key prefix, both removed at the end. Without them it uses its embed
 WRK_PATH names the wrk binary (default /usr/bin/wrk, then wrk on PATH); without wrk, autocannon runs
 through bunx.`
 
-export type BenchOptions = { durationS: number; warmupS: number; connections: number[]; workers: number; out: string | undefined }
+export type BenchOptions = {
+  durationS: number
+  warmupS: number
+  connections: number[]
+  workers: number
+  /** Streamed requests timed to their first byte, per target. */
+  firstByteSamples: number
+  openStreams: number
+  out: string | undefined
+}
 
 export class UsageError extends Error {}
 
@@ -36,6 +47,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
       warmup: { type: 'string' },
       connections: { type: 'string' },
       workers: { type: 'string' },
+      'open-streams': { type: 'string' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -47,6 +59,8 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     warmupS: wholeNumber(values.warmup, 'warmup', values.quick ? 0 : 1, 0),
     connections,
     workers: wholeNumber(values.workers, 'workers', 1, 1),
+    firstByteSamples: values.quick ? 100 : 500,
+    openStreams: wholeNumber(values['open-streams'], 'open-streams', values.quick ? 200 : 1_000, 0),
     out: values.out,
   }
 }

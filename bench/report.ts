@@ -5,6 +5,7 @@
 import type { FinalState } from './checks.ts'
 import type { Machine } from './machine.ts'
 import type { BenchStores } from './stores.ts'
+import type { FirstByte, OpenStreams } from './streams.ts'
 import type { LoadResult } from './wrk.ts'
 
 export const targets = ['direct', 'bare', 'gateway'] as const
@@ -29,6 +30,10 @@ export type BenchReport = {
   durationS: number
   warmupS: number
   cells: CellResult[]
+  /** Time to a stream's first bytes, one request at a time, zero-delay upstream. */
+  firstByte: Record<Target, FirstByte>
+  /** Memory with many streams open at once against a slow provider (bare proxy and gateway). */
+  openStreams: Partial<Record<'bare' | 'gateway', OpenStreams>>
   final: FinalState
   creditNano: number
   gatewayLog: { lines: number; samples: string[] }
@@ -92,6 +97,32 @@ function latencyTable(cells: CellResult[]): string {
   return table(head, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'], rows)
 }
 
+/** Memory per open stream target, in bytes. */
+export const OPEN_STREAM_TARGET_BYTES = 64 * 1024
+
+function firstByteTable(firstByte: Record<Target, FirstByte>): string {
+  const { direct, bare, gateway } = firstByte
+  const row = (label: string, pick: (result: FirstByte) => number) => [
+    label,
+    ms(pick(direct)),
+    ms(pick(bare)),
+    ms(pick(gateway)),
+    signedMs(pick(gateway) - pick(direct)),
+  ]
+  return table(['First byte of a stream', 'direct', 'bare', 'gateway', 'Added by the gateway'], ['l', 'r', 'r', 'r', 'r'], [row('p50', (r) => r.p50Us), row('p99', (r) => r.p99Us)])
+}
+
+function openStreamLines(openStreams: BenchReport['openStreams']): string[] {
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+  return Object.entries(openStreams).map(
+    ([target, result]) =>
+      `- ${target === 'gateway' ? 'Gateway' : 'Bare proxy'}: ${result.streams.toLocaleString('en-US')} streams open at once, resident memory ${mb(result.beforeBytes)} → ` +
+      `${mb(result.openBytes)}: **${(result.perStreamBytes / 1024).toFixed(1)} KB per open stream**` +
+      (target === 'gateway' ? ` (target ≤ ${OPEN_STREAM_TARGET_BYTES / 1024} KB)` : '') +
+      `; ${result.completed.toLocaleString('en-US')} of them read to \`data: [DONE]\`.`,
+  )
+}
+
 function targetLines(report: BenchReport): string[] {
   const lines: string[] = []
   const met = (ok: boolean) => (ok ? 'met' : '**missed**')
@@ -110,6 +141,11 @@ function targetLines(report: BenchReport): string[] {
         `(target ≤ ${LATENCY_TARGET.p50Ms}): ${met(addedP50 <= LATENCY_TARGET.p50Ms)}; p99 ${addedP99.toFixed(2)} ms ` +
         `(target ≤ ${LATENCY_TARGET.p99Ms}): ${met(addedP99 <= LATENCY_TARGET.p99Ms)}`,
     )
+  }
+  const open = report.openStreams.gateway
+  if (open) {
+    const kb = open.perStreamBytes / 1024
+    lines.push(`- Memory per open stream: ${kb.toFixed(1)} KB (target ≤ ${OPEN_STREAM_TARGET_BYTES / 1024} KB): ${met(open.perStreamBytes <= OPEN_STREAM_TARGET_BYTES)}`)
   }
   if (!report.stores.real.redis) lines.push('- The throughput target is stated for real Redis; this run used the in-process admission store.')
   return lines
@@ -154,6 +190,19 @@ ${throughputTable(report.cells)}
 ${latencyTable(report.cells)}
 
 Added = gateway − direct (the fake upstream called without a proxy).
+
+#### Streams
+
+${firstByteTable(report.firstByte)}
+
+Each target's first byte: ${report.firstByte.gateway.samples} streamed requests one after another (after 50 unmeasured), from sending the
+request to the first bytes of the body, zero-delay upstream.
+
+${openStreamLines(report.openStreams).join('\n')}
+
+The open streams go to a slow provider (one event every 250 ms, each its own write, 40 events); memory is
+the process's resident set before they start and once all have begun, and the difference is divided by
+their number.
 
 #### Targets
 

@@ -15,6 +15,7 @@ import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts
 import { capture, cleanup, cleanUpOnSignals, freePort, interrupted, spawnChild, tail, waitForHttp } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
 import { prepareStores } from './stores.ts'
+import { measureFirstByte, measureOpenStreams, type FirstByte, type OpenStreams } from './streams.ts'
 import { loadTool, type LoadResult } from './wrk.ts'
 
 const REPO_DIR = join(import.meta.dir, '..')
@@ -37,13 +38,15 @@ function requestBody(model: string, stream: boolean): string {
 }
 
 /** Starts one of the bench's own servers as a process and waits until it answers GET /health. */
-async function startService(name: string, script: string, args: string[], scratchDir: string): Promise<string> {
+async function startService(name: string, script: string, args: string[], scratchDir: string): Promise<{ origin: string; pid: number }> {
   const port = await freePort()
   const logFile = join(scratchDir, `${name}.log`)
-  const child = spawnChild(name, [process.execPath, join(import.meta.dir, script), String(port), ...args], { logFile })
+  // Bun's fetch keeps 256 requests in flight unless told otherwise; the gateway runs with it raised.
+  const env = { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
+  const child = spawnChild(name, [process.execPath, join(import.meta.dir, script), String(port), ...args], { logFile, env })
   const origin = `http://127.0.0.1:${port}`
   await waitForHttp(`${origin}/health`, child, 15_000, async () => tail(logFile))
-  return origin
+  return { origin, pid: child.pid }
 }
 
 /** The commit the gateway ran from, and whether its code had uncommitted changes. */
@@ -85,8 +88,8 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
 
   const stores = await prepareStores(process.env.DATABASE_URL || undefined, process.env.REDIS_URL || undefined, runId)
   progress(`gateway stores: ${stores.database}; ${stores.admission}`)
-  const upstream = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
-  const bare = await startService('bare-proxy', 'bare-proxy.ts', [upstream], scratchDir)
+  const { origin: upstream } = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
+  const { origin: bare, pid: barePid } = await startService('bare-proxy', 'bare-proxy.ts', [upstream], scratchDir)
   const gateway = await startGateway({ repoDir: REPO_DIR, scratchDir, upstreamOrigin: upstream, storeEnv: stores.env, workers: options.workers })
   progress(`upstream ${upstream}, bare proxy ${bare}, gateway ${gateway.apiUrl} (site ${gateway.siteUrl})`)
 
@@ -94,10 +97,12 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
   const key = await gateway.operator.createKey(accountId)
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` }
   const origins: Record<Target, string> = { direct: upstream, bare, gateway: gateway.apiUrl }
-  const probe = (target: Target, cell: Pick<Cell, 'stream' | 'delayMs'>): Probe => {
-    const model = DELAYS[cell.delayMs]!
-    return { url: `${origins[target]}/v1/chat/completions`, body: requestBody(target === 'gateway' ? model : benchModels[model], cell.stream), headers }
-  }
+  const probeOf = (target: Target, model: BenchModel, stream: boolean): Probe => ({
+    url: `${origins[target]}/v1/chat/completions`,
+    body: requestBody(target === 'gateway' ? model : benchModels[model], stream),
+    headers,
+  })
+  const probe = (target: Target, cell: Pick<Cell, 'stream' | 'delayMs'>) => probeOf(target, DELAYS[cell.delayMs]!, cell.stream)
 
   for (const target of targets) {
     for (const stream of [false, true]) await checkTarget(target, probe(target, { stream, delayMs: 0 }), stream, target === 'gateway')
@@ -117,6 +122,19 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
     progress(`${cell.stream ? 'stream' : 'json  '} delay ${String(cell.delayMs).padStart(2)} ms c=${String(cell.connections).padStart(3)}: ${summary}`)
   }
 
+  const firstByte = {} as Record<Target, FirstByte>
+  for (const target of targets) firstByte[target] = await measureFirstByte(probe(target, { stream: true, delayMs: 0 }), options.firstByteSamples, 50)
+  progress(`first byte of a stream, p50: ${targets.map((t) => `${t} ${(firstByte[t].p50Us / 1000).toFixed(2)} ms`).join(' | ')}`)
+
+  const openStreams: Partial<Record<'bare' | 'gateway', OpenStreams>> = {}
+  if (options.openStreams > 0) {
+    for (const [target, pid] of [['bare', barePid], ['gateway', gateway.pid]] as const) {
+      openStreams[target] = await measureOpenStreams(probeOf(target, 'bench/drip', true), options.openStreams, pid, 1_000)
+      const result = openStreams[target]!
+      progress(`${options.openStreams} open streams, ${target}: ${(result.perStreamBytes / 1024).toFixed(1)} KB each, ${result.completed} completed`)
+    }
+  }
+
   const final = await settledAccount(gateway.operator, accountId, 10_000)
   progress(`after load: held ${final.state.heldNano} nano, in flight ${final.state.inFlight}, balance ${final.state.balanceNano} vs ledger ${final.state.ledgerBalanceNano}`)
   return renderReport({
@@ -130,6 +148,8 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
     durationS: options.durationS,
     warmupS: options.warmupS,
     cells,
+    firstByte,
+    openStreams,
     final,
     creditNano: usdToNano(CREDIT_USD)!,
     gatewayLog: await gatewayLogProblems(gateway.logFile),

@@ -111,8 +111,11 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     }
   }
 
-  /** Whether delivering these texts would take the cost past the hold. */
-  const pastHold = async (texts: string[]): Promise<boolean> => {
+  /**
+   * Whether delivering these texts would take the cost past the hold. Settled at once by the bounds on
+   * almost every event; only a count near the limit waits for the tokenizer.
+   */
+  const pastHold = (texts: string[]): boolean | Promise<boolean> => {
     const limit = outputRoom()
     const atLeast = Math.max(delivered.events + texts.length, usage?.outputTokens ?? 0)
     if (atLeast > limit) return true
@@ -121,7 +124,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     if (atMost <= limit) return false
     const probe = new DeliveredOutput(options.tokenizer)
     probe.add(texts.join(''))
-    return (await delivered.tokens()) + (await probe.tokens()) > limit
+    return Promise.all([delivered.tokens(), probe.tokens()]).then(([before, added]) => before + added > limit)
   }
 
   const stopAtHold = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -151,8 +154,9 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       }
       const texts = deliveredText(events)
       if (texts.length > 0) {
-        const stop = await pastHold(texts)
-        // The tokenizer may have loaded meanwhile, and the idle timer or the client ended the stream.
+        const past = pastHold(texts)
+        const stop = typeof past === 'boolean' ? past : await past
+        // While the tokenizer counted, the idle timer or the client may have ended the stream.
         if (ended) return true
         if (stop) {
           send()
