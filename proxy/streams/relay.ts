@@ -84,6 +84,13 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
 
   /** The provider's count, where it gave one; no content event is free, whatever a start-of-stream report said. */
   const reportedUsage = () => usage && { ...usage, outputTokens: Math.max(usage.outputTokens, delivered.events) }
+  /** What an output reads when it writes the usage event (only then is the usage worked out). */
+  const accounting = {
+    get usage() {
+      return reportedUsage()
+    },
+    costUsd,
+  }
 
   /** The usage to charge for an answer that did not complete: what was delivered. */
   const deliveredUsage = async (): Promise<TokenUsage> => {
@@ -165,7 +172,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
         }
         for (const text of texts) delivered.add(text)
       }
-      out += output.event(raw, events, { usage: reportedUsage(), costUsd })
+      out += output.event(raw, events, accounting)
     }
     return send()
   }
