@@ -51,7 +51,7 @@ export class SseSplitter {
   private takeEvents(): SseEvent[] {
     const events: SseEvent[] = []
     let from = 0
-    // A blank line at the very start is the end of an event the previous chunk finished with "\n".
+    // Blank lines between events dispatch nothing.
     while (this.buffer.charCodeAt(from) === 10) from += 1
     let end = this.buffer.indexOf('\n\n', from)
     while (end !== -1) {
