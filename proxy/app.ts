@@ -62,9 +62,10 @@ export type App = {
 export type AppOverrides = { catalog?: Catalog; database?: Database; holdDeadlineMs?: number }
 
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
-  const catalog = overrides.catalog ?? (await loadCatalog(config.CATALOG_FILE))
+  const catalog = overrides.catalog ?? (await loadCatalog(config.CATALOG_FILE, process.env, { builtins: config.DEMO_MODEL }))
   for (const provider of catalog.providers.values()) {
-    if (!provider.apiKey) log.warn(`provider ${provider.id} has no key (${provider.apiKeyEnv} is not set); its routes are skipped`)
+    if (!provider.available) log.warn(`provider ${provider.id} has no key (${provider.apiKeyEnv} is not set); its routes are skipped`)
+    if (provider.builtin) log.info(`provider ${provider.id} is built in (a demo that needs no key; DEMO_MODEL=false leaves it out)`)
   }
 
   const database = overrides.database ?? (config.DATABASE_URL ? connectPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE) : await startEmbedded(config.DATA_DIR))

@@ -7,15 +7,26 @@ import { TOKENIZERS } from './tokenizers.ts'
 
 const Price = Type.Number({ minimum: 0, description: 'USD per million tokens' })
 
-export const CatalogProvider = Type.Object(
+const ProviderId = Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$' })
+
+/** A provider reached over HTTP, with the environment variable that holds its key (none: it takes no key). */
+export const CatalogHttpProvider = Type.Object(
   {
-    id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$' }),
+    id: ProviderId,
     style: Type.Union([Type.Literal('openai'), Type.Literal('anthropic')]),
     baseUrl: Type.String({ pattern: '^https?://' }),
-    apiKeyEnv: Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' }),
+    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' })),
   },
   { additionalProperties: false },
 )
+
+/** A provider built into the gateway (`echo`: the demo model's), needing no key and no network. */
+export const CatalogBuiltinProvider = Type.Object(
+  { id: ProviderId, style: Type.Literal('openai'), builtin: Type.Literal('echo') },
+  { additionalProperties: false },
+)
+
+export const CatalogProvider = Type.Union([CatalogHttpProvider, CatalogBuiltinProvider])
 export type CatalogProvider = Static<typeof CatalogProvider>
 
 /** A provider and its own name for the model. */

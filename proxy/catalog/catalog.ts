@@ -5,7 +5,7 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { buildAliases, buildAutos, type Auto } from './catalog-choices.ts'
-import { CatalogFile, type CatalogModel } from './catalog-schema.ts'
+import { CatalogBuiltinProvider, CatalogFile, CatalogHttpProvider, type CatalogModel, type CatalogProvider } from './catalog-schema.ts'
 import { buildImageModels, type ImageModel } from './image-models.ts'
 import { toPricing, type Pricing } from './pricing.ts'
 import type { TokenizerName } from './tokenizers.ts'
@@ -16,9 +16,14 @@ export type Provider = {
   id: string
   style: ProviderStyle
   baseUrl: string
-  apiKeyEnv: string
-  /** Undefined when the environment variable the catalog names is not set. */
+  /** The environment variable of its key; undefined for a provider that takes none (a local server). */
+  apiKeyEnv: string | undefined
+  /** Undefined when there is no key: the variable is not set, or the provider takes none. */
   apiKey: string | undefined
+  /** Whether its routes can serve: its key is set, or it needs none. */
+  available: boolean
+  /** A provider built into the gateway, answered in the process instead of over the network. */
+  builtin: 'echo' | undefined
 }
 
 /** A way to serve a model: the provider, its name for the model, and the model's output limit. */
@@ -51,9 +56,33 @@ export type Catalog = {
 export class CatalogError extends Error {}
 
 const checkFile = TypeCompiler.Compile(CatalogFile)
+const checkProvider = { http: TypeCompiler.Compile(CatalogHttpProvider), builtin: TypeCompiler.Compile(CatalogBuiltinProvider) }
+
+/**
+ * What is wrong with the file, each with its place. A provider is checked as the kind it says it is
+ * (`builtin` or not), so a typo reads as that kind's problem rather than "no variant matched".
+ */
+function fileProblems(data: unknown): string[] {
+  const providers = (data as { providers?: unknown }).providers
+  return [...checkFile.Errors(data)]
+    .flatMap((error) => {
+      const at = /^\/providers\/(\d+)$/.exec(error.path)
+      const entry = at && Array.isArray(providers) ? (providers[Number(at[1])] as Record<string, unknown>) : undefined
+      if (!entry || typeof entry !== 'object') return [error]
+      const kind = 'builtin' in entry ? checkProvider.builtin : checkProvider.http
+      return [...kind.Errors(entry)].map((inner) => ({ ...inner, path: `${error.path}${inner.path}` }))
+    })
+    .slice(0, 20)
+    .map((error) => `${error.path || '/'}: ${error.message}`)
+}
+
+export type CatalogOptions = {
+  /** Whether built-in providers serve (DEMO_MODEL); when not, they and the models only they serve are left out. */
+  builtins: boolean
+}
 
 /** Reads and validates a catalog file; provider keys are taken from `env`. */
-export async function loadCatalog(path: string, env: Record<string, string | undefined> = process.env): Promise<Catalog> {
+export async function loadCatalog(path: string, env: Record<string, string | undefined> = process.env, options: CatalogOptions = { builtins: true }): Promise<Catalog> {
   const file = Bun.file(path)
   if (!(await file.exists())) throw new CatalogError(`Catalog file not found: ${path} (set CATALOG_FILE)`)
   let data: unknown
@@ -62,20 +91,19 @@ export async function loadCatalog(path: string, env: Record<string, string | und
   } catch (error) {
     throw new CatalogError(`Catalog ${path} is not valid YAML: ${(error as Error).message}`)
   }
-  return buildCatalog(data, env, path)
+  return buildCatalog(data, env, path, options)
 }
 
 /** Validates parsed catalog data and builds the in-memory catalog. */
-export function buildCatalog(data: unknown, env: Record<string, string | undefined>, source = 'catalog'): Catalog {
-  const problems = [...checkFile.Errors(data)].slice(0, 20).map((error) => `${error.path || '/'}: ${error.message}`)
+export function buildCatalog(data: unknown, env: Record<string, string | undefined>, source = 'catalog', options: CatalogOptions = { builtins: true }): Catalog {
+  const problems = fileProblems(data)
   if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
-  const file = data as CatalogFile
+  const file = options.builtins ? (data as CatalogFile) : withoutBuiltins(data as CatalogFile)
 
   const providers = new Map<string, Provider>()
   file.providers.forEach((entry, index) => {
     if (providers.has(entry.id)) problems.push(`/providers/${index}/id: duplicate provider "${entry.id}"`)
-    const apiKey = env[entry.apiKeyEnv] || undefined
-    providers.set(entry.id, { ...entry, baseUrl: entry.baseUrl.replace(/\/+$/, ''), apiKey })
+    providers.set(entry.id, providerOf(entry, env))
   })
 
   const models = new Map<string, Model>()
@@ -110,4 +138,23 @@ export function buildCatalog(data: unknown, env: Record<string, string | undefin
   const images = buildImageModels(file.images ?? [], providers, problems)
   if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
   return { providers, models, aliases, autos, images }
+}
+
+function providerOf(entry: CatalogProvider, env: Record<string, string | undefined>): Provider {
+  if ('builtin' in entry) {
+    return { id: entry.id, style: entry.style, baseUrl: `builtin://${entry.builtin}`, apiKeyEnv: undefined, apiKey: undefined, available: true, builtin: entry.builtin }
+  }
+  const apiKey = entry.apiKeyEnv ? env[entry.apiKeyEnv] || undefined : undefined
+  const available = entry.apiKeyEnv === undefined || apiKey !== undefined
+  return { ...entry, baseUrl: entry.baseUrl.replace(/\/+$/, ''), apiKeyEnv: entry.apiKeyEnv, apiKey, available, builtin: undefined }
+}
+
+/** The catalog without its built-in providers, their routes, and the models left with no route. */
+function withoutBuiltins(file: CatalogFile): CatalogFile {
+  const builtin = new Set(file.providers.filter((entry) => 'builtin' in entry).map((entry) => entry.id))
+  if (builtin.size === 0) return file
+  const models = file.models
+    .map((model) => ({ ...model, routes: model.routes.filter((route) => !builtin.has(route.provider)) }))
+    .filter((model) => model.routes.length > 0)
+  return { ...file, providers: file.providers.filter((entry) => !builtin.has(entry.id)), models }
 }

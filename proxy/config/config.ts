@@ -19,6 +19,7 @@ export const ConfigSchema = Type.Object({
   PUBLIC_SITE_URL: Type.String({ default: '', description: 'Public URL of the site server, when behind a proxy.' }),
   DATA_DIR: Type.String({ default: './data', description: 'Embedded database, operator token and local files.' }),
   CATALOG_FILE: Type.String({ default: 'catalog.yaml', description: 'Providers, models and prices.' }),
+  DEMO_MODEL: Type.Boolean({ default: true, description: 'Serve the built-in demo provider of the catalog (demo/echo in the default one); false leaves it and its models out.' }),
   DATABASE_URL: Type.String({ default: '', description: 'PostgreSQL URL; empty means the embedded database under DATA_DIR.' }),
   DATABASE_POOL_SIZE: Type.Integer({ ...Positive, default: 10 }),
   REDIS_URL: Type.String({ default: '', description: 'Redis URL; empty means the in-process admission store.' }),

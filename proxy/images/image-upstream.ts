@@ -6,6 +6,7 @@
  * The client's disconnecting does not abort the call: the outcome is still needed for the charge.
  */
 import type { Route } from '../catalog/catalog.ts'
+import { bearerHeaders } from '../providers/openai/headers.ts'
 
 export type ImageOutcome =
   /** The provider answered with images: `returned` of them. */
@@ -45,7 +46,7 @@ export async function sendImageRequest(routes: Route[], body: Record<string, unk
 async function attempt(route: Route, body: Record<string, unknown>, signal: AbortSignal): Promise<ImageOutcome> {
   const response = await fetch(`${route.provider.baseUrl}/images/generations`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${route.provider.apiKey}` },
+    headers: bearerHeaders(route.provider.apiKey, 'application/json'),
     body: JSON.stringify({ ...body, model: route.upstreamModel }),
     signal,
   })

@@ -27,7 +27,7 @@ export function resolveImageModel(catalog: Catalog, key: KeyRecord, id: string):
 
 /** No keyed route: 503 `images_unavailable`, nothing held; keyed routes all restricted: 503 `no_available_route`. */
 export function usableImageRoutes(model: ImageModel, key: KeyRecord): Route[] | ServiceError {
-  const keyed = model.routes.filter((route) => route.provider.apiKey)
+  const keyed = model.routes.filter((route) => route.provider.available)
   if (keyed.length === 0) {
     return new ServiceError('images_unavailable', `Image requests for ${model.id} are unavailable: no provider is configured for it. Nothing was sent or charged.`)
   }

@@ -21,8 +21,9 @@ export type ProviderView = {
   id: string
   style: Provider['style']
   baseUrl: string
-  apiKeyEnv: string
-  /** Whether the variable the catalog names is set: without a key the provider's routes are skipped. */
+  /** The variable of its key; null for a provider that takes none (built in, or a local server). */
+  apiKeyEnv: string | null
+  /** Whether it can serve: its key's variable is set, or it takes no key. Otherwise its routes are skipped. */
   keyConfigured: boolean
   /** Catalog models routed to this provider. */
   modelCount: number
@@ -62,8 +63,8 @@ export async function listProviders(deps: OperatorDeps): Promise<{ providers: Pr
     id: provider.id,
     style: provider.style,
     baseUrl: provider.baseUrl,
-    apiKeyEnv: provider.apiKeyEnv,
-    keyConfigured: provider.apiKey !== undefined,
+    apiKeyEnv: provider.apiKeyEnv ?? null,
+    keyConfigured: provider.available,
     modelCount: modelCounts.get(provider.id) ?? 0,
     paused: pauses.get(provider.id) ?? null,
   }))

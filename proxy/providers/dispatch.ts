@@ -13,9 +13,13 @@ import { log } from '../log/log.ts'
 import { recordUpstreamError } from '../ops/metrics.ts'
 import type { RouteHealth } from '../routing/health.ts'
 import { adapters } from './adapters.ts'
+import { echoFetch } from './echo/echo-provider.ts'
 import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
 
 export type UpstreamRequest = { url: string; init: RequestInit }
+
+/** Providers answered in the process, by the catalog's `builtin` name. */
+const builtinProviders = { echo: echoFetch }
 
 export type DispatchOptions = {
   requestId: string
@@ -53,7 +57,7 @@ export async function dispatch(candidates: Candidate[], options: DispatchOptions
   let attempts = 0
   let last: UpstreamFailure | undefined
   let skipped = 0
-  const tries = candidates.flatMap((candidate) => candidate.routes.filter((route) => route.provider.apiKey).map((route) => ({ candidate, route })))
+  const tries = candidates.flatMap((candidate) => candidate.routes.filter((route) => route.provider.available).map((route) => ({ candidate, route })))
   for (const [index, { candidate, route }] of tries.entries()) {
     if (Date.now() >= options.deadlineMs) return timedOut(options, attempts)
     if (options.health && !options.health.begin(route, Date.now())) {
@@ -109,7 +113,7 @@ async function attempt(route: Route, controller: AbortController, options: Dispa
   const timedOut = () => Date.now() >= options.deadlineMs - 5
   const attemptTimedOut = () => Date.now() >= attemptDeadline - 5
   try {
-    const response = await fetch(url, { ...init, signal })
+    const response = await (route.provider.builtin ? builtinProviders[route.provider.builtin] : fetch)(url, { ...init, signal })
     if (response.status >= 400) {
       return { failure: adapters[route.provider.style].failure(route.provider.id, response.status, await response.text()), timedOut: false }
     }

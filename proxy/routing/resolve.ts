@@ -47,7 +47,7 @@ export function resolveRouting(catalog: Catalog, health: RouteHealth, key: KeyRe
   const freeOnly = catalog.autos.get(input.model)?.free === true
 
   const routesFor = (model: Model): Route[] => {
-    let routes = model.routes.filter((route) => route.provider.apiKey && (!key.accountProviders || key.accountProviders.has(route.provider.id)))
+    let routes = model.routes.filter((route) => route.provider.available && (!key.accountProviders || key.accountProviders.has(route.provider.id)))
     if (input.prefs) routes = preferredRoutes(routes, input.prefs)
     return routes.filter((route) => {
       const block = health.blocked(route, input.nowMs)

@@ -72,6 +72,9 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
         { id: 'fake-b', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
         // Configured in the catalog, but its key variable is not set: its routes are skipped.
         { id: 'unkeyed', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'UNSET_PROVIDER_KEY' },
+        // A server that takes no key (a local one), and the demo provider built into the gateway.
+        { id: 'keyless', style: 'openai', baseUrl: `${upstream.url}/v1` },
+        { id: 'demo', style: 'openai', builtin: 'echo' },
       ],
       models,
       ...options.catalog,

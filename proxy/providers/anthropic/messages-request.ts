@@ -25,7 +25,7 @@ export function messagesUpstreamRequest(route: Route, payload: Payload, stream: 
       headers: {
         'content-type': 'application/json',
         accept: stream ? 'text/event-stream' : 'application/json',
-        'x-api-key': route.provider.apiKey ?? '',
+        ...(route.provider.apiKey ? { 'x-api-key': route.provider.apiKey } : {}),
         'anthropic-version': ANTHROPIC_VERSION,
       },
       body: JSON.stringify(body),

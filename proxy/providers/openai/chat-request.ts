@@ -7,6 +7,7 @@
 import type { Route } from '../../catalog/catalog.ts'
 import type { Payload } from '../adapter.ts'
 import type { UpstreamRequest } from '../dispatch.ts'
+import { bearerHeaders } from './headers.ts'
 import { conversationToChat } from './to-chat-body.ts'
 
 export function chatUpstreamRequest(route: Route, payload: Payload, stream: boolean): UpstreamRequest {
@@ -24,7 +25,7 @@ export function chatUpstreamRequest(route: Route, payload: Payload, stream: bool
     url: `${route.provider.baseUrl}/chat/completions`,
     init: {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json', authorization: `Bearer ${route.provider.apiKey}` },
+      headers: bearerHeaders(route.provider.apiKey, stream ? 'text/event-stream' : 'application/json'),
       body: JSON.stringify(body),
     },
   }

@@ -44,6 +44,28 @@ describe('catalog', () => {
     expect(() => buildCatalog({ providers: [{ ...provider, style: 'grpc' }], models: [model] }, {})).toThrow(/providers\/0\/style/)
   })
 
+  test('the shipped catalog has the demo model on the built-in provider, left out with built-ins off', async () => {
+    const withDemo = await loadCatalog('catalog.yaml', {})
+    expect(withDemo.models.get('demo/echo')).toMatchObject({ free: true, routes: [{ provider: { id: 'demo', builtin: 'echo', available: true } }] })
+    expect(withDemo.models.get('demo/echo')!.name).toContain('Demo')
+    const without = await loadCatalog('catalog.yaml', {}, { builtins: false })
+    expect(without.providers.has('demo')).toBe(false)
+    expect(without.models.has('demo/echo')).toBe(false)
+    expect(without.models.size).toBe(withDemo.models.size - 1)
+  })
+
+  test('a provider without apiKeyEnv takes no key and serves; one whose variable is unset does not', () => {
+    const local = { id: 'local', style: 'openai', baseUrl: 'http://127.0.0.1:11434/v1' }
+    const catalog = buildCatalog({ providers: [provider, local], models: [model, { ...model, id: 'local/m', routes: [{ provider: 'local', model: 'm' }] }] }, {})
+    expect(catalog.providers.get('local')).toMatchObject({ apiKey: undefined, apiKeyEnv: undefined, available: true })
+    expect(catalog.providers.get('p')).toMatchObject({ apiKey: undefined, available: false })
+  })
+
+  test('a built-in provider takes no address or key, and only the names the gateway has', () => {
+    expect(() => buildCatalog({ providers: [{ id: 'demo', style: 'openai', builtin: 'echo', baseUrl: 'http://x' }], models: [model] }, {})).toThrow(/providers\/0/)
+    expect(() => buildCatalog({ providers: [{ id: 'demo', style: 'openai', builtin: 'llama' }], models: [model] }, {})).toThrow(/providers\/0/)
+  })
+
   test('a missing catalog file names the setting', async () => {
     await expect(loadCatalog('/nonexistent/catalog.yaml')).rejects.toThrow('CATALOG_FILE')
   })

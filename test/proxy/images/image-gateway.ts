@@ -41,7 +41,7 @@ export type ImageGateway = TestGateway & {
 export async function startImageGateway(options: TestGatewayOptions & { costDeadlineMs?: number }): Promise<ImageGateway> {
   const gw = await startTestGateway(options)
   const { catalog, limits } = gw.app.gateway
-  catalog.providers.set('closed', { id: 'closed', style: 'openai', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKeyEnv: 'CLOSED_KEY', apiKey: 'sk-closed' })
+  catalog.providers.set('closed', { id: 'closed', style: 'openai', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKeyEnv: 'CLOSED_KEY', apiKey: 'sk-closed', available: true, builtin: undefined })
   const problems: string[] = []
   for (const [id, model] of buildImageModels(imageModels, catalog.providers, problems)) catalog.images.set(id, model)
   if (problems.length > 0) throw new Error(problems.join('\n'))

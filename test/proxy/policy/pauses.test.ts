@@ -28,6 +28,9 @@ describeWith('postgres', 'provider pauses', () => {
     expect(byId.fake).toMatchObject({ style: 'openai', keyConfigured: true, apiKeyEnv: 'FAKE_PROVIDER_KEY', modelCount: 2, paused: null })
     expect(byId['fake-anthropic']).toMatchObject({ style: 'anthropic', keyConfigured: true, modelCount: 2 })
     expect(byId.unkeyed).toMatchObject({ keyConfigured: false, modelCount: 0 })
+    // Providers that take no key can serve without one.
+    expect(byId.keyless).toMatchObject({ keyConfigured: true, apiKeyEnv: null })
+    expect(byId.demo).toMatchObject({ keyConfigured: true, apiKeyEnv: null })
   })
 
   test('a paused provider is skipped at once; its only models get 503 with Retry-After until it is resumed', async () => {
