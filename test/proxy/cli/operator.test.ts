@@ -7,34 +7,15 @@ import { join } from 'node:path'
 import { nanoToUsd } from '../../../shared/money.ts'
 import { startFakeUpstream, type FakeUpstream } from '../../helpers/fake-upstream/server.ts'
 import { openRawStream } from '../../helpers/raw-http.ts'
-
-const root = join(import.meta.dir, '..', '..', '..')
-
-type Server = { process: Bun.Subprocess<'ignore', 'pipe', 'pipe'>; apiUrl: string; siteUrl: string; output: string[] }
+import { repositoryRoot as root, startServerProcess, type ServerProcess } from '../../helpers/server-process.ts'
 
 describe('operator commands against a running server on embedded defaults', () => {
   let upstream: FakeUpstream
   let dataDir: string
   let env: Record<string, string>
-  let server: Server
+  let server: ServerProcess
 
-  async function startServer(): Promise<Server> {
-    const child = Bun.spawn(['bun', 'proxy/main.ts'], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' })
-    const output: string[] = []
-    const lines = (async () => {
-      for await (const chunk of child.stdout) output.push(new TextDecoder().decode(chunk))
-    })()
-    void lines
-    const until = Date.now() + 60_000
-    for (;;) {
-      const text = output.join('')
-      const api = /API server:\s+(\S+)/.exec(text)
-      const site = /Site server:\s+(\S+)/.exec(text)
-      if (api && site) return { process: child, apiUrl: api[1]!, siteUrl: site[1]!, output }
-      if (child.exitCode !== null || Date.now() > until) throw new Error(`server did not start: ${text}${await new Response(child.stderr).text()}`)
-      await Bun.sleep(50)
-    }
-  }
+  const startServer = () => startServerProcess(env)
 
   async function stopServer() {
     server.process.kill('SIGTERM')
