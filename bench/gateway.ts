@@ -5,6 +5,7 @@
  */
 import { join } from 'node:path'
 import { ConfigSchema } from '../proxy/config/config.ts'
+import { usdToNano } from '../shared/money.ts'
 import { freePort, spawnChild, tail, waitForHttp } from './processes.ts'
 
 /** Gateway model ID → upstream model name (which sets the fake upstream's delay or its pace). */
@@ -116,12 +117,12 @@ export class OperatorClient {
 
   /** A new account with `creditUsd` of credit. */
   async createAccount(creditUsd: string): Promise<string> {
-    return (await this.call<{ accountId: string }>('POST', '/accounts', { creditUsd })).accountId
+    return (await this.call<{ accountId: string }>('POST', '/accounts', { creditNano: usdToNano(creditUsd) })).accountId
   }
 
   /** A key without key-level rate limits (omitted) or spend caps (null). */
   async createKey(accountId: string): Promise<string> {
-    return (await this.call<{ key: string }>('POST', '/keys', { accountId, name: 'bench', dailyUsd: null, monthlyUsd: null })).key
+    return (await this.call<{ key: string }>('POST', '/keys', { accountId, name: 'bench', dailyLimitNano: null, monthlyLimitNano: null })).key
   }
 
   account(accountId: string): Promise<AccountState> {

@@ -1,147 +1,172 @@
 /**
- * Key lifecycle for operators: create (the plaintext is returned once and never stored), update (guardrail,
- * models, limits) and revoke, effective at once on every process through key-cache invalidation.
+ * API keys, the one place they are created, read, changed and revoked: by the admin API (within the
+ * session's account: another account's key is "not found"), the operator API and the CLI (any key), and
+ * the account flows that make keys (accountless setup, the playground). One vocabulary, the admin
+ * schemas' (`rpmLimit`, `dailyLimitNano`, `allowedModels`, …), and one view of a key. The plaintext is
+ * returned once, at creation, and never stored; the secret's hash never leaves this module's queries.
+ * Every change takes effect at once on every process, through key-cache invalidation.
  */
+import type { Sql, TransactionSql } from 'postgres'
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
+import type { ApiKey, ApiKeyChanges, CreatedApiKey, KeyDefaults, KeyStatus, NewApiKey } from '../../shared/schemas/admin/keys.ts'
 import { generateApiKey } from '../keys/api-key.ts'
+import type { KeyRow } from '../keys/key-row.ts'
 import { checkModelIds } from '../policy/allowlists.ts'
 import { newKeyId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 
-export type KeyOptions = {
-  accountId: string
-  name?: string
-  rpm?: number
-  tpm?: number
-  concurrency?: number
-  /** null: no cap; undefined: the configured default. */
-  dailyLimitNano?: number | null
-  monthlyLimitNano?: number | null
-  models?: string[]
+type Db = Sql | TransactionSql
+
+/** An account's key (admin API), or any key (operator API: no account given). */
+export type KeyScope = { accountId?: string }
+
+// Never key_hash: nothing here can show a secret or its digest.
+const columns = (sql: Sql) =>
+  sql`id, account_id, name, prefix, status, expires_at, replaced_by, rpm_limit, tpm_limit, concurrency_limit, daily_limit_nano,
+      monthly_limit_nano, allowed_models, guardrail_id, created_at, last_used_at, revoked_at`
+
+/** The settable fields and their columns. */
+const settable = {
+  name: 'name',
+  rpmLimit: 'rpm_limit',
+  tpmLimit: 'tpm_limit',
+  concurrency: 'concurrency_limit',
+  dailyLimitNano: 'daily_limit_nano',
+  monthlyLimitNano: 'monthly_limit_nano',
+  allowedModels: 'allowed_models',
+  guardrailId: 'guardrail_id',
+} as const satisfies Record<keyof NewApiKey, string>
+
+export async function listKeys(deps: OperatorDeps, accountId: string): Promise<{ keys: ApiKey[] }> {
+  const rows = await deps.sql<KeyRow[]>`SELECT ${columns(deps.sql)} FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id`
+  const nowMs = deps.clock.now()
+  return { keys: rows.map((row) => keyView(row, nowMs)) }
 }
 
-export async function createKey(deps: OperatorDeps, options: KeyOptions): Promise<{ id: string; key: string; prefix: string }> {
-  // No models given means any model (the older behaviour of `key create`).
-  const models = options.models && options.models.length > 0 ? checkModelIds(deps.catalog, options.models, 'models') : null
-  const [account] = await deps.sql<{ kind: 'accountless' | 'identity' }[]>`SELECT kind FROM accounts WHERE id = ${options.accountId}`
-  if (!account) throw new ServiceError('not_found', `No account ${options.accountId}.`)
+export async function readKey(deps: Pick<OperatorDeps, 'sql' | 'clock'>, keyId: string, scope: KeyScope = {}): Promise<ApiKey> {
+  const [row] = await deps.sql<KeyRow[]>`SELECT ${columns(deps.sql)} FROM api_keys WHERE id = ${keyId} ${inScope(deps.sql, scope)}`
+  if (!row) throw noKey(keyId, scope)
+  return keyView(row, deps.clock.now())
+}
+
+/**
+ * A new key of the account, with its secret this once. Absent spend caps get the configured defaults (on
+ * unless set to null; lower for accountless accounts, which have no identity to recover a leaked key by).
+ */
+export async function createKey(deps: OperatorDeps, accountId: string, input: NewApiKey = {}): Promise<CreatedApiKey> {
+  const values = columnValues(deps, input)
   const id = newKeyId()
   const { key, prefix, hash } = generateApiKey()
-  // Spend caps are on by default, lower for accountless keys (no identity, so no recovery if a key leaks).
-  const defaults = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
-  const daily = options.dailyLimitNano === undefined ? defaults.dailyLimitNano : options.dailyLimitNano
-  const monthly = options.monthlyLimitNano === undefined ? defaults.monthlyLimitNano : options.monthlyLimitNano
-  await deps.sql`
-    INSERT INTO api_keys (id, account_id, name, prefix, key_hash, rpm_limit, tpm_limit, concurrency_limit,
-                          daily_limit_nano, monthly_limit_nano, allowed_models)
-    VALUES (${id}, ${options.accountId}, ${options.name ?? ''}, ${prefix}, ${hash}, ${options.rpm ?? null}, ${options.tpm ?? null},
-            ${options.concurrency ?? null}, ${daily}, ${monthly}, ${models})`
+  await deps.sql.begin(async (tx) => {
+    const defaults = await keyDefaults({ ...deps, sql: tx }, accountId)
+    if (input.guardrailId) await lockGuardrail(tx, accountId, input.guardrailId)
+    await tx`
+      INSERT INTO api_keys ${tx({
+        daily_limit_nano: defaults.dailyLimitNano,
+        monthly_limit_nano: defaults.monthlyLimitNano,
+        name: '',
+        ...values,
+        id,
+        account_id: accountId,
+        prefix,
+        key_hash: hash,
+      })}`
+  })
   // A cached "no such key" for this prefix must not outlive the creation.
   await deps.keys.invalidate({ prefix })
-  return { id, key, prefix }
+  return { ...(await readKey(deps, id)), key }
 }
 
-export async function revokeKey(deps: OperatorDeps, keyId: string): Promise<{ id: string; status: 'revoked' }> {
-  const [row] = await deps.sql<{ prefix: string }[]>`
-    UPDATE api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE id = ${keyId} RETURNING prefix`
-  if (!row) throw new ServiceError('not_found', `No key ${keyId}.`)
-  await deps.keys.invalidate({ prefix: row.prefix })
-  return { id: keyId, status: 'revoked' }
-}
-
-/** What `updateKey` may change: an absent field stays, null removes the limit (or the guardrail, or the model list). */
-export type KeyChanges = {
-  guardrailId?: string | null
-  models?: string[] | null
-  rpm?: number | null
-  tpm?: number | null
-  concurrency?: number | null
-  dailyLimitNano?: number | null
-  monthlyLimitNano?: number | null
-}
-
-export type KeyView = {
-  id: string
-  accountId: string
-  name: string
-  prefix: string
-  status: string
-  guardrailId: string | null
-  models: string[] | null
-  rpm: number | null
-  tpm: number | null
-  concurrency: number | null
-  dailyLimitNano: number | null
-  dailyLimitUsd: string | null
-  monthlyLimitNano: number | null
-  monthlyLimitUsd: string | null
-}
-
-type KeyRow = {
-  id: string
-  account_id: string
-  name: string
-  prefix: string
-  status: string
-  guardrail_id: string | null
-  allowed_models: string[] | null
-  rpm_limit: number | null
-  tpm_limit: number | null
-  concurrency_limit: number | null
-  daily_limit_nano: number | null
-  monthly_limit_nano: number | null
-}
-
-/** Changes a key's guardrail, models and limits; effective at once on every process. The guardrail must be one of the key's account. */
-export async function updateKey(deps: OperatorDeps, keyId: string, changes: KeyChanges): Promise<KeyView> {
-  const values: Record<string, unknown> = {}
-  if (changes.models !== undefined) values.allowed_models = checkModelIds(deps.catalog, changes.models, 'models')
-  const limits = { rpm: 'rpm_limit', tpm: 'tpm_limit', concurrency: 'concurrency_limit', dailyLimitNano: 'daily_limit_nano', monthlyLimitNano: 'monthly_limit_nano' } as const
-  for (const [field, column] of Object.entries(limits) as [keyof typeof limits, string][]) {
-    const value = changes[field]
-    if (value === undefined) continue
-    if (value !== null && (!Number.isSafeInteger(value) || value < 0)) {
-      throw new ServiceError('invalid_request', `${field}: must be a whole number of at least 0, or null for no limit`, { param: field })
-    }
-    values[column] = value
-  }
-  if (changes.guardrailId !== undefined) values.guardrail_id = changes.guardrailId
+/** Changes a key: an absent field stays, null removes a limit (or the guardrail, or the model list). */
+export async function updateKey(deps: OperatorDeps, keyId: string, changes: ApiKeyChanges, scope: KeyScope = {}): Promise<ApiKey> {
+  const values = columnValues(deps, changes)
   if (Object.keys(values).length === 0) {
-    throw new ServiceError('invalid_request', 'Nothing to change: give guardrailId, models, rpm, tpm, concurrency, dailyUsd or monthlyUsd.')
+    throw new ServiceError('invalid_request', `Nothing to change: give ${Object.keys(settable).join(', ')}.`)
   }
-  const row = await deps.sql.begin(async (tx) => {
-    const [key] = await tx<{ account_id: string }[]>`SELECT account_id FROM api_keys WHERE id = ${keyId} FOR UPDATE`
-    if (!key) throw new ServiceError('not_found', `No key ${keyId}.`)
-    if (changes.guardrailId) {
-      // FOR SHARE: a guardrail being deleted (FOR UPDATE, then unassigned) cannot be assigned meanwhile.
-      const [guardrail] = await tx<{ account_id: string }[]>`SELECT account_id FROM guardrails WHERE id = ${changes.guardrailId} FOR SHARE`
-      if (!guardrail) throw new ServiceError('invalid_request', `guardrailId: no guardrail ${changes.guardrailId}`, { param: 'guardrailId' })
-      if (guardrail.account_id !== key.account_id) {
-        throw new ServiceError('invalid_request', `guardrailId: guardrail ${changes.guardrailId} belongs to another account than key ${keyId}`, { param: 'guardrailId' })
-      }
-    }
-    const [updated] = await tx<KeyRow[]>`
-      UPDATE api_keys SET ${tx(values)} WHERE id = ${keyId}
-      RETURNING id, account_id, name, prefix, status, guardrail_id, allowed_models, rpm_limit, tpm_limit, concurrency_limit,
-                daily_limit_nano, monthly_limit_nano`
-    return updated!
+  const prefix = await deps.sql.begin(async (tx) => {
+    const [key] = await tx<{ account_id: string; prefix: string }[]>`SELECT account_id, prefix FROM api_keys WHERE id = ${keyId} ${inScope(tx, scope)} FOR UPDATE`
+    if (!key) throw noKey(keyId, scope)
+    if (changes.guardrailId) await lockGuardrail(tx, key.account_id, changes.guardrailId)
+    await tx`UPDATE api_keys SET ${tx(values)} WHERE id = ${keyId}`
+    return key.prefix
   })
+  await deps.keys.invalidate({ prefix })
+  return readKey(deps, keyId)
+}
+
+/** Disables the key at once on every process (also a key in its rotation grace). */
+export async function revokeKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>, keyId: string, scope: KeyScope = {}): Promise<ApiKey> {
+  const [row] = await deps.sql<{ prefix: string }[]>`
+    UPDATE api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE id = ${keyId} ${inScope(deps.sql, scope)} RETURNING prefix`
+  if (!row) throw noKey(keyId, scope)
   await deps.keys.invalidate({ prefix: row.prefix })
+  return readKey(deps, keyId)
+}
+
+/** The spend caps a new key of the account gets when its creation leaves them out. */
+export async function keyDefaults(deps: { sql: Db; keyDefaults: OperatorDeps['keyDefaults'] }, accountId: string): Promise<KeyDefaults> {
+  const [account] = await deps.sql<{ kind: 'accountless' | 'identity' }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
+  if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
+  const caps = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
+  return {
+    dailyLimitNano: caps.dailyLimitNano,
+    dailyLimitUsd: nanoToUsd(caps.dailyLimitNano),
+    monthlyLimitNano: caps.monthlyLimitNano,
+    monthlyLimitUsd: nanoToUsd(caps.monthlyLimitNano),
+  }
+}
+
+export function keyStatus(row: Pick<KeyRow, 'status' | 'expires_at'>, nowMs: number): KeyStatus {
+  if (row.status === 'revoked') return 'revoked'
+  if (row.expires_at === null) return 'active'
+  return row.expires_at.getTime() > nowMs ? 'in_grace' : 'expired'
+}
+
+function keyView(row: KeyRow, nowMs: number): ApiKey {
   return {
     id: row.id,
     accountId: row.account_id,
     name: row.name,
     prefix: row.prefix,
-    status: row.status,
-    guardrailId: row.guardrail_id,
-    models: row.allowed_models,
-    rpm: row.rpm_limit,
-    tpm: row.tpm_limit,
+    status: keyStatus(row, nowMs),
+    expiresAt: iso(row.expires_at),
+    replacedBy: row.replaced_by,
+    rpmLimit: row.rpm_limit,
+    tpmLimit: row.tpm_limit,
     concurrency: row.concurrency_limit,
     dailyLimitNano: row.daily_limit_nano,
     dailyLimitUsd: row.daily_limit_nano === null ? null : nanoToUsd(row.daily_limit_nano),
     monthlyLimitNano: row.monthly_limit_nano,
     monthlyLimitUsd: row.monthly_limit_nano === null ? null : nanoToUsd(row.monthly_limit_nano),
+    allowedModels: row.allowed_models,
+    guardrailId: row.guardrail_id,
+    createdAt: row.created_at.toISOString(),
+    lastUsedAt: iso(row.last_used_at),
+    revokedAt: iso(row.revoked_at),
   }
 }
+
+/** The columns to write for the fields given; the model list is checked against the catalog. */
+function columnValues(deps: Pick<OperatorDeps, 'catalog'>, fields: ApiKeyChanges): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const [field, column] of Object.entries(settable) as [keyof ApiKeyChanges, string][]) {
+    const value = fields[field]
+    if (value === undefined) continue
+    values[column] = field === 'allowedModels' && value !== null ? checkModelIds(deps.catalog, value as string[], 'allowedModels') : value
+  }
+  return values
+}
+
+/** The guardrail must be the account's; FOR SHARE: one being deleted (FOR UPDATE, then unassigned) cannot be assigned meanwhile. */
+async function lockGuardrail(tx: Db, accountId: string, guardrailId: string): Promise<void> {
+  const [row] = await tx`SELECT 1 FROM guardrails WHERE id = ${guardrailId} AND account_id = ${accountId} FOR SHARE`
+  // Another account's guardrail reads as absent, like its keys.
+  if (!row) throw new ServiceError('invalid_request', `guardrailId: no guardrail ${guardrailId} in this account`, { param: 'guardrailId' })
+}
+
+const inScope = (sql: Db, scope: KeyScope) => (scope.accountId === undefined ? sql`` : sql`AND account_id = ${scope.accountId}`)
+
+const iso = (date: Date | null) => (date ? date.toISOString() : null)
+
+const noKey = (keyId: string, scope: KeyScope) => new ServiceError('not_found', `No key ${keyId}${scope.accountId === undefined ? '' : ' in this account'}.`)

@@ -8,12 +8,13 @@
 import type { RotatedKey } from '../../shared/schemas/admin/keys.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { generateApiKey } from '../keys/api-key.ts'
+import type { KeyRow } from '../keys/key-row.ts'
 import { newKeyId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
 
-type OldKey = { prefix: string; status: 'active' | 'revoked'; expires_at: Date | null; replaced_by: string | null }
+type OldKey = Pick<KeyRow, 'prefix' | 'status' | 'expires_at' | 'replaced_by'>
 
 export async function rotateKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>, accountId: string, keyId: string): Promise<RotatedKey> {
   const nowMs = deps.clock.now()

@@ -8,10 +8,8 @@
  * access (site/admin/permissions.ts). Requests already admitted finish and settle normally.
  */
 import { ServiceError } from '../../shared/errors.ts'
+import { SUSPENSION_REASONS, type SuspensionReason } from '../../shared/schemas/admin/operator.ts'
 import type { OperatorDeps } from './operator-deps.ts'
-
-export const SUSPENSION_REASONS = ['chargeback', 'sanctions', 'abuse', 'operator'] as const
-export type SuspensionReason = (typeof SUSPENSION_REASONS)[number]
 
 export type SuspensionView = {
   accountId: string

@@ -2,8 +2,14 @@
  * `bun run admin -- <command>`: the operator's command line, a thin client of the operator API of a
  * running server (SITE_URL, default http://127.0.0.1:<SITE_PORT>), authenticated by ADMIN_TOKEN or the
  * token the server wrote under DATA_DIR. Prints JSON; exits 1 with the server's error on failure.
+ * Operators type dollars; the requests carry the API's own fields (the shared schemas: integer nano-USD,
+ * `rpmLimit`, `allowedModels`, …), the same the dashboard sends.
  */
 import { parseArgs } from 'node:util'
+import { usdToNano } from '../../shared/money.ts'
+import type { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
+import type { Credit, NewAccount, NewAccountKey } from '../../shared/schemas/admin/operator.ts'
+import type { GuardrailChanges, NewGuardrail } from '../../shared/schemas/admin/policy.ts'
 import { loadConfig } from '../config/config.ts'
 import { operatorTokenPath } from '../site/operator-token.ts'
 
@@ -16,7 +22,7 @@ const usage = `Usage: bun run admin -- <command> [options]
   account unsuspend ACCOUNT_ID
   key create --account ID [--name TEXT] [--rpm N] [--tpm N] [--concurrency N]
              [--daily-usd N|none] [--monthly-usd N|none] [--models a,b]
-  key update KEY_ID [--guardrail ID|none] [--models a,b|none] [--rpm N|none] [--tpm N|none]
+  key update KEY_ID [--name TEXT] [--guardrail ID|none] [--models a,b|none] [--rpm N|none] [--tpm N|none]
              [--concurrency N|none] [--daily-usd N|none] [--monthly-usd N|none]
   key revoke --id ID
 
@@ -82,8 +88,12 @@ class UsageError extends Error {}
 
 function required(values: Values, name: keyof typeof options): string {
   const value = values[name]
-  if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} is required`)
+  if (typeof value !== 'string' || value === '') missing(name)
   return value
+}
+
+function missing(name: keyof typeof options): never {
+  throw new UsageError(`--${name} is required`)
 }
 
 function integer(values: Values, name: keyof typeof options): number | undefined {
@@ -93,10 +103,18 @@ function integer(values: Values, name: keyof typeof options): number | undefined
   return Number(value)
 }
 
-function cap(values: Values, name: 'daily-usd' | 'monthly-usd' | 'budget-usd'): string | null | undefined {
+/** Dollars as integer nano-USD. */
+function nano(values: Values, name: 'credit-usd' | 'usd' | 'daily-usd' | 'monthly-usd' | 'budget-usd'): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
-  return value === 'none' ? null : String(value)
+  const amount = typeof value === 'string' ? usdToNano(value) : undefined
+  if (amount === undefined) throw new UsageError(`--${name} must be an amount in USD with at most 9 decimals`)
+  return amount
+}
+
+/** A spend cap or budget in nano-USD, or null for `none`. */
+function cap(values: Values, name: 'daily-usd' | 'monthly-usd' | 'budget-usd'): number | null | undefined {
+  return values[name] === 'none' ? null : nano(values, name)
 }
 
 /** A whole number, or null for `none`. */
@@ -142,14 +160,14 @@ function route(words: string[], values: Values): { method: string; path: string;
   const command = words.join(' ')
   switch (command) {
     case 'account create':
-      return { method: 'POST', path: '/accounts', body: values['credit-usd'] === undefined ? {} : { creditUsd: values['credit-usd'] } }
+      return { method: 'POST', path: '/accounts', body: { creditNano: nano(values, 'credit-usd') } satisfies NewAccount }
     case 'account show':
       return { method: 'GET', path: `/accounts/${encodeURIComponent(required(values, 'account'))}` }
     case 'credit':
       return {
         method: 'POST',
         path: `/accounts/${encodeURIComponent(required(values, 'account'))}/credits`,
-        body: { usd: required(values, 'usd'), ...(values.reason ? { reason: values.reason } : {}) },
+        body: { amountNano: nano(values, 'usd') ?? missing('usd'), reason: values.reason as string | undefined } satisfies Credit,
       }
     case 'key create':
       return {
@@ -157,14 +175,14 @@ function route(words: string[], values: Values): { method: string; path: string;
         path: '/keys',
         body: {
           accountId: required(values, 'account'),
-          name: values.name,
-          rpm: integer(values, 'rpm'),
-          tpm: integer(values, 'tpm'),
+          name: values.name as string | undefined,
+          rpmLimit: integer(values, 'rpm'),
+          tpmLimit: integer(values, 'tpm'),
           concurrency: integer(values, 'concurrency'),
-          dailyUsd: cap(values, 'daily-usd'),
-          monthlyUsd: cap(values, 'monthly-usd'),
-          models: typeof values.models === 'string' ? values.models.split(',').map((model) => model.trim()).filter(Boolean) : undefined,
-        },
+          dailyLimitNano: cap(values, 'daily-usd'),
+          monthlyLimitNano: cap(values, 'monthly-usd'),
+          allowedModels: list(values, 'models'),
+        } satisfies NewAccountKey,
       }
     case 'key revoke':
       return { method: 'POST', path: `/keys/${encodeURIComponent(required(values, 'id'))}/revoke` }
@@ -187,14 +205,15 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
     case 'key update': {
       const [keyId] = positional(args, ['KEY_ID'])
       const guardrail = values.guardrail === 'none' ? null : (values.guardrail as string | undefined)
-      const body = {
+      const body: ApiKeyChanges = {
+        name: values.name as string | undefined,
         guardrailId: guardrail,
-        models: listOrNone(values, 'models'),
-        rpm: limit(values, 'rpm'),
-        tpm: limit(values, 'tpm'),
+        allowedModels: listOrNone(values, 'models'),
+        rpmLimit: limit(values, 'rpm'),
+        tpmLimit: limit(values, 'tpm'),
         concurrency: limit(values, 'concurrency'),
-        dailyUsd: cap(values, 'daily-usd'),
-        monthlyUsd: cap(values, 'monthly-usd'),
+        dailyLimitNano: cap(values, 'daily-usd'),
+        monthlyLimitNano: cap(values, 'monthly-usd'),
       }
       return { method: 'PATCH', path: `/keys/${keyId}`, body }
     }
@@ -218,12 +237,12 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
       return { method: 'DELETE', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/routing` }
     case 'guardrail create': {
       const [accountId] = positional(args, ['ACCOUNT_ID'])
-      const body = { name: required(values, 'name'), models: list(values, 'models'), budgetUsd: cap(values, 'budget-usd'), filters: json(values, 'filters') }
+      const body = { name: required(values, 'name'), models: list(values, 'models'), budgetNano: cap(values, 'budget-usd'), filters: json(values, 'filters') as NewGuardrail['filters'] } satisfies NewGuardrail
       return { method: 'POST', path: `/accounts/${accountId}/guardrails`, body }
     }
     case 'guardrail update': {
       const [guardrailId] = positional(args, ['GUARDRAIL_ID'])
-      const body = { name: values.name, models: listOrNone(values, 'models'), budgetUsd: cap(values, 'budget-usd'), filters: json(values, 'filters') }
+      const body = { name: values.name as string | undefined, models: listOrNone(values, 'models'), budgetNano: cap(values, 'budget-usd'), filters: json(values, 'filters') as GuardrailChanges['filters'] } satisfies GuardrailChanges
       return { method: 'PATCH', path: `/guardrails/${guardrailId}`, body }
     }
     case 'guardrail list':

@@ -6,6 +6,7 @@
 import type { Sql } from 'postgres'
 import type { AccountLimits, KeyLimits } from '../admission/store.ts'
 import type { Preset, PresetParams } from '../routing/presets.ts'
+import type { KeyRow } from './key-row.ts'
 
 /** The guardrail assigned to a key, as stored (its filters are compiled once per version). */
 export type GuardrailRecord = {
@@ -41,26 +42,18 @@ export type KeyRecord = {
 
 export type AccountLimitDefaults = { rpm: number; tpm: number; concurrency: number }
 
-type Row = {
-  id: string
-  account_id: string
-  prefix: string
+/** The key's columns, its digest, and what the joins add: its account's policy, its guardrail, the account's presets. */
+type Row = Pick<
+  KeyRow,
+  'id' | 'account_id' | 'prefix' | 'status' | 'expires_at' | 'rpm_limit' | 'tpm_limit' | 'concurrency_limit' | 'daily_limit_nano' | 'monthly_limit_nano' | 'allowed_models' | 'guardrail_id'
+> & {
   key_hash: Uint8Array
-  status: 'active' | 'revoked'
-  expires_at: Date | null
-  rpm_limit: number | null
-  tpm_limit: number | null
-  concurrency_limit: number | null
-  daily_limit_nano: number | null
-  monthly_limit_nano: number | null
-  allowed_models: string[] | null
   account_status: 'active' | 'suspended'
   account_rpm_limit: number | null
   account_tpm_limit: number | null
   account_concurrency_limit: number | null
   account_allowed_models: string[] | null
   account_allowed_providers: string[] | null
-  guardrail_id: string | null
   guardrail_updated_at: Date | null
   guardrail_allowed_models: string[] | null
   guardrail_budget_nano: number | null

@@ -19,7 +19,7 @@ export async function createAccountless(deps: OperatorDeps): Promise<{ accountId
   const accountId = newAccountId()
   const linkSecret = newSecret()
   await deps.sql`INSERT INTO accounts (id, kind, dashboard_link_hash) VALUES (${accountId}, 'accountless', ${hashSecret(linkSecret)})`
-  const key = await createKey(deps, { accountId, name: 'default' })
+  const key = await createKey(deps, accountId, { name: 'default' })
   return { accountId, keyId: key.id, key: key.key, linkSecret }
 }
 

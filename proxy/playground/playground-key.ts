@@ -8,11 +8,13 @@
 import { createKey } from '../accounts/keys.ts'
 import type { OperatorDeps } from '../accounts/operator-deps.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
+import type { KeyRow } from '../keys/key-row.ts'
 import { log } from '../log/log.ts'
 
 export const PLAYGROUND_KEY_NAME = 'Playground'
 
-type Row = { id: string | null; prefix: string | null; status: 'active' | 'revoked' | null; expires_at: Date | null; replaced_by: string | null }
+/** The account's playground key, if it has one (a left join: every column may be null). */
+type Row = { [Column in 'id' | 'prefix' | 'status' | 'expires_at' | 'replaced_by']: KeyRow[Column] | null }
 
 export async function playgroundKey(deps: OperatorDeps, accountId: string): Promise<KeyRecord> {
   const [row] = await deps.sql<Row[]>`
@@ -43,7 +45,7 @@ async function activeKey(deps: OperatorDeps, accountId: string, keyId: string): 
 }
 
 async function newPlaygroundKey(deps: OperatorDeps, accountId: string): Promise<string> {
-  const created = await createKey(deps, { accountId, name: PLAYGROUND_KEY_NAME })
+  const created = await createKey(deps, accountId, { name: PLAYGROUND_KEY_NAME })
   return created.id
 }
 

@@ -73,7 +73,7 @@ export async function createGuardrail(deps: OperatorDeps, accountId: string, inp
 export async function updateGuardrail(deps: OperatorDeps, guardrailId: string, changes: GuardrailChanges): Promise<GuardrailView> {
   const columns = checkChanges(deps, changes)
   if (Object.keys(columns).length === 0) {
-    throw new ServiceError('invalid_request', 'Nothing to change: give name, models, budgetUsd or filters.')
+    throw new ServiceError('invalid_request', 'Nothing to change: give name, models, budgetNano or filters.')
   }
   const values: Record<string, unknown> = { ...columns }
   if (columns.filters) values.filters = deps.sql.json(columns.filters as never)

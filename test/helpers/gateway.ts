@@ -7,7 +7,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createAccount } from '../../proxy/accounts/accounts.ts'
-import { createKey, type KeyOptions } from '../../proxy/accounts/keys.ts'
+import { createKey } from '../../proxy/accounts/keys.ts'
+import type { NewApiKey } from '../../shared/schemas/admin/keys.ts'
 import { createApp, type App } from '../../proxy/app.ts'
 import { buildCatalog } from '../../proxy/catalog/catalog.ts'
 import type { CatalogModel } from '../../proxy/catalog/catalog-schema.ts'
@@ -53,7 +54,8 @@ export type TestGateway = {
   app: App
   upstream: FakeUpstream
   account(usd: string): Promise<string>
-  key(accountId: string, options?: Omit<KeyOptions, 'accountId'>): Promise<{ id: string; key: string }>
+  /** A key without spend caps unless `options` sets them (the admin API's fields). */
+  key(accountId: string, options?: NewApiKey): Promise<{ id: string; key: string }>
   /** POST /v1/chat/completions through the API server's handler. */
   chat(key: string | undefined, body: unknown, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>
   close(): Promise<void>
@@ -103,7 +105,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       return (await createAccount(app.operator, { creditNano: usdToNano(usd) })).accountId
     },
     async key(accountId, keyOptions = {}) {
-      const created = await createKey(app.operator, { dailyLimitNano: null, monthlyLimitNano: null, ...keyOptions, accountId })
+      const created = await createKey(app.operator, accountId, { dailyLimitNano: null, monthlyLimitNano: null, ...keyOptions })
       return { id: created.id, key: created.key }
     },
     chat(key, body, init = {}) {

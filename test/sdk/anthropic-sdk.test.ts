@@ -131,7 +131,7 @@ describeWith('postgres', 'anthropic SDK', () => {
       expect(caught.error.error).toMatchObject({ type: 'not_found_error', code: 'unknown_model' })
     })
     test('429 RateLimitError past the key’s requests per minute', async () => {
-      const limited = new Anthropic({ baseURL: apiUrl, apiKey: (await gw.key(accountId, { rpm: 1 })).key, maxRetries: 0 })
+      const limited = new Anthropic({ baseURL: apiUrl, apiKey: (await gw.key(accountId, { rpmLimit: 1 })).key, maxRetries: 0 })
       await limited.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello })
       const caught = await error(limited.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello }))
       expect(caught).toBeInstanceOf(Anthropic.RateLimitError)

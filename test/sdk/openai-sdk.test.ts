@@ -150,7 +150,7 @@ describeWith('postgres', 'openai SDK', () => {
       expect(caught.code).toBe('unknown_model')
     })
     test('429 RateLimitError past the key’s requests per minute', async () => {
-      const limited = new OpenAI({ baseURL: client.baseURL, apiKey: (await gw.key(accountId, { rpm: 1 })).key, maxRetries: 0 })
+      const limited = new OpenAI({ baseURL: client.baseURL, apiKey: (await gw.key(accountId, { rpmLimit: 1 })).key, maxRetries: 0 })
       await limited.chat.completions.create({ model: 'openai/plain', messages: [{ role: 'user', content: 'hi' }] })
       const caught = await error(limited.chat.completions.create({ model: 'openai/plain', messages: [{ role: 'user', content: 'hi' }] }))
       expect(caught).toBeInstanceOf(OpenAI.RateLimitError)

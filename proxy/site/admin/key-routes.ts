@@ -7,9 +7,7 @@
  */
 import { Elysia, t } from 'elysia'
 import { ApiKey, ApiKeyChanges, ApiKeys, CreatedApiKey, KeyDefaults, NewApiKey, RotatedKey } from '../../../shared/schemas/admin/keys.ts'
-import { ServiceError } from '../../../shared/errors.ts'
-import { nanoToUsd } from '../../../shared/money.ts'
-import { createAccountKey, listAccountKeys, revokeAccountKey, updateAccountKey } from '../../accounts/account-keys.ts'
+import { createKey, keyDefaults, listKeys, revokeKey, updateKey } from '../../accounts/keys.ts'
 import { rotateKey } from '../../accounts/rotation.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
@@ -22,7 +20,7 @@ export function keyRoutes(deps: AdminDeps) {
       '/keys',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'read')
-        return listAccountKeys(deps, session.accountId)
+        return listKeys(deps, session.accountId)
       },
       { response: ApiKeys, detail: { summary: "The account's keys: prefix, name, status, limits, last use (never the secret)" } },
     )
@@ -39,7 +37,7 @@ export function keyRoutes(deps: AdminDeps) {
       async ({ request, body, set }) => {
         const session = await requireSession(deps, request, 'manage')
         set.status = 201
-        return createAccountKey(deps, session.accountId, body)
+        return createKey(deps, session.accountId, body)
       },
       {
         body: NewApiKey,
@@ -51,7 +49,7 @@ export function keyRoutes(deps: AdminDeps) {
       '/keys/:id',
       async ({ request, params, body }) => {
         const session = await requireSession(deps, request, 'manage')
-        return updateAccountKey(deps, session.accountId, params.id, body)
+        return updateKey(deps, params.id, body, { accountId: session.accountId })
       },
       { params: KeyId, body: ApiKeyChanges, response: ApiKey, detail: { summary: "Change a key's name, limits, models or guardrail; null removes a limit" } },
     )
@@ -59,7 +57,7 @@ export function keyRoutes(deps: AdminDeps) {
       '/keys/:id/revoke',
       async ({ request, params }) => {
         const session = await requireSession(deps, request, 'manage')
-        return revokeAccountKey(deps, session.accountId, params.id)
+        return revokeKey(deps, params.id, { accountId: session.accountId })
       },
       { params: KeyId, response: ApiKey, detail: { summary: 'Revoke a key: refused at once on every process' } },
     )
@@ -76,17 +74,4 @@ export function keyRoutes(deps: AdminDeps) {
         detail: { summary: 'Rotate a key: a new key with the same settings; the old one works 24 more hours (409 if already rotated)' },
       },
     )
-}
-
-// The same choice as createKey makes for caps left out.
-async function keyDefaults(deps: AdminDeps, accountId: string): Promise<KeyDefaults> {
-  const [account] = await deps.sql<{ kind: 'accountless' | 'identity' }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
-  if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
-  const caps = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
-  return {
-    dailyLimitNano: caps.dailyLimitNano,
-    dailyLimitUsd: nanoToUsd(caps.dailyLimitNano),
-    monthlyLimitNano: caps.monthlyLimitNano,
-    monthlyLimitUsd: nanoToUsd(caps.monthlyLimitNano),
-  }
 }

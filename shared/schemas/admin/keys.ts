@@ -19,6 +19,7 @@ export type KeyStatus = Static<typeof KeyStatus>
 
 export const ApiKey = Type.Object({
   id: Type.String(),
+  accountId: Type.String(),
   name: Type.String(),
   /** The first 14 characters of the key, enough to tell keys apart. */
   prefix: Type.String(),

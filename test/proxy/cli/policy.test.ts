@@ -77,7 +77,7 @@ describeWith('postgres', 'policy commands of bun run admin', () => {
     const guardrailId = created.json.id as string
 
     const assigned = await admin('key', 'update', keyId, '--guardrail', guardrailId, '--rpm', '100', '--daily-usd', 'none')
-    expect(assigned.json).toMatchObject({ id: keyId, guardrailId, rpm: 100, dailyLimitNano: null })
+    expect(assigned.json).toMatchObject({ id: keyId, guardrailId, rpmLimit: 100, dailyLimitNano: null })
     expect((await served('test/other')).status).toBe(403)
 
     const updated = await admin('guardrail', 'update', guardrailId, '--models', 'none', '--budget-usd', 'none', '--name', 'Open')
@@ -90,7 +90,7 @@ describeWith('postgres', 'policy commands of bun run admin', () => {
     expect(JSON.parse(badFilter.stderr).error.message).toContain('filters[0].action')
     expect((await admin('guardrail', 'update', guardrailId, '--filters', '[not json')).code).toBe(2)
 
-    expect((await admin('key', 'update', keyId, '--guardrail', 'none', '--rpm', 'none')).json).toMatchObject({ guardrailId: null, rpm: null })
+    expect((await admin('key', 'update', keyId, '--guardrail', 'none', '--rpm', 'none')).json).toMatchObject({ guardrailId: null, rpmLimit: null })
     expect((await admin('guardrail', 'delete', guardrailId)).json).toEqual({ id: guardrailId, deleted: true, unassignedKeyIds: [] })
     expect(errorCode(await admin('guardrail', 'delete', guardrailId))).toBe('not_found')
   })

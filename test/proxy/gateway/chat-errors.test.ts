@@ -131,7 +131,7 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   })
 
   test('403 model_not_allowed suggests a model the key may use', async () => {
-    const limited = await gw.key(accountId, { models: ['test/other'] })
+    const limited = await gw.key(accountId, { allowedModels: ['test/other'] })
     const error = await expectError(await chat({ model: 'test/cheap', messages: hello }, limited.key), 403, 'model_not_allowed')
     expect(error.message).toContain('test/other')
     expect((await chat({ model: 'test/other', messages: hello }, limited.key)).status).toBe(200)
@@ -158,7 +158,7 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   })
 
   test('429 usage_limit_exceeded carries Retry-After', async () => {
-    const slowKey = await gw.key(accountId, { rpm: 2 })
+    const slowKey = await gw.key(accountId, { rpmLimit: 2 })
     for (let i = 0; i < 2; i++) expect((await chat({ model: 'test/cheap', messages: hello }, slowKey.key)).status).toBe(200)
     const response = await chat({ model: 'test/cheap', messages: hello }, slowKey.key)
     const retryAfter = Number(response.headers.get('retry-after'))

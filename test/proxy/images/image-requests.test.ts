@@ -72,7 +72,7 @@ describeWith('postgres', 'image requests', () => {
 
   describe('access', () => {
     test("a model outside the key's allowed models is 403 model_not_allowed, nothing held or sent", async () => {
-      const limited = (await gw.key(accountId, { models: ['test/cheap'] })).key
+      const limited = (await gw.key(accountId, { allowedModels: ['test/cheap'] })).key
       const error = await refusal(await gw.images(limited, { model: 'test/image', prompt: 'x' }), 403, 'model_not_allowed')
       expect(error.message).toContain('test/image')
       expect(gw.imageCalls()).toBe(0)
@@ -80,7 +80,7 @@ describeWith('postgres', 'image requests', () => {
     })
 
     test('an image model can be on a key allowlist', async () => {
-      const images = (await gw.key(accountId, { models: ['test/image'] })).key
+      const images = (await gw.key(accountId, { allowedModels: ['test/image'] })).key
       expect((await gw.images(images, { model: 'test/image', prompt: 'x' })).status).toBe(200)
     })
   })

@@ -33,7 +33,7 @@ describeWith(['postgres', 'redis'], 'key plaintext canary', () => {
         headers: { authorization: 'Bearer test-operator-token', 'content-type': 'application/json' },
         body: JSON.stringify(body ?? {}),
       }).then((response) => response.json() as Promise<Record<string, string>>)
-    const { accountId } = await operator('/accounts', { creditUsd: '5' })
+    const { accountId } = await operator('/accounts', { creditNano: 5_000_000_000 })
     const created = await operator('/keys', { accountId: accountId! })
     const canary = created.key!
     expect(canary).toMatch(/^svc-live-/)

@@ -37,7 +37,7 @@ describeWith('postgres', 'key rotation', () => {
     const start = Date.now()
     gw.app.operator.clock.now = () => start
     expect(gw.app.gateway.clock).toBe(gw.app.operator.clock)
-    const old = await gw.key(accountId, { name: 'prod', rpm: 77, models: ['test/cheap'] })
+    const old = await gw.key(accountId, { name: 'prod', rpmLimit: 77, allowedModels: ['test/cheap'] })
     const rotated = await rotate(old.key, old.id)
     expect(rotated.status).toBe(201)
     expect(rotated.body.key).toMatch(/^svc-live-[1-9A-HJ-NP-Za-km-z]{26}$/)

@@ -27,8 +27,8 @@ describeWith('postgres', 'accountless accounts', () => {
     expect(await caps(accountless.keyId)).toEqual([4e9, 40e9])
     const identity = await gw.account('1')
     await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${identity}`
-    expect(await caps((await createKey(gw.app.operator, { accountId: identity })).id)).toEqual([40e9, 400e9])
-    expect(await caps((await createKey(gw.app.operator, { accountId: accountless.accountId, dailyLimitNano: 7 })).id)).toEqual([7, 40e9])
+    expect(await caps((await createKey(gw.app.operator, identity)).id)).toEqual([40e9, 400e9])
+    expect(await caps((await createKey(gw.app.operator, accountless.accountId, { dailyLimitNano: 7 })).id)).toEqual([7, 40e9])
   })
 
   test('the top-up step: after the secrets are confirmed for an accountless account, always for one with an identity', async () => {

@@ -20,13 +20,13 @@ describeWith('postgres', 'guardrails', () => {
   afterAll(() => gw?.close())
 
   test('a guardrail is created, edited, listed and deleted', async () => {
-    const created = await operator(gw, 'POST', `/accounts/${accountId}/guardrails`, { name: 'Support bots', models: ['test/cheap'], budgetUsd: '12.5', filters: block(['secret']) })
+    const created = await operator(gw, 'POST', `/accounts/${accountId}/guardrails`, { name: 'Support bots', models: ['test/cheap'], budgetNano: 12_500_000_000, filters: block(['secret']) })
     expect(created.status).toBe(201)
     expect(created.body).toMatchObject({ accountId, name: 'Support bots', models: ['test/cheap'], budgetNano: 12_500_000_000, budgetUsd: '12.5', keyIds: [] })
     const id = created.body.id as string
     expect(id).toMatch(/^grd_/)
 
-    const edited = await operator(gw, 'PATCH', `/guardrails/${id}`, { budgetUsd: null, models: null })
+    const edited = await operator(gw, 'PATCH', `/guardrails/${id}`, { budgetNano: null, models: null })
     expect(edited.body).toMatchObject({ id, name: 'Support bots', models: null, budgetNano: null, budgetUsd: null, filters: block(['secret']) })
     expect(Date.parse(edited.body.updatedAt)).toBeGreaterThan(Date.parse(created.body.updatedAt))
     // Two edits in a row still move the version the compiled filters are cached by.
@@ -49,8 +49,8 @@ describeWith('postgres', 'guardrails', () => {
     expect(expectRefusal(await create({ name: 'f', filters: [{ detector: 'regex', action: 'redact', pattern: '(' }] }), 400, 'invalid_request', 'filters')).toContain('filters[0].pattern')
     expect(expectRefusal(await create({ name: 'f', models: ['test/nope'] }), 400, 'invalid_request', 'models')).toContain('test/nope')
     expectRefusal(await create({ name: 'f', models: [] }), 400, 'invalid_request', 'models')
-    expectRefusal(await create({ name: 'f', budgetUsd: '-1' }), 400, 'invalid_request', 'budgetUsd')
-    expectRefusal(await create({ name: 'f', budgetUsd: 0 }), 400, 'invalid_request', 'budgetUsd')
+    expectRefusal(await create({ name: 'f', budgetNano: -1 }), 400, 'invalid_request', 'budgetNano')
+    expectRefusal(await create({ name: 'f', budgetNano: 0 }), 400, 'invalid_request', 'budgetNano')
     expectRefusal(await create({ name: '' }), 400, 'invalid_request', 'name')
     expectRefusal(await create({ models: ['test/cheap'] }), 400, 'invalid_request', 'name')
     expectRefusal(await create({ name: 'f', action: 'block' }), 400, 'invalid_request', 'action')
@@ -88,13 +88,13 @@ describeWith('postgres', 'guardrails', () => {
     const deleted = await operator(gw, 'DELETE', `/guardrails/${guardrailId}`)
     expect(deleted.body.unassignedKeyIds).toEqual([keyId])
     expect(await chatOutcome(gw, key, 'test/cheap', [{ role: 'user', content: 'this is banned' }])).toMatchObject({ status: 200 })
-    expect((await operator(gw, 'PATCH', `/keys/${keyId}`, { rpm: 10 })).body.guardrailId).toBeNull()
+    expect((await operator(gw, 'PATCH', `/keys/${keyId}`, { rpmLimit: 10 })).body.guardrailId).toBeNull()
   })
 
   test('a key cannot be given a guardrail of another account, or one that does not exist', async () => {
     const { id: keyId } = await gw.key(accountId)
     const foreign = await operator(gw, 'POST', `/accounts/${otherAccountId}/guardrails`, { name: 'Theirs' })
-    expect(expectRefusal(await operator(gw, 'PATCH', `/keys/${keyId}`, { guardrailId: foreign.body.id }), 400, 'invalid_request', 'guardrailId')).toContain('another account')
+    expect(expectRefusal(await operator(gw, 'PATCH', `/keys/${keyId}`, { guardrailId: foreign.body.id }), 400, 'invalid_request', 'guardrailId')).toContain('no guardrail')
     expectRefusal(await operator(gw, 'PATCH', `/keys/${keyId}`, { guardrailId: 'grd_missing' }), 400, 'invalid_request', 'guardrailId')
     expect((await operator(gw, 'PATCH', `/keys/${keyId}`, { guardrailId: null })).body.guardrailId).toBeNull()
   })

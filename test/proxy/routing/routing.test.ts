@@ -189,7 +189,7 @@ describeWith(['postgres', 'redis'], 'routing', () => {
   describe('access', () => {
     test('the key, its guardrail and the account each restrict models; the refusal suggests an allowed one', async () => {
       const account = await gw.account('1')
-      const own = await gw.key(account, { models: ['test/cheap', 'test/limited', 'test/pricey'] })
+      const own = await gw.key(account, { allowedModels: ['test/cheap', 'test/limited', 'test/pricey'] })
       let error = await expectError(await chat({ model: 'test/two-routes' }, own.key), 403, 'model_not_allowed')
       expect(error.message).toContain('test/cheap')
       const guardrail = uniqueName('gr_')
@@ -209,7 +209,7 @@ describeWith(['postgres', 'redis'], 'routing', () => {
 
     test('a fallback outside the allowlist is refused, naming it', async () => {
       const account = await gw.account('1')
-      const own = await gw.key(account, { models: ['test/cheap'] })
+      const own = await gw.key(account, { allowedModels: ['test/cheap'] })
       expect((await expectError(await chat({ model: 'test/cheap', models: ['test/pricey'] }, own.key), 403, 'model_not_allowed')).param).toBe('models[0]')
     })
   })
@@ -248,7 +248,7 @@ describeWith(['postgres', 'redis'], 'routing', () => {
     test('service/auto picks the first candidate the key may use', async () => {
       expect(served(await chat({ model: 'service/auto' })).model).toBe('test/pricey')
       const account = await gw.account('1')
-      const own = (await gw.key(account, { models: ['test/cheap'] })).key
+      const own = (await gw.key(account, { allowedModels: ['test/cheap'] })).key
       expect(served(await chat({ model: 'service/auto' }, own)).model).toBe('test/cheap')
     })
 
@@ -259,7 +259,7 @@ describeWith(['postgres', 'redis'], 'routing', () => {
 
     test('no eligible candidate: 503 auto_unresolvable', async () => {
       const account = await gw.account('1')
-      const own = (await gw.key(account, { models: ['test/limited'] })).key
+      const own = (await gw.key(account, { allowedModels: ['test/limited'] })).key
       await expectError(await chat({ model: 'service/auto' }, own), 503, 'auto_unresolvable')
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
@@ -295,9 +295,9 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const own = (await gw.key(account)).key
       const calls = upstreamCalls()
       await expectError(await chat({ model: 'service/auto:free-broken' }, own), 503, 'model_unavailable')
-      const noTools = await expectError(await chat({ model: 'service/auto:free', tools: weatherTool }, (await gw.key(await gw.account('1'), { models: ['test/free-b'] })).key), 400, 'invalid_request')
+      const noTools = await expectError(await chat({ model: 'service/auto:free', tools: weatherTool }, (await gw.key(await gw.account('1'), { allowedModels: ['test/free-b'] })).key), 400, 'invalid_request')
       expect(noTools.param).toBe('tools')
-      const restricted = (await gw.key(account, { models: ['test/cheap'] })).key
+      const restricted = (await gw.key(account, { allowedModels: ['test/cheap'] })).key
       await expectError(await chat({ model: 'service/auto:free' }, restricted), 503, 'auto_unresolvable')
       expect((await expectError(await chat({ model: 'service/auto:free', models: ['test/cheap'] }, own), 400, 'invalid_request')).param).toBe('models[0]')
       expect((await expectError(await chat({ model: 'service/auto:free', models: ['service/auto'] }, own), 400, 'invalid_request')).param).toBe('models[0]')

@@ -38,7 +38,7 @@ describeWith('postgres', 'dashboard link', () => {
 
   test('the link keeps working after the key is rotated out and revoked', async () => {
     const { accountId, keyId, linkSecret } = await createAccountless(gw.app.operator)
-    const replacement = await createKey(gw.app.operator, { accountId })
+    const replacement = await createKey(gw.app.operator, accountId)
     await gw.app.operator.sql`UPDATE api_keys SET status = 'revoked', revoked_at = now(), replaced_by = ${replacement.id} WHERE id = ${keyId}`
     const response = await exchange(linkSecret)
     expect(response.status).toBe(200)

@@ -87,7 +87,7 @@ describeWith('postgres', 'admin policy routes', () => {
 
   test('routing: the providers a restriction may name, each with the models it serves', async () => {
     const { providers } = (await call('GET', '/routing/providers', owner)).body
-    expect(providers.map((provider: Json) => provider.id)).toEqual(['fake', 'fake-anthropic', 'fake-b', 'unkeyed'])
+    expect(providers.map((provider: Json) => provider.id)).toEqual(['fake', 'fake-anthropic', 'fake-b', 'unkeyed', 'keyless', 'demo'])
     expect(providers[0]).toEqual({ id: 'fake', models: ['test/cheap', 'test/other'] })
     expect(providers[2]).toEqual({ id: 'fake-b', models: [] })
     expect((await call('PUT', '/routing', owner, { providers: [providers[0].id] })).body.providers).toEqual(['fake'])
