@@ -17,7 +17,7 @@ import { responsesStyle } from '../styles/responses/style.ts'
 import { clientAddress, readCatalog } from './catalog-routes.ts'
 import { responsesRoutes } from './responses-routes.ts'
 import { imageRoutes } from '../images/image-routes.ts'
-import { authenticateRequest } from '../gateway/authenticate.ts'
+import { keyEndpoint } from '../gateway/endpoint.ts'
 import { messagesErrorBody } from '../styles/messages/render-error.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { newCall } from '../gateway/call.ts'
@@ -34,21 +34,20 @@ function modelRoutes(gw: Gateway, prefix: string) {
     .post('/chat/completions', ({ request, server }) => handle(gw, chatStyle, request, () => clientAddress(server, request)), { parse: 'none' })
     .post('/messages', ({ request, server }) => handle(gw, messagesStyle, request, () => clientAddress(server, request)), { parse: 'none' })
     .post('/responses', ({ request, server }) => handle(gw, responses, request, () => clientAddress(server, request)), { parse: 'none' })
-    .get('/models', ({ request, server }) => listModels(gw, request, clientAddress(server, request)))
+    .get('/models', ({ request, server }) => listModels(gw, request, () => clientAddress(server, request)))
     .use(responsesRoutes(gw))
     .use(imageRoutes(gw))
 }
 
 /** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
-async function listModels(gw: Gateway, request: Request, address: string): Promise<Response> {
-  const call = newCall('chat')
+function listModels(gw: Gateway, request: Request, address: () => string): Promise<Response> {
   const messagesClient = request.headers.has('anthropic-version')
-  const render = (error: ServiceError) => (messagesClient ? messagesErrorBody(error, call.requestId) : chatErrorBody(error))
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: messagesClient, address: () => address })
-  if (!auth.ok) return errorResponse(call, auth.error, render)
-  const catalog = await readCatalog(gw.catalogReads, address)
-  if (catalog instanceof ServiceError) return errorResponse(call, catalog, render)
-  return Response.json(withPresets(catalog, auth.key.presets), { headers: { 'x-request-id': call.requestId } })
+  const render = (requestId: string) => (messagesClient ? (error: ServiceError) => messagesErrorBody(error, requestId) : chatErrorBody)
+  return keyEndpoint(gw, request, { style: 'models', render, address, allowXApiKey: messagesClient }, async (key) => {
+    const catalog = await readCatalog(gw.catalogReads, address())
+    if (catalog instanceof ServiceError) throw catalog
+    return { body: withPresets(catalog, key.presets) }
+  })
 }
 
 /** The catalog with the account's presets after the models. */

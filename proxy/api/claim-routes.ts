@@ -11,10 +11,8 @@ import { Value } from '@sinclair/typebox/value'
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { ClaimRequest } from '../../shared/schemas/claim.ts'
-import { authenticateRequest } from '../gateway/authenticate.ts'
-import { newCall } from '../gateway/call.ts'
+import { keyEndpoint, type JsonAnswer } from '../gateway/endpoint.ts'
 import type { Gateway } from '../gateway/gateway.ts'
-import { errorResponse } from '../gateway/respond.ts'
 import { countAttempt } from '../people/attempts.ts'
 import { sendLink } from '../people/send-link.ts'
 import { siteBaseFromApi, siweSite } from '../people/site-url.ts'
@@ -29,39 +27,36 @@ import { clientAddress } from './catalog-routes.ts'
 const MAX_BODY_BYTES = 16 * 1024
 
 export function claimRoutes(gw: Gateway, admin: AdminDeps) {
-  return new Elysia().post('/me/claim', ({ request, server }) => claim(gw, admin, request, clientAddress(server, request)), { parse: 'none' })
+  return new Elysia().post(
+    '/me/claim',
+    ({ request, server }) => {
+      const address = clientAddress(server, request)
+      return keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => address }, (key) => claim(admin, request, key.accountId, address))
+    },
+    { parse: 'none' },
+  )
 }
 
-async function claim(gw: Gateway, deps: AdminDeps, request: Request, address: string): Promise<Response> {
-  const call = newCall('chat')
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address: () => address })
-  if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
-  const accountId = auth.key.accountId
-  const headers = { 'x-request-id': call.requestId }
-  try {
-    const body = await readClaim(request)
-    await requireAccountless(deps.sql, accountId)
-    const site = siteBaseFromApi(deps.config, request)
-    if ('email' in body) {
-      const email = normalizeEmail(body.email)
-      await countAttempt(deps.limiter, 'sign-in-mail', address, deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'claim mails requested from this address')
-      await sendLink(deps, { email, purpose: 'claim', accountId }, site)
-      const message = `A confirmation link was sent to ${email}. The address is attached to account ${accountId} when the link is confirmed.`
-      return Response.json({ ok: true, accountId, email, message }, { status: 202, headers })
-    }
-    const apiBase = (deps.config.PUBLIC_API_URL || new URL(request.url).origin).replace(/\/+$/, '')
-    const sites = [siweSite(site), siweSite(apiBase)]
-    const wallet = await verifyWalletProof(deps.sql, body.wallet, { sites, chainId: deps.config.SIWE_CHAIN_ID }, deps.clock.now(), 'wallet.message').catch((error) => {
-      // On the API server a 401 says "your API key is wrong" to the SDKs: a refused message is a bad request.
-      throw error instanceof ServiceError && error.code === 'unauthorized' ? new ServiceError('invalid_request', error.message, error.details) : error
-    })
-    await deps.sql.begin(async (tx) => attachIdentity(tx, accountId, await findOrCreateUser(tx, { wallet })))
-    await deps.keys.invalidate({ accountId })
-    return Response.json({ ok: true, accountId, kind: 'identity', wallet }, { headers })
-  } catch (error) {
-    if (error instanceof ServiceError) return errorResponse(call, error, chatErrorBody)
-    throw error
+async function claim(deps: AdminDeps, request: Request, accountId: string, address: string): Promise<JsonAnswer> {
+  const body = await readClaim(request)
+  await requireAccountless(deps.sql, accountId)
+  const site = siteBaseFromApi(deps.config, request)
+  if ('email' in body) {
+    const email = normalizeEmail(body.email)
+    await countAttempt(deps.limiter, 'sign-in-mail', address, deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'claim mails requested from this address')
+    await sendLink(deps, { email, purpose: 'claim', accountId }, site)
+    const message = `A confirmation link was sent to ${email}. The address is attached to account ${accountId} when the link is confirmed.`
+    return { body: { ok: true, accountId, email, message }, status: 202 }
   }
+  const apiBase = (deps.config.PUBLIC_API_URL || new URL(request.url).origin).replace(/\/+$/, '')
+  const sites = [siweSite(site), siweSite(apiBase)]
+  const wallet = await verifyWalletProof(deps.sql, body.wallet, { sites, chainId: deps.config.SIWE_CHAIN_ID }, deps.clock.now(), 'wallet.message').catch((error) => {
+    // On the API server a 401 says "your API key is wrong" to the SDKs: a refused message is a bad request.
+    throw error instanceof ServiceError && error.code === 'unauthorized' ? new ServiceError('invalid_request', error.message, error.details) : error
+  })
+  await deps.sql.begin(async (tx) => attachIdentity(tx, accountId, await findOrCreateUser(tx, { wallet })))
+  await deps.keys.invalidate({ accountId })
+  return { body: { ok: true, accountId, kind: 'identity', wallet } }
 }
 
 async function readClaim(request: Request): Promise<ClaimRequest> {

@@ -5,12 +5,9 @@
  * (see accounts/rotation.ts). Another account's key id is 404; a key already rotated or revoked is 409.
  */
 import { Elysia } from 'elysia'
-import { ServiceError } from '../../shared/errors.ts'
 import { rotateKey } from '../accounts/rotation.ts'
-import { authenticateRequest } from '../gateway/authenticate.ts'
-import { newCall } from '../gateway/call.ts'
+import { keyEndpoint } from '../gateway/endpoint.ts'
 import type { Gateway } from '../gateway/gateway.ts'
-import { errorResponse } from '../gateway/respond.ts'
 import type { AdminDeps } from '../site/admin/admin-deps.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 import { clientAddress } from './catalog-routes.ts'
@@ -18,21 +15,12 @@ import { clientAddress } from './catalog-routes.ts'
 export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
   return new Elysia().post(
     '/keys/:id/rotate',
-    ({ request, server, params }) => rotateWithKey(gw, admin, request, params.id, () => clientAddress(server, request)),
+    ({ request, server, params }) =>
+      keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => clientAddress(server, request) }, async (key) => ({
+        body: await rotateKey(admin, key.accountId, params.id),
+        status: 201,
+      })),
     // The body is not read: rotation takes no options.
     { parse: 'none' },
   )
-}
-
-async function rotateWithKey(gw: Gateway, admin: AdminDeps, request: Request, keyId: string, address: () => string): Promise<Response> {
-  const call = newCall('chat')
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
-  if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
-  try {
-    const rotated = await rotateKey(admin, auth.key.accountId, keyId)
-    return Response.json(rotated, { status: 201, headers: { 'x-request-id': call.requestId } })
-  } catch (error) {
-    if (error instanceof ServiceError) return errorResponse(call, error, chatErrorBody)
-    throw error
-  }
 }

@@ -4,22 +4,18 @@
  */
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
-import { authenticateRequest } from '../gateway/authenticate.ts'
-import { clientAddress } from './catalog-routes.ts'
-import { newCall } from '../gateway/call.ts'
+import { keyEndpoint } from '../gateway/endpoint.ts'
 import type { Gateway } from '../gateway/gateway.ts'
-import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
+import { clientAddress } from './catalog-routes.ts'
 
 export function responsesRoutes(gw: Gateway) {
-  const answer = async (request: Request, address: () => string, id: string, act: (accountId: string) => Promise<Record<string, unknown> | undefined>) => {
-    const call = newCall('responses')
-    const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
-    if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
-    const result = await act(auth.key.accountId)
-    if (!result) return errorResponse(call, new ServiceError('not_found', `No stored response ${id}.`), chatErrorBody)
-    return Response.json(result, { headers: { 'x-request-id': call.requestId } })
-  }
+  const answer = (request: Request, address: () => string, id: string, act: (accountId: string) => Promise<Record<string, unknown> | undefined>) =>
+    keyEndpoint(gw, request, { style: 'responses', render: () => chatErrorBody, address }, async (key) => {
+      const body = await act(key.accountId)
+      if (!body) throw new ServiceError('not_found', `No stored response ${id}.`)
+      return { body }
+    })
   return new Elysia()
     .get('/responses/:id', ({ request, params, server }) =>
       answer(request, () => clientAddress(server, request), params.id, (accountId) => gw.responses.response(params.id, accountId)),

@@ -7,7 +7,8 @@ import type { TokenUsage } from '../catalog/pricing.ts'
 import type { KeyRecord } from '../keys/key-record.ts'
 import type { ErrorCode } from '../../shared/errors.ts'
 
-export type ApiStyle = 'chat' | 'messages' | 'responses' | 'images'
+/** The kind of request: a client style's model request, an image request, the catalog, or an account operation (claim, rotation). */
+export type ApiStyle = 'chat' | 'messages' | 'responses' | 'images' | 'models' | 'account'
 
 /** One model the request may be served by, with the routes to try for it. */
 export type Candidate = { model: Model; routes: Route[] }

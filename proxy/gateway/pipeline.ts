@@ -26,7 +26,6 @@
  */
 import { ServiceError } from '../../shared/errors.ts'
 import type { Route } from '../catalog/catalog.ts'
-import { log } from '../log/log.ts'
 import { adapters } from '../providers/adapters.ts'
 import { dispatch, type UpstreamRequest } from '../providers/dispatch.ts'
 import type { ClientStyle } from '../styles/client-style.ts'
@@ -47,7 +46,8 @@ import { resolveRouting } from '../routing/resolve.ts'
 import { promptOverhead } from './estimate.ts'
 import { checkSchemas } from './schema-limits.ts'
 import { errorResponse } from './respond.ts'
-import { finishCall, recordCall } from './settle.ts'
+import { withinCeiling, type Frame } from './endpoint.ts'
+import { finishCall } from './settle.ts'
 import { recordAdmission } from '../ops/metrics.ts'
 import { validate } from './validate.ts'
 
@@ -64,28 +64,16 @@ export async function handle<Body>(
   as?: KeyRecord,
 ): Promise<Response> {
   const call = newCall(style.name)
-  const render = (error: ServiceError) => style.errorBody(error, call.requestId)
-  const headers = style.headers(call.requestId)
-  if (!gw.ceiling.enter()) {
-    const response = errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), render, headers)
-    recordCall(call)
-    return response
+  const frame: Frame = {
+    render: (error) => style.errorBody(error, call.requestId),
+    headers: style.headers(call.requestId),
+    failed: () => {
+      void finishCall(gw, call, { kind: 'release' })
+      return new ServiceError('internal_error', 'The gateway failed unexpectedly; nothing was charged. Retry.')
+    },
+    countedByStages: true,
   }
-  let released = false
-  call.releaseSlot = () => {
-    if (released) return
-    released = true
-    gw.ceiling.leave()
-  }
-  try {
-    return await run(gw, style, call, request, address, as)
-  } catch (error) {
-    log.error('request failed unexpectedly', { requestId: call.requestId, error })
-    void finishCall(gw, call, { kind: 'release' })
-    return errorResponse(call, new ServiceError('internal_error', 'The gateway failed unexpectedly; nothing was charged. Retry.'), render, headers)
-  } finally {
-    if (!call.streamOwnsSlot) call.releaseSlot()
-  }
+  return withinCeiling(gw, call, frame, () => run(gw, style, call, request, address, as))
 }
 
 async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request, address: () => string, as?: KeyRecord): Promise<Response> {

@@ -21,6 +21,7 @@ import type { Route } from '../catalog/catalog.ts'
 import type { ImageModel } from '../catalog/image-models.ts'
 import { admitRequest, keyAdmission } from '../gateway/admit.ts'
 import { authenticateRequest } from '../gateway/authenticate.ts'
+import { withinCeiling, type Frame } from '../gateway/endpoint.ts'
 import { newCall, type Call } from '../gateway/call.ts'
 import type { Gateway } from '../gateway/gateway.ts'
 import { readJsonBody } from '../gateway/read-body.ts'
@@ -40,21 +41,18 @@ const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, o
 
 export async function generateImages(gw: Gateway, request: Request, address: () => string): Promise<Response> {
   const call = newCall('images')
-  if (!gw.ceiling.enter()) {
-    return errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), chatErrorBody)
-  }
   const sent = { value: false }
-  try {
-    return await run(gw, call, request, address, sent)
-  } catch (error) {
-    log.error('image request failed unexpectedly', { requestId: call.requestId, error })
-    // Once the provider may have generated images, the hold must wait for the cost deadline.
-    if (sent.value) keepHoldOpen(gw, call)
-    void finishCall(gw, call, { kind: 'release' })
-    return errorResponse(call, new ServiceError('internal_error', `The gateway failed unexpectedly. Check ${statusHint(call.requestId)}.`), chatErrorBody)
-  } finally {
-    gw.ceiling.leave()
+  const frame: Frame = {
+    render: chatErrorBody,
+    failed: () => {
+      // Once the provider may have generated images, the hold must wait for the cost deadline.
+      if (sent.value) keepHoldOpen(gw, call)
+      void finishCall(gw, call, { kind: 'release' })
+      return new ServiceError('internal_error', `The gateway failed unexpectedly. Check ${statusHint(call.requestId)}.`)
+    },
+    countedByStages: true,
   }
+  return withinCeiling(gw, call, frame, () => run(gw, call, request, address, sent))
 }
 
 async function run(gw: Gateway, call: Call, request: Request, address: () => string, sent: { value: boolean }): Promise<Response> {

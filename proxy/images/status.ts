@@ -10,24 +10,19 @@
  */
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
-import { authenticateRequest } from '../gateway/authenticate.ts'
-import { newCall } from '../gateway/call.ts'
+import { keyEndpoint } from '../gateway/endpoint.ts'
 import type { Gateway } from '../gateway/gateway.ts'
-import { errorResponse } from '../gateway/respond.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 import { readImageRequest, type ImageRequestRow } from './image-request-store.ts'
 
-export async function imageStatus(gw: Gateway, request: Request, address: () => string): Promise<Response> {
-  const call = newCall('images')
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
-  if (!auth.ok) return errorResponse(call, auth.error, chatErrorBody)
-  const requestId = new URL(request.url).searchParams.get('request_id')?.trim()
-  if (!requestId) {
-    return errorResponse(call, new ServiceError('invalid_request', 'request_id: is required (the x-request-id of the image request).', { param: 'request_id' }), chatErrorBody)
-  }
-  const row = await readImageRequest(gw.sql, auth.key.accountId, requestId)
-  if (!row) return errorResponse(call, new ServiceError('not_found', `No image request ${requestId} for this account.`), chatErrorBody)
-  return Response.json(statusPayload(row), { headers: { 'x-request-id': call.requestId } })
+export function imageStatus(gw: Gateway, request: Request, address: () => string): Promise<Response> {
+  return keyEndpoint(gw, request, { style: 'images', render: () => chatErrorBody, address }, async (key) => {
+    const requestId = new URL(request.url).searchParams.get('request_id')?.trim()
+    if (!requestId) throw new ServiceError('invalid_request', 'request_id: is required (the x-request-id of the image request).', { param: 'request_id' })
+    const row = await readImageRequest(gw.sql, key.accountId, requestId)
+    if (!row) throw new ServiceError('not_found', `No image request ${requestId} for this account.`)
+    return { body: statusPayload(row) }
+  })
 }
 
 export function statusPayload(row: ImageRequestRow) {

@@ -42,7 +42,7 @@ let breakers: (() => Iterable<BreakerReading>) | undefined
 
 const requests = new Counter({
   name: 'gateway_requests_total',
-  help: 'Model requests answered, by client style, catalog model, provider and HTTP status.',
+  help: 'Requests answered by the API server, by kind (chat, messages, responses, images; models: the catalog; account: claim and rotation), catalog model, provider and HTTP status.',
   labelNames: ['style', 'model', 'provider', 'status'] as const,
   registers: [registry],
 })

@@ -272,6 +272,11 @@ describeWith('postgres', 'gateway ceiling', () => {
       expect(refused.headers.get('retry-after')).toBe('5')
       await expectError(refused, 503, 'overloaded')
       expect((await gw.app.gateway.store.snapshot(accountId)).inFlight).toBe(1)
+      // Every endpoint that takes a key stands behind the same ceiling.
+      const listing = await gw.app.api.handle(new Request('http://gateway.test/v1/models', { headers: { authorization: `Bearer ${key}` } }))
+      await expectError(listing, 503, 'overloaded')
+      const status = await gw.app.api.handle(new Request('http://gateway.test/v1/images/status?request_id=req_x', { headers: { authorization: `Bearer ${key}` } }))
+      await expectError(status, 503, 'overloaded')
       expect((await slow).status).toBe(200)
     } finally {
       await gw.close()

@@ -121,6 +121,18 @@ describeWith('postgres', 'metrics', () => {
     expect(sample(after, 'gateway_requests_total', labels)).toBe(count + 1)
     expect(sample(after, 'gateway_admission_outcomes_total', { outcome: 'admitted' })).toBe(admitted + 1)
   })
+
+  test('the other endpoints that take a key are counted too: the catalog, account operations, image status', async () => {
+    const get = (path: string) => gw.app.api.handle(new Request(`http://gateway.test${path}`, { headers: { authorization: `Bearer ${key}` } }))
+    const counted = async (labels: Record<string, string>) => sample(await (await scrape(gw, 'api')).text(), 'gateway_requests_total', labels) ?? 0
+    const models = { style: 'models', model: '', provider: '', status: '200' }
+    const images = { style: 'images', model: '', provider: '', status: '404' }
+    const [modelsBefore, imagesBefore] = [await counted(models), await counted(images)]
+    expect((await get('/v1/models')).status).toBe(200)
+    expect((await get('/v1/images/status?request_id=req_none')).status).toBe(404)
+    expect(await counted(models)).toBe(modelsBefore + 1)
+    expect(await counted(images)).toBe(imagesBefore + 1)
+  })
 })
 
 describeWith('postgres', 'metrics behind METRICS_TOKEN', () => {
