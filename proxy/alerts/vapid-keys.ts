@@ -1,11 +1,10 @@
 /**
  * The VAPID key pair that signs browser push messages: VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY when set,
- * otherwise a pair generated at first start and kept in DATA_DIR/vapid-keys.json (mode 0600), like the
- * operator token. Browsers bind a subscription to the public key, so the pair must not change: several
+ * otherwise a pair generated at first start and kept in DATA_DIR/vapid-keys.json, like the operator
+ * token. Browsers bind a subscription to the public key, so the pair must not change: several
  * hosts must share it through the settings.
  */
-import { chmod, mkdir, writeFile } from 'node:fs/promises'
-import { join } from 'node:path'
+import { storedSecret, storedSecretPath } from '../config/stored-secrets.ts'
 
 export type VapidKeys = { publicKey: string; privateKey: string; subject: string }
 
@@ -18,10 +17,6 @@ type VapidSettings = {
   DATA_DIR: string
 }
 
-export function vapidKeysPath(dataDir: string): string {
-  return join(dataDir, 'vapid-keys.json')
-}
-
 export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys> {
   const subject = vapidSubject(config)
   if (config.VAPID_PUBLIC_KEY || config.VAPID_PRIVATE_KEY) {
@@ -29,20 +24,12 @@ export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys
     checkKeys(config.VAPID_PUBLIC_KEY, config.VAPID_PRIVATE_KEY, 'VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY')
     return { publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY, subject }
   }
-  const path = vapidKeysPath(config.DATA_DIR)
-  const file = Bun.file(path)
-  if (!(await file.exists())) {
-    await mkdir(config.DATA_DIR, { recursive: true })
+  const text = await storedSecret(config.DATA_DIR, 'vapidKeys', async () => {
     const { default: webpush } = await import('web-push')
-    const generated = webpush.generateVAPIDKeys()
-    // wx: of processes starting together on one DATA_DIR, one writes the pair and the others read it.
-    await writeFile(path, `${JSON.stringify(generated)}\n`, { flag: 'wx', mode: 0o600 }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== 'EEXIST') throw error
-    })
-    await chmod(path, 0o600)
-  }
-  const stored = JSON.parse(await Bun.file(path).text()) as { publicKey: string; privateKey: string }
-  checkKeys(stored.publicKey, stored.privateKey, path)
+    return JSON.stringify(webpush.generateVAPIDKeys())
+  })
+  const stored = JSON.parse(text) as { publicKey: string; privateKey: string }
+  checkKeys(stored.publicKey, stored.privateKey, storedSecretPath(config.DATA_DIR, 'vapidKeys'))
   return { publicKey: stored.publicKey, privateKey: stored.privateKey, subject }
 }
 

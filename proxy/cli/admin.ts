@@ -11,7 +11,7 @@ import type { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
 import type { Credit, NewAccount, NewAccountKey } from '../../shared/schemas/admin/operator.ts'
 import type { GuardrailChanges, NewGuardrail } from '../../shared/schemas/admin/policy.ts'
 import { loadConfig } from '../config/config.ts'
-import { operatorTokenPath } from '../site/operator-token.ts'
+import { storedSecretPath } from '../config/stored-secrets.ts'
 
 const usage = `Usage: bun run admin -- <command> [options]
 
@@ -283,7 +283,7 @@ async function main(): Promise<number> {
   const request = route(positionals, values)
   const config = loadConfig()
   const base = process.env.SITE_URL?.replace(/\/$/, '') ?? `http://127.0.0.1:${config.SITE_PORT}`
-  const tokenFile = Bun.file(operatorTokenPath(config.DATA_DIR))
+  const tokenFile = Bun.file(storedSecretPath(config.DATA_DIR, 'operatorToken'))
   const token = config.ADMIN_TOKEN || ((await tokenFile.exists()) ? (await tokenFile.text()).trim() : '')
   if (!token) throw new UsageError(`No operator token: set ADMIN_TOKEN, or start the server once so it writes ${tokenFile.name}`)
   let response: Response

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { stat } from 'node:fs/promises'
 import { creditAccount } from '../../../proxy/accounts/accounts.ts'
-import { vapidKeysPath } from '../../../proxy/alerts/vapid-keys.ts'
+import { storedSecretPath } from '../../../proxy/config/stored-secrets.ts'
 import type { AlertSettings } from '../../../shared/schemas/admin/alerts.ts'
 import { admin, sessionFor } from '../../helpers/admin.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
@@ -219,7 +219,7 @@ describeWith(['postgres', 'redis'], 'credit alerts', () => {
   })
 
   test('the generated VAPID key pair is kept under DATA_DIR, readable by the owner only', async () => {
-    const path = vapidKeysPath(gw.app.config.DATA_DIR)
+    const path = storedSecretPath(gw.app.config.DATA_DIR, 'vapidKeys')
     expect((await stat(path)).mode & 0o777).toBe(0o600)
     const stored = JSON.parse(await Bun.file(path).text()) as { publicKey: string }
     expect(stored.publicKey).toBe(gw.app.admin.alerts.vapidPublicKey)

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import webpush from 'web-push'
 import { checkPushEndpoint } from '../../../proxy/alerts/alert-settings.ts'
-import { resolveVapidKeys, vapidKeysPath } from '../../../proxy/alerts/vapid-keys.ts'
+import { resolveVapidKeys } from '../../../proxy/alerts/vapid-keys.ts'
+import { storedSecretPath } from '../../../proxy/config/stored-secrets.ts'
 
 const settings = (dataDir: string, overrides: Record<string, string> = {}) => ({
   VAPID_PUBLIC_KEY: '',
@@ -24,7 +25,7 @@ describe('VAPID keys', () => {
       const [first, second] = await Promise.all([resolveVapidKeys(settings(dataDir)), resolveVapidKeys(settings(dataDir))])
       expect(second).toEqual(first)
       expect((await resolveVapidKeys(settings(dataDir))).publicKey).toBe(first.publicKey)
-      expect((await stat(vapidKeysPath(dataDir))).mode & 0o777).toBe(0o600)
+      expect((await stat(storedSecretPath(dataDir, 'vapidKeys'))).mode & 0o777).toBe(0o600)
       expect(first.subject).toBe('mailto:alerts@gateway.test')
     } finally {
       await rm(dataDir, { recursive: true, force: true })
@@ -37,7 +38,7 @@ describe('VAPID keys', () => {
       const pair = webpush.generateVAPIDKeys()
       const keys = await resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: pair.publicKey, VAPID_PRIVATE_KEY: pair.privateKey, PUBLIC_SITE_URL: 'https://gateway.example' }))
       expect(keys).toEqual({ ...pair, subject: 'https://gateway.example' })
-      expect(await Bun.file(vapidKeysPath(dataDir)).exists()).toBe(false)
+      expect(await Bun.file(storedSecretPath(dataDir, 'vapidKeys')).exists()).toBe(false)
       await expect(resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: pair.publicKey }))).rejects.toThrow('set together')
       await expect(resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: pair.privateKey }))).rejects.toThrow('not a VAPID key pair')
       await expect(resolveVapidKeys(settings(dataDir, { VAPID_SUBJECT: 'ops@example.com' }))).rejects.toThrow('VAPID_SUBJECT')

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { stat } from 'node:fs/promises'
 import { secretsConfirmed } from '../../../../proxy/people/accountless.ts'
-import { altchaKeyPath } from '../../../../proxy/people/altcha-key.ts'
+import { storedSecretPath } from '../../../../proxy/config/stored-secrets.ts'
 import { admin } from '../../../helpers/admin.ts'
 import { cheapBotCheck, fetchChallenge, solve, solvedPayload } from '../../../helpers/altcha.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
@@ -91,9 +91,9 @@ describeWith('postgres', 'accountless setup', () => {
   })
 
   test('without ALTCHA_HMAC_KEY the signing key is generated once under DATA_DIR, readable only by the operator', async () => {
-    const file = await stat(altchaKeyPath(gw.app.config.DATA_DIR))
+    const file = await stat(storedSecretPath(gw.app.config.DATA_DIR, 'altchaKey'))
     expect(file.mode & 0o777).toBe(0o600)
-    expect((await Bun.file(altchaKeyPath(gw.app.config.DATA_DIR)).text()).trim()).toBe(gw.app.admin.altchaKey)
+    expect((await Bun.file(storedSecretPath(gw.app.config.DATA_DIR, 'altchaKey')).text()).trim()).toBe(gw.app.admin.altchaKey)
   })
 
   test('the sign-in routes are described in the OpenAPI document', async () => {
