@@ -7,9 +7,9 @@
  * never queued while disconnected: an unreachable store fails closed.
  */
 import Redis, { type RedisOptions } from 'ioredis'
-import { join } from 'node:path'
 import { redisKeys } from './redis-keys.ts'
 import { parseAdmit, parseEnded, parseOutboxEntry, snapshotFromFields, type Reply } from './redis-replies.ts'
+import { withScripts, type ScriptCommands } from './scripts.ts'
 import {
   HOLD_DEADLINE_MS,
   type AccountSeed,
@@ -25,34 +25,7 @@ import {
   type SweepResult,
 } from './store.ts'
 
-type Scripts = {
-  gwDecide(...args: (string | number)[]): Promise<Reply[]>
-  gwSweep(...args: (string | number)[]): Promise<[string[], number]>
-  gwExtend(...args: (string | number)[]): Promise<number>
-  gwCredit(...args: (string | number)[]): Promise<Reply>
-  gwSeed(...args: (string | number)[]): Promise<string>
-}
-
-type ScriptClient = Redis & Scripts
-
-/** Each command: the files it is made of (after the shared prelude lib.lua) and its number of keys. */
-const scripts: Record<keyof Scripts, [files: string[], keys: number]> = {
-  gwDecide: [['admit.lua', 'settle.lua', 'release.lua', 'decide.lua'], 3],
-  gwSweep: [['sweep.lua'], 2],
-  gwExtend: [['extend.lua'], 1],
-  gwCredit: [['credit.lua'], 2],
-  gwSeed: [['seed.lua'], 2],
-}
-
-async function defineScripts(client: Redis): Promise<ScriptClient> {
-  const dir = join(import.meta.dir, 'lua')
-  const read = (file: string) => Bun.file(join(dir, file)).text()
-  for (const [name, [files, numberOfKeys]] of Object.entries(scripts)) {
-    const lua = (await Promise.all(['lib.lua', ...files].map(read))).join('\n')
-    client.defineCommand(name, { numberOfKeys, lua })
-  }
-  return client as ScriptClient
-}
+type ScriptClient = Redis & ScriptCommands
 
 type Decision = { args: (string | number)[]; resolve: (reply: Reply) => void; reject: (error: unknown) => void }
 type AccountQueue = { inFlight: number; waiting: Decision[] }
@@ -95,7 +68,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   const client = new Redis(options.url, redisClientOptions(options))
   client.on('error', () => {}) // connection errors surface as failed commands
   await client.connect()
-  return new RedisAdmissionStore(await defineScripts(client), options.holdDeadlineMs)
+  return new RedisAdmissionStore(await withScripts(client), options.holdDeadlineMs)
 }
 
 export class RedisAdmissionStore implements AdmissionStore {

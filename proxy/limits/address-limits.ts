@@ -4,7 +4,7 @@
  * protect the service and cannot be raised per account.
  */
 import type Redis from 'ioredis'
-import { join } from 'node:path'
+import { withScripts, type ScriptCommands } from '../admission/scripts.ts'
 import { redisKeys } from '../admission/redis-keys.ts'
 
 export type AddressDecision = { ok: true } | { ok: false; retryAfterMs: number }
@@ -36,14 +36,11 @@ export class MemoryAddressLimiter implements AddressLimiter {
   }
 }
 
-type HitClient = Redis & { gwAddressHit(key: string, windowMs: number): Promise<[number, number]> }
-
 export class RedisAddressLimiter implements AddressLimiter {
-  private constructor(private readonly redis: HitClient) {}
+  private constructor(private readonly redis: Redis & ScriptCommands) {}
 
   static async create(redis: Redis): Promise<RedisAddressLimiter> {
-    redis.defineCommand('gwAddressHit', { numberOfKeys: 1, lua: await Bun.file(join(import.meta.dir, 'address-hit.lua')).text() })
-    return new RedisAddressLimiter(redis as HitClient)
+    return new RedisAddressLimiter(await withScripts(redis))
   }
 
   async hit(scope: string, address: string, limit: number): Promise<AddressDecision> {

@@ -5,7 +5,7 @@
  * bounds a lock whose process died: a request releases its lock when it ends.
  */
 import type Redis from 'ioredis'
-import { join } from 'node:path'
+import { withScripts, type ScriptCommands } from '../admission/scripts.ts'
 import { redisKeys } from '../admission/redis-keys.ts'
 
 export interface ChatLock {
@@ -31,14 +31,11 @@ export class MemoryChatLock implements ChatLock {
   }
 }
 
-type LockClient = Redis & { gwReleaseLock(key: string, token: string): Promise<number> }
-
 export class RedisChatLock implements ChatLock {
-  private constructor(private readonly redis: LockClient) {}
+  private constructor(private readonly redis: Redis & ScriptCommands) {}
 
   static async create(redis: Redis): Promise<RedisChatLock> {
-    redis.defineCommand('gwReleaseLock', { numberOfKeys: 1, lua: await Bun.file(join(import.meta.dir, 'release-lock.lua')).text() })
-    return new RedisChatLock(redis as LockClient)
+    return new RedisChatLock(await withScripts(redis))
   }
 
   async acquire(accountId: string, ttlMs: number): Promise<string | undefined> {
