@@ -4,7 +4,7 @@
  * a high concurrency ceiling; and a small client of its operator API.
  */
 import { join } from 'node:path'
-import { ConfigSchema } from '../proxy/config/config.ts'
+import { ConfigSchema } from '../proxy/core/config.ts'
 import { usdToNano } from '../shared/money.ts'
 import { freePort, spawnChild, tail, waitForHttp } from './processes.ts'
 

@@ -14,9 +14,9 @@
  * when the parent was killed with SIGKILL.
  */
 import { createApp } from './app.ts'
-import { CatalogError } from './catalog/catalog.ts'
-import { ConfigError, loadConfig } from './config/config.ts'
-import { log, setLogLevel } from './log/log.ts'
+import { CatalogError } from './core/catalog/catalog.ts'
+import { ConfigError, loadConfig } from './core/config.ts'
+import { log, setLogLevel } from './core/log.ts'
 import { MigrationError } from '../sql/migrate.ts'
 
 /** The most Bun accepts: the gateway's ceiling (MAX_CONCURRENT_REQUESTS) is the limit that applies. */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildCatalog, loadCatalog } from '../proxy/catalog/catalog.ts'
+import { buildCatalog, loadCatalog } from '../proxy/core/catalog/catalog.ts'
 import { repositoryRoot, startServerProcess, type ServerProcess } from './helpers/server-process.ts'
 
 type Block = { lang: string; code: string }

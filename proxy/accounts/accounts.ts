@@ -5,8 +5,8 @@
  */
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
-import { loadAccount } from '../admission/load-account.ts'
-import { rearmAlert } from '../alerts/rearm.ts'
+import { loadAccount } from '../stores/admission/load-account.ts'
+import { rearmAlert } from './alerts/rearm.ts'
 import { newAccountId, newCreditId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 

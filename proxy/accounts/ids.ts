@@ -1,5 +1,5 @@
 /** Identifiers of stored records: a type prefix and 16 random base58 characters. */
-import { randomBase58 } from '../keys/api-key.ts'
+import { randomBase58 } from '../core/api-key.ts'
 
 export const newAccountId = () => `acct_${randomBase58(16)}`
 export const newKeyId = () => `key_${randomBase58(16)}`

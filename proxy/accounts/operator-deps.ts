@@ -1,9 +1,9 @@
 /** What the account and key operations need: the database, the live store, the key cache and defaults. */
 import type { Sql } from 'postgres'
-import type { AdmissionStore } from '../admission/store.ts'
-import type { Catalog } from '../catalog/catalog.ts'
-import type { Clock } from '../clock.ts'
-import type { KeyCache } from '../keys/key-cache.ts'
+import type { AdmissionStore } from '../stores/admission/store.ts'
+import type { Catalog } from '../core/catalog/catalog-types.ts'
+import type { Clock } from '../core/clock.ts'
+import type { KeyCache } from '../stores/keys/key-cache.ts'
 
 export type KeyCaps = { dailyLimitNano: number; monthlyLimitNano: number }
 

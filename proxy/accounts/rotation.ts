@@ -7,8 +7,8 @@
  */
 import type { RotatedKey } from '../../shared/schemas/admin/keys.ts'
 import { ServiceError } from '../../shared/errors.ts'
-import { generateApiKey } from '../keys/api-key.ts'
-import type { KeyRow } from '../keys/key-row.ts'
+import { generateApiKey } from '../core/api-key.ts'
+import type { KeyRow } from '../stores/keys/key-row.ts'
 import { newKeyId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 

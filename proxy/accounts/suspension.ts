@@ -5,7 +5,7 @@
  * Effect, at once on every process: the account's cached key records are dropped (locally and over
  * Redis pub/sub), so the next request reloads them with the account's status and gets 403
  * account_suspended; admin sessions read the status on every request and keep only read and support
- * access (site/admin/permissions.ts). Requests already admitted finish and settle normally.
+ * access (accounts/permissions.ts). Requests already admitted finish and settle normally.
  */
 import { ServiceError } from '../../shared/errors.ts'
 import { SUSPENSION_REASONS, type SuspensionReason } from '../../shared/schemas/admin/operator.ts'

@@ -5,9 +5,9 @@
  * connections are closed (a request still waiting on its provider sees its client leave and releases
  * its hold). It returns once every hold this process placed has ended, or the last grace period passed.
  */
-import type { Ceiling } from '../gateway/ceiling.ts'
-import type { Inflight } from '../gateway/inflight.ts'
-import { log } from '../log/log.ts'
+import type { Ceiling } from '../pipeline/ceiling.ts'
+import type { Inflight } from '../pipeline/inflight.ts'
+import { log } from '../core/log.ts'
 
 /** A Bun server: stop(false) closes the listener, stop(true) also closes the connections. */
 export type Listener = { stop(closeActiveConnections?: boolean): Promise<void> }

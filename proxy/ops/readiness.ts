@@ -4,7 +4,7 @@
  * it through GET /readyz on either server.
  */
 import type { Sql } from 'postgres'
-import type { AdmissionStore } from '../admission/store.ts'
+import type { AdmissionStore } from '../stores/admission/store.ts'
 
 /** A probe answers well within a load balancer's usual check timeout (2–5 s). */
 const CHECK_TIMEOUT_MS = 1_000

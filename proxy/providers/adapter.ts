@@ -4,14 +4,16 @@
  * form, a decoder for its stream events, and the mapping of its error responses.
  */
 import type { ServiceError } from '../../shared/errors.ts'
-import type { Route } from '../catalog/catalog.ts'
-import type { Answer, StreamEvent } from '../translate/answer.ts'
-import type { Conversation } from '../translate/conversation.ts'
-import type { UpstreamRequest } from './dispatch.ts'
+import type { Route } from '../core/catalog/catalog-types.ts'
+import type { Answer, StreamEvent } from '../core/neutral/answer.ts'
+import type { Conversation } from '../core/neutral/conversation.ts'
 import type { SseEvent } from './sse.ts'
 import type { UpstreamFailure } from './upstream-failure.ts'
 
 /** The body to send: the client's own (same style, gateway fields removed) or a conversation to encode. */
+/** The HTTP request to a provider, built by its adapter. */
+export type UpstreamRequest = { url: string; init: RequestInit }
+
 export type Payload = { kind: 'raw'; body: Record<string, unknown> } | { kind: 'conversation'; conversation: Conversation }
 
 export type AnswerRead =

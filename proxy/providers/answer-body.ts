@@ -1,6 +1,6 @@
 /** The first checks of a provider's non-streaming answer, whatever its style: JSON, and an object. */
 import { ServiceError } from '../../shared/errors.ts'
-import type { TokenUsage } from '../catalog/pricing.ts'
+import type { TokenUsage } from '../core/catalog/pricing.ts'
 import type { AnswerRead } from './adapter.ts'
 
 export function parseAnswerBody(text: string): { ok: true; body: Record<string, unknown> } | AnswerRead {

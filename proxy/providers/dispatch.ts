@@ -7,16 +7,15 @@
  * Every outcome is reported to the route's breaker.
  */
 import { ServiceError } from '../../shared/errors.ts'
-import type { Route } from '../catalog/catalog.ts'
-import type { Candidate } from '../gateway/call.ts'
-import { log } from '../log/log.ts'
-import { recordUpstreamError } from '../ops/metrics.ts'
-import type { RouteHealth } from '../routing/health.ts'
+import type { Route } from '../core/catalog/catalog-types.ts'
+import type { Candidate } from '../core/call.ts'
+import { log } from '../core/log.ts'
+import { recordUpstreamError } from '../core/metrics.ts'
+import type { UpstreamRequest } from './adapter.ts'
+import type { RouteHealth } from './route-health.ts'
 import { adapters } from './adapters.ts'
 import { echoFetch } from './echo/echo-provider.ts'
 import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
-
-export type UpstreamRequest = { url: string; init: RequestInit }
 
 /** Providers answered in the process, by the catalog's `builtin` name. */
 const builtinProviders = { echo: echoFetch }

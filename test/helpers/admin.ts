@@ -3,7 +3,7 @@
  * itself has its own tests), same-origin `Origin` on writes.
  */
 import { newUserId } from '../../proxy/accounts/ids.ts'
-import { openSession, SESSION_COOKIE, type Role } from '../../proxy/people/sessions.ts'
+import { openSession, SESSION_COOKIE, type Role } from '../../proxy/accounts/people/sessions.ts'
 import type { TestGateway } from './gateway.ts'
 
 export const SITE = 'http://site.test'

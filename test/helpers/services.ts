@@ -6,7 +6,7 @@
 import { describe, test } from 'bun:test'
 import Redis from 'ioredis'
 import postgres from 'postgres'
-import { connectPostgres, type Database } from '../../proxy/db/database.ts'
+import { connectPostgres, type Database } from '../../proxy/stores/db/database.ts'
 import { migrate } from '../../sql/migrate.ts'
 
 export const databaseUrl = process.env.DATABASE_URL || undefined

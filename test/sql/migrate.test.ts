@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres, { type Sql } from 'postgres'
-import type { Database } from '../../proxy/db/database.ts'
+import type { Database } from '../../proxy/stores/db/database.ts'
 import { listMigrations, migrate, MigrationError } from '../../sql/migrate.ts'
 import { createTestDatabase, describeWith } from '../helpers/services.ts'
 

@@ -5,9 +5,8 @@
  * the model's maximum output is sent (the hold already covers it).
  */
 import { ServiceError } from '../../../shared/errors.ts'
-import type { Route } from '../../catalog/catalog.ts'
-import type { Payload } from '../adapter.ts'
-import type { UpstreamRequest } from '../dispatch.ts'
+import type { Route } from '../../core/catalog/catalog-types.ts'
+import type { Payload, UpstreamRequest } from '../adapter.ts'
 import { conversationToMessages } from './to-messages-body.ts'
 
 export const ANTHROPIC_VERSION = '2023-06-01'

@@ -1,5 +1,5 @@
 /** A Messages-style answer read back: checked, its content blocks in neutral form, its usage. */
-import type { AnswerPart } from '../../translate/answer.ts'
+import type { AnswerPart } from '../../core/neutral/answer.ts'
 import type { AnswerRead } from '../adapter.ts'
 import { invalidAnswer, parseAnswerBody } from '../answer-body.ts'
 import { finishFromStopReason } from './stop-reason.ts'

@@ -1,5 +1,5 @@
 /** Messages-style `stop_reason` to neutral form and back (the table in WIRE §5). */
-import type { FinishReason } from '../../translate/answer.ts'
+import type { FinishReason } from '../../core/neutral/answer.ts'
 
 export function finishFromStopReason(reason: unknown): FinishReason {
   switch (reason) {

@@ -3,8 +3,8 @@
  * get their own ordinal. Usage comes in two parts: input in `message_start`, output (cumulative) in
  * `message_delta`, which may also restate input.
  */
-import type { TokenUsage } from '../../catalog/pricing.ts'
-import { KEEPALIVE, type StreamEvent } from '../../translate/answer.ts'
+import type { TokenUsage } from '../../core/catalog/pricing.ts'
+import { KEEPALIVE, type StreamEvent } from '../../core/neutral/answer.ts'
 import type { StreamDecoder } from '../adapter.ts'
 import type { SseEvent } from '../sse.ts'
 import { finishFromStopReason } from './stop-reason.ts'

@@ -6,7 +6,7 @@
  * instruction, `user` becomes `metadata.user_id`; `seed` has no equivalent.
  */
 import { ServiceError } from '../../../shared/errors.ts'
-import type { ContentPart, Conversation, Turn } from '../../translate/conversation.ts'
+import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
 
 type Block = Record<string, unknown>
 type Message = { role: 'user' | 'assistant'; content: Block[] }

@@ -2,7 +2,7 @@
  * Usage in the Messages style: `input_tokens` counts only uncached input; cache reads and writes are
  * separate fields. In neutral form input is the sum of the three.
  */
-import type { TokenUsage } from '../../catalog/pricing.ts'
+import type { TokenUsage } from '../../core/catalog/pricing.ts'
 import { tokenCount } from '../openai/usage.ts'
 
 type MessagesUsage = { input_tokens?: unknown; output_tokens?: unknown; cache_read_input_tokens?: unknown; cache_creation_input_tokens?: unknown }

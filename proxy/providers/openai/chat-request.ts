@@ -4,9 +4,8 @@
  * body with the provider's model name (same style) or the conversation encoded. A stream always asks
  * for usage: the charge needs it, and the relay drops it again when the client did not ask.
  */
-import type { Route } from '../../catalog/catalog.ts'
-import type { Payload } from '../adapter.ts'
-import type { UpstreamRequest } from '../dispatch.ts'
+import type { Route } from '../../core/catalog/catalog-types.ts'
+import type { Payload, UpstreamRequest } from '../adapter.ts'
 import { bearerHeaders } from './headers.ts'
 import { conversationToChat } from './to-chat-body.ts'
 

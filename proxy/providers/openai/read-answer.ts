@@ -2,7 +2,7 @@
  * A Chat Completions answer read back: checked for the shape clients rely on, its first choice in
  * neutral form, its usage.
  */
-import type { AnswerPart, FinishReason } from '../../translate/answer.ts'
+import type { AnswerPart, FinishReason } from '../../core/neutral/answer.ts'
 import type { AnswerRead } from '../adapter.ts'
 import { invalidAnswer, parseAnswerBody } from '../answer-body.ts'
 import { readChatUsage } from './usage.ts'

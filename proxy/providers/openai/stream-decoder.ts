@@ -2,7 +2,7 @@
  * Chat Completions stream chunks in neutral form. Only the first choice is translated; tool calls keep
  * the provider's `index` as their ordinal.
  */
-import { KEEPALIVE, type StreamEvent } from '../../translate/answer.ts'
+import { KEEPALIVE, type StreamEvent } from '../../core/neutral/answer.ts'
 import type { StreamDecoder } from '../adapter.ts'
 import type { SseEvent } from '../sse.ts'
 import { chatFinish } from './read-answer.ts'

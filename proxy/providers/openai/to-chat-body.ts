@@ -2,8 +2,8 @@
  * A neutral conversation as a Chat Completions request body, for OpenAI-compatible providers. Tool
  * results become `tool` messages (text only: images in tool results have no place in this style).
  */
-import type { ContentPart, Conversation, Turn } from '../../translate/conversation.ts'
-import { partsText } from '../../translate/conversation.ts'
+import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
+import { partsText } from '../../core/neutral/conversation.ts'
 
 export function conversationToChat(conversation: Conversation, model: string): Record<string, unknown> {
   const body: Record<string, unknown> = { model, messages: conversation.turns.map(chatMessage) }

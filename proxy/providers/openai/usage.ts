@@ -1,5 +1,5 @@
 /** Usage in the OpenAI style: `prompt_tokens` (cached part in `prompt_tokens_details`), `completion_tokens`. */
-import type { TokenUsage } from '../../catalog/pricing.ts'
+import type { TokenUsage } from '../../core/catalog/pricing.ts'
 
 type ChatUsage = {
   prompt_tokens?: unknown

@@ -6,7 +6,7 @@ import { liftSuspension, suspendAccount } from '../../../proxy/accounts/suspensi
 import { admin, sessionFor } from '../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
-import { expectRefusal, operator } from '../policy/operator-client.ts'
+import { expectRefusal, operator } from './settings/operator-client.ts'
 
 type Json = Record<string, any>
 const hello = [{ role: 'user', content: 'hello' }]

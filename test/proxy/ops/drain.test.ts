@@ -2,8 +2,8 @@
 // streams are cut and settled for what was delivered and requests still waiting on their provider are
 // released; no hold is left open and the ledger has every row before the stores close.
 import { afterEach, expect, test } from 'bun:test'
-import { createRedisStore } from '../../../proxy/admission/redis-store.ts'
-import type { AccountSnapshot } from '../../../proxy/admission/store.ts'
+import { createRedisStore } from '../../../proxy/stores/admission/redis-store.ts'
+import type { AccountSnapshot } from '../../../proxy/stores/admission/store.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { ledgerOf, sumOf } from '../../helpers/ledger.ts'
 import { describeWith, redisUrl } from '../../helpers/services.ts'

@@ -1,6 +1,6 @@
 // Log lines: one JSON object each, with time, level and msg first, and never a throw while writing one.
 import { describe, expect, test } from 'bun:test'
-import { format } from '../../../proxy/log/log.ts'
+import { format } from '../../../proxy/core/log.ts'
 
 describe('log lines', () => {
   test('a line is one JSON object with time, level, msg and the fields', () => {

@@ -1,7 +1,7 @@
 // GET /metrics: the Prometheus text of this process on both servers, the gateway's series with bounded
 // labels, gauges read at scrape time, and METRICS_TOKEN.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { recordAdmission, recordRequest, recordUpstreamError, setBreakerSource } from '../../../proxy/ops/metrics.ts'
+import { recordAdmission, recordRequest, recordUpstreamError, setBreakerSource } from '../../../proxy/core/metrics.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
 

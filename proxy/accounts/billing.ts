@@ -1,0 +1,83 @@
+/**
+ * An account's money as its members see it, and the top-up step. Only the owner tops up (a team's
+ * members and admins cannot), an accountless account only once its owner confirmed saving both secrets
+ * (no recovery exists without them), and a suspended account not at all.
+ *
+ * Payments do not exist yet: `topUpInstructions` is where the payment flow plugs in (create a checkout or
+ * show a payment address, then credit the account through `creditAccount` when the payment settles).
+ * Until then the answer tells the owner to ask the operator, who runs `bun run admin -- credit`.
+ */
+import type { Billing, KeyHolds, TopUp } from '../../shared/schemas/admin/billing.ts'
+import { ServiceError } from '../../shared/errors.ts'
+import { nanoToUsd } from '../../shared/money.ts'
+import { loadAccount } from '../stores/admission/load-account.ts'
+import { secretsConfirmed } from './people/accountless.ts'
+import type { Session } from './people/sessions.ts'
+import { authorize } from './permissions.ts'
+import type { OperatorDeps } from './operator-deps.ts'
+
+/**
+ * The live balance, holds and available amount (loaded from Postgres when the store has none), and the
+ * open holds by key. The store's snapshot counts holds per key already, so this reads no hold one by one
+ * (a list of single requests in progress would need a scan of the account's holds in every store).
+ */
+export async function accountMoney(deps: OperatorDeps, accountId: string) {
+  let snapshot = await deps.store.snapshot(accountId)
+  if (!snapshot.loaded) {
+    await loadAccount(deps.sql, deps.store, accountId)
+    snapshot = await deps.store.snapshot(accountId)
+  }
+  const busy = snapshot.keys.filter((key) => key.inFlight > 0 || key.heldNano > 0).sort((a, b) => b.heldNano - a.heldNano || b.inFlight - a.inFlight)
+  const names = busy.length === 0 ? [] : await deps.sql<{ id: string; name: string; prefix: string }[]>`
+    SELECT id, name, prefix FROM api_keys WHERE account_id = ${accountId} AND id = ANY(${busy.map((key) => key.keyId)}::text[])`
+  const byId = new Map(names.map((row) => [row.id, row]))
+  const holds: KeyHolds[] = busy.map((key) => ({
+    keyId: key.keyId,
+    name: byId.get(key.keyId)?.name ?? '',
+    prefix: byId.get(key.keyId)?.prefix ?? '',
+    inFlight: key.inFlight,
+    heldNano: key.heldNano,
+    heldUsd: nanoToUsd(key.heldNano),
+  }))
+  return { balanceNano: snapshot.balanceNano, heldNano: snapshot.heldNano, availableNano: snapshot.availableNano, inFlight: snapshot.inFlight, holds }
+}
+
+export async function billingView(deps: OperatorDeps, session: Session): Promise<Billing> {
+  const money = await accountMoney(deps, session.accountId)
+  const refusal = await topUpRefusal(deps, session)
+  return {
+    accountId: session.accountId,
+    ...money,
+    balanceUsd: nanoToUsd(money.balanceNano),
+    heldUsd: nanoToUsd(money.heldNano),
+    availableUsd: nanoToUsd(money.availableNano),
+    topUp: { allowed: !refusal, reason: refusal?.message ?? null },
+  }
+}
+
+/** The top-up step for the session's account; throws the refusal when this session may not top up. */
+export async function topUpInstructions(deps: OperatorDeps, session: Session): Promise<TopUp> {
+  const refusal = await topUpRefusal(deps, session)
+  if (refusal) throw refusal
+  return {
+    accountId: session.accountId,
+    method: 'operator',
+    instructions: `Online payments are not available yet: contact the operator to add credit to account ${session.accountId}.`,
+  }
+}
+
+async function topUpRefusal(deps: OperatorDeps, session: Session): Promise<ServiceError | undefined> {
+  try {
+    authorize(session, 'billing')
+  } catch (error) {
+    if (error instanceof ServiceError) return error
+    throw error
+  }
+  if (!(await secretsConfirmed(deps.sql, session.accountId))) {
+    return new ServiceError(
+      'forbidden',
+      'Confirm that you saved both the API key and the dashboard link first: an account without e-mail or wallet cannot be recovered if they are lost.',
+    )
+  }
+  return undefined
+}

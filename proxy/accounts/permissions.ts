@@ -1,0 +1,45 @@
+/**
+ * Who may do what in an account, checked on every admin route after the session is read:
+ *   read      every member: keys, usage, activity, presets, guardrails, tickets
+ *   manage    owner and admins: keys, presets, guardrails, routing, alerts
+ *   billing   the owner: top-ups
+ *   team      the owner: members and roles
+ *   support   every member: tickets, also while the account is suspended
+ *   chat      every member: the playground
+ * A suspended account may still read and write to support; everything else is 403 account_suspended.
+ * A dashboard-link session acts as the owner of its accountless account.
+ */
+import { ServiceError } from '../../shared/errors.ts'
+import type { Role, Session } from './people/sessions.ts'
+
+export type Action = 'read' | 'manage' | 'billing' | 'team' | 'support' | 'chat'
+
+const ALLOWED: Record<Action, readonly Role[]> = {
+  read: ['owner', 'admin', 'member'],
+  manage: ['owner', 'admin'],
+  billing: ['owner'],
+  team: ['owner'],
+  support: ['owner', 'admin', 'member'],
+  chat: ['owner', 'admin', 'member'],
+}
+
+const WHILE_SUSPENDED: ReadonlySet<Action> = new Set(['read', 'support'])
+
+const RULES: Record<Action, string> = {
+  read: 'reading this account',
+  manage: "changing the account's keys and settings is for its owner and admins",
+  billing: 'only the account owner can top up the balance',
+  team: "only the account owner can manage the account's members",
+  support: 'support',
+  chat: 'the playground',
+}
+
+/** Throws the refusal when the session may not do `action`. */
+export function authorize(session: Session, action: Action): void {
+  if (session.accountStatus === 'suspended' && !WHILE_SUSPENDED.has(action)) {
+    throw new ServiceError('account_suspended', 'This account is suspended; it can read its data and contact support. Contact support.')
+  }
+  if (!ALLOWED[action].includes(session.role)) {
+    throw new ServiceError('forbidden', `Not allowed for a ${session.role}: ${RULES[action]}.`)
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Presets for operators: save (create or replace), list and delete an account's `@preset/<slug>`. The
+ * model and fallbacks are checked against the catalog when saved, so a preset cannot point at a model
+ * the gateway does not know. Presets load with the key record: every change invalidates the account's
+ * cached keys on every process.
+ */
+import { Type } from '@sinclair/typebox'
+import { PresetParams } from '../../../shared/schemas/admin/policy.ts'
+import { ServiceError } from '../../../shared/errors.ts'
+import type { OperatorDeps } from '../operator-deps.ts'
+import type { Catalog } from '../../core/catalog/catalog-types.ts'
+import { envelope, validate } from '../../pipeline/validate.ts'
+import { isPresetId, PRESET_PREFIX } from '../../policy/routing/presets.ts'
+import { MAX_CANDIDATES } from '../../policy/routing/resolve.ts'
+
+export const PRESET_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
+
+const paramsCheck = envelope<{ params: PresetParams }>(Type.Object({ params: PresetParams }), new Set(['params']))
+
+export type PresetInput = { model: string; fallbacks?: string[]; params?: PresetParams }
+
+export type PresetView = {
+  accountId: string
+  slug: string
+  /** What a client sends as `model`. */
+  id: string
+  model: string
+  fallbacks: string[]
+  params: PresetParams
+  createdAt: string
+  updatedAt: string
+}
+
+type Row = { account_id: string; slug: string; model: string; fallbacks: string[]; params: PresetParams; created_at: Date; updated_at: Date }
+
+/** Creates or replaces a preset; `created` says which. */
+export async function savePreset(deps: OperatorDeps, accountId: string, slug: string, input: PresetInput): Promise<{ preset: PresetView; created: boolean }> {
+  if (!PRESET_SLUG.test(slug)) {
+    throw new ServiceError('invalid_request', `slug: "${slug}" is not a preset slug: 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen`, {
+      param: 'slug',
+    })
+  }
+  const fallbacks = input.fallbacks ?? []
+  const params = input.params ?? {}
+  checkChoices(deps.catalog, input.model, fallbacks)
+  const checked = validate({ params }, paramsCheck)
+  if (!checked.ok) throw checked.error
+  await requireAccount(deps, accountId)
+  const [row] = await deps.sql<(Row & { created: boolean })[]>`
+    INSERT INTO presets (account_id, slug, model, fallbacks, params)
+    VALUES (${accountId}, ${slug}, ${input.model}, ${fallbacks}, ${deps.sql.json(params)})
+    ON CONFLICT (account_id, slug) DO UPDATE
+      SET model = excluded.model, fallbacks = excluded.fallbacks, params = excluded.params, updated_at = now()
+    RETURNING *, (xmax = 0) AS created`
+  await deps.keys.invalidate({ accountId })
+  return { preset: view(row!), created: row!.created }
+}
+
+export async function listPresets(deps: OperatorDeps, accountId: string): Promise<{ presets: PresetView[] }> {
+  await requireAccount(deps, accountId)
+  const rows = await deps.sql<Row[]>`SELECT * FROM presets WHERE account_id = ${accountId} ORDER BY slug`
+  return { presets: rows.map(view) }
+}
+
+export async function deletePreset(deps: OperatorDeps, accountId: string, slug: string): Promise<{ accountId: string; slug: string; deleted: true }> {
+  const [row] = await deps.sql`DELETE FROM presets WHERE account_id = ${accountId} AND slug = ${slug} RETURNING slug`
+  if (!row) throw new ServiceError('not_found', `No preset ${PRESET_PREFIX}${slug} in account ${accountId}.`)
+  await deps.keys.invalidate({ accountId })
+  return { accountId, slug, deleted: true }
+}
+
+/**
+ * The model and fallbacks must be what a request could name itself: a catalog model, an alias or an
+ * automatic choice; not a preset (resolving one preset through another could loop). Auto Free never falls
+ * back to a paid model, so its fallbacks must be free too (the request would be refused otherwise).
+ */
+function checkChoices(catalog: Catalog, model: string, fallbacks: string[]): void {
+  checkChoice(catalog, model, 'model')
+  if (fallbacks.length > MAX_CANDIDATES - 1) {
+    throw new ServiceError('invalid_request', `fallbacks: must have at most ${MAX_CANDIDATES - 1} items`, { param: 'fallbacks' })
+  }
+  fallbacks.forEach((fallback, index) => checkChoice(catalog, fallback, `fallbacks[${index}]`))
+  if (catalog.autos.get(model)?.free) {
+    fallbacks.forEach((fallback, index) => {
+      const free = catalog.models.get(fallback)?.free ?? catalog.autos.get(fallback)?.free ?? false
+      if (!free) {
+        const param = `fallbacks[${index}]`
+        throw new ServiceError('invalid_request', `${param}: ${fallback} is not free, and ${model} never falls back to a paid model`, { param })
+      }
+    })
+  }
+}
+
+function checkChoice(catalog: Catalog, id: string, param: string): void {
+  if (catalog.models.has(id) || catalog.aliases.has(id) || catalog.autos.has(id)) return
+  const why = isPresetId(id) ? 'is a preset; a preset cannot name another preset' : 'is not a catalog model ID, alias or service/auto choice'
+  throw new ServiceError('invalid_request', `${param}: ${id} ${why}`, { param })
+}
+
+async function requireAccount(deps: OperatorDeps, accountId: string): Promise<void> {
+  const [account] = await deps.sql`SELECT 1 FROM accounts WHERE id = ${accountId}`
+  if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
+}
+
+function view(row: Row): PresetView {
+  return {
+    accountId: row.account_id,
+    slug: row.slug,
+    id: `${PRESET_PREFIX}${row.slug}`,
+    model: row.model,
+    fallbacks: row.fallbacks,
+    params: row.params,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  }
+}

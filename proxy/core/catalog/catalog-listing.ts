@@ -1,0 +1,60 @@
+/**
+ * The model catalog as clients read it (`GET /v1/models`, `GET /api/v1/models`): every exact model ID
+ * with its context length, maximum output, prices (USD per million tokens, as decimal strings) and the
+ * client styles it can be called with. One object satisfies both official SDKs' `models.list()`: the
+ * OpenAI fields (`object`, `created`, `owned_by`) and the Anthropic ones (`type`, `display_name`,
+ * `created_at`, `has_more`, `first_id`, `last_id`). Aliases follow their model's entry with `alias_of`;
+ * automatic choices list their candidates (their price is the chosen candidate's).
+ */
+import { nanoToUsd } from '../../../shared/money.ts'
+import type { Catalog, Model } from './catalog-types.ts'
+import { resolveAlias } from './catalog-choices.ts'
+
+/** Every model can be called in every client style: the gateway translates between them. */
+const styles = ['chat', 'messages', 'responses']
+
+export function catalogListing(catalog: Catalog, listedAt: Date): Record<string, unknown> {
+  const created = Math.floor(listedAt.getTime() / 1000)
+  const createdAt = listedAt.toISOString()
+  const data: Record<string, unknown>[] = [...catalog.models.values()].map((model) => modelEntry(model, created, createdAt))
+  for (const [id, target] of catalog.aliases) {
+    const model = resolveAlias(catalog.aliases, catalog.models, id)
+    if (model) data.push({ ...modelEntry(model, created, createdAt), id, display_name: `${model.name} (${id})`, alias_of: target })
+  }
+  for (const auto of catalog.autos.values()) data.push({ ...choiceEntry(auto.id, created, createdAt), auto_candidates: auto.candidates, free: auto.free })
+  return listing(data)
+}
+
+/** The listing with entries of the caller's own added (presets). */
+export function listing(data: Record<string, unknown>[]): Record<string, unknown> {
+  return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }
+}
+
+/** An entry for a name that is not one model: an automatic choice or a preset. */
+export function choiceEntry(id: string, created: number, createdAt: string): Record<string, unknown> {
+  return { id, object: 'model', type: 'model', created, created_at: createdAt, owned_by: id.slice(0, id.indexOf('/')).replace(/^@/, ''), display_name: id, styles }
+}
+
+function modelEntry(model: Model, created: number, createdAt: string) {
+  const { pricing } = model
+  return {
+    id: model.id,
+    object: 'model',
+    type: 'model',
+    created,
+    created_at: createdAt,
+    owned_by: model.id.slice(0, model.id.indexOf('/')),
+    display_name: model.name,
+    context_length: model.contextLength,
+    max_output_tokens: model.maxOutputTokens,
+    pricing: {
+      unit: 'usd_per_million_tokens',
+      input: nanoToUsd(pricing.inputNanoPerMTok),
+      output: nanoToUsd(pricing.outputNanoPerMTok),
+      cached_input: nanoToUsd(pricing.cachedInputNanoPerMTok),
+      cache_write: nanoToUsd(pricing.cacheWriteNanoPerMTok),
+    },
+    free: model.free,
+    styles,
+  }
+}

@@ -1,0 +1,20 @@
+/** What the admin API needs: the operator services (database, live store, key cache, catalog), the settings and a clock. */
+import type { OperatorDeps } from '../../accounts/operator-deps.ts'
+import type { Config } from '../../core/config.ts'
+import type { AddressLimiter } from '../../stores/address-limits.ts'
+import type { Mailer } from '../../accounts/people/mailer.ts'
+import type { CreditAlerts } from '../../accounts/alerts/credit-alerts.ts'
+import type { PlaygroundDeps } from '../../accounts/playground/playground.ts'
+
+export type AdminDeps = OperatorDeps & {
+  config: Config
+  mailer: Mailer
+  /** Per-address limits of sign-in attempts and mails (the same limiter as the catalog's and invalid keys'). */
+  limiter: AddressLimiter
+  /** The HMAC key signing bot-check challenges (see accounts/people/altcha-key.ts). */
+  altchaKey: string
+  /** The gateway (run in process for the playground's chat), its free chat lock and trial settings. */
+  playground: PlaygroundDeps
+  /** Credit alerts: the VAPID public key browsers subscribe with. */
+  alerts: CreditAlerts
+}

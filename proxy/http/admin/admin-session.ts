@@ -1,0 +1,16 @@
+/**
+ * Reading the session of an admin request: the cookie's session (401 without one), then the permission
+ * check for what the route does. Writes are also checked for their origin (see csrf.ts) before any route.
+ */
+import { ServiceError } from '../../../shared/errors.ts'
+import { readSession, sessionToken, type Session } from '../../accounts/people/sessions.ts'
+import type { AdminDeps } from './admin-deps.ts'
+import { authorize, type Action } from '../../accounts/permissions.ts'
+
+export async function requireSession(deps: AdminDeps, request: Request, action: Action): Promise<Session> {
+  const token = sessionToken(request.headers.get('cookie'))
+  const session = token ? await readSession(deps.sql, token, deps.clock.now()) : undefined
+  if (!session) throw new ServiceError('unauthorized', 'Sign in first (or open your dashboard link).')
+  authorize(session, action)
+  return session
+}

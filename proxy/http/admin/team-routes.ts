@@ -1,0 +1,61 @@
+/**
+ * The account's team: every member reads it; inviting, changing roles and removing are the owner's
+ * (`team`). Invites are e-mailed links; accepting one is confirming it (the invited address signs in,
+ * becoming a user if new, and joins with the invited role). Accountless accounts have no team until
+ * claimed. The owner cannot be removed or demoted; ownership transfer is not offered.
+ */
+import { Elysia } from 'elysia'
+import { Done } from '../../../shared/schemas/admin/session.ts'
+import { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
+import { Invite, MemberParams, RoleChange, Team } from '../../../shared/schemas/admin/team.ts'
+import { clientAddress } from '../client-address.ts'
+import { countAttempt } from '../../accounts/people/attempts.ts'
+import { sendLink } from '../../accounts/people/send-link.ts'
+import { siteBase } from '../../accounts/people/site-url.ts'
+import { changeRole, checkInvite, listTeam, removeMember } from '../../accounts/people/team.ts'
+import { normalizeEmail } from '../../accounts/people/users.ts'
+import type { AdminDeps } from './admin-deps.ts'
+import { requireSession } from './admin-session.ts'
+
+export function teamRoutes(deps: AdminDeps) {
+  return new Elysia()
+    .get(
+      '/team',
+      async ({ request }) => {
+        const session = await requireSession(deps, request, 'read')
+        return listTeam(deps.sql, session.accountId, deps.clock.now())
+      },
+      { response: Team, detail: { summary: 'Members of the account with their roles, and pending invites' } },
+    )
+    .post(
+      '/team/invites',
+      async ({ request, server, body, set }) => {
+        const session = await requireSession(deps, request, 'team')
+        const email = normalizeEmail(body.email)
+        await checkInvite(deps.sql, session.accountId, session.accountKind, email)
+        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'mails requested from this address')
+        await sendLink(deps, { email, purpose: 'invite', accountId: session.accountId, role: body.role }, siteBase(deps.config.PUBLIC_SITE_URL, request))
+        set.status = 202
+        return { ok: true as const, message: `An invitation to join as ${body.role} was sent to ${email}.` }
+      },
+      { body: Invite, response: { 202: MailSent }, detail: { summary: 'Invite someone by e-mail as admin or member (owner only)' } },
+    )
+    .patch(
+      '/team/:userId',
+      async ({ request, params, body }) => {
+        const session = await requireSession(deps, request, 'team')
+        await changeRole(deps.sql, session.accountId, params.userId, body.role)
+        return { ok: true as const }
+      },
+      { params: MemberParams, body: RoleChange, response: Done, detail: { summary: "Change a member's role (owner only)" } },
+    )
+    .delete(
+      '/team/:userId',
+      async ({ request, params }) => {
+        const session = await requireSession(deps, request, 'team')
+        await removeMember(deps.sql, session.accountId, params.userId)
+        return { ok: true as const }
+      },
+      { params: MemberParams, response: Done, detail: { summary: 'Remove a member; their sessions for this account end at once (owner only)' } },
+    )
+}

@@ -1,0 +1,99 @@
+/**
+ * The API server ({base_url}): the model endpoints under /v1 and their /api/v1 alias, and the two
+ * account routes a key authenticates (POST /me/claim, POST /keys/:id/rotate). Model route handlers
+ * only hand the raw request to the style's pipeline; bodies are read by the pipeline itself (parse:
+ * 'none') so the size limit and the error shape stay the gateway's.
+ */
+import { Elysia } from 'elysia'
+import type { AdminDeps } from './admin/admin-deps.ts'
+import { choiceEntry, listing } from '../core/catalog/catalog-listing.ts'
+import type { KeyRecord } from '../core/key-record.ts'
+import { PRESET_PREFIX } from '../policy/routing/presets.ts'
+import { ServiceError } from '../../shared/errors.ts'
+import { handle } from '../pipeline/pipeline.ts'
+import { chatStyle } from '../pipeline/styles/chat/style.ts'
+import { messagesStyle } from '../pipeline/styles/messages/style.ts'
+import { responsesStyle } from '../pipeline/styles/responses/style.ts'
+import { clientAddress } from './client-address.ts'
+import { readCatalog } from '../policy/catalog-reads.ts'
+import { responsesRoutes } from './responses-routes.ts'
+import { imageRoutes } from './image-routes.ts'
+import { keyEndpoint } from '../pipeline/endpoint.ts'
+import { messagesErrorBody } from '../pipeline/styles/messages/render-error.ts'
+import type { Gateway } from '../pipeline/gateway.ts'
+import { newCall } from '../core/call.ts'
+import { errorResponse } from '../pipeline/respond.ts'
+import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
+import { log } from '../core/log.ts'
+import { opsRoutes, type OpsDeps } from './ops-routes.ts'
+import { claimRoutes } from './claim-routes.ts'
+import { keyRotationRoute } from './key-rotation-route.ts'
+
+function modelRoutes(gw: Gateway, prefix: string) {
+  const responses = responsesStyle(gw.responses)
+  return new Elysia({ prefix })
+    .post('/chat/completions', ({ request, server }) => handle(gw, chatStyle, request, () => clientAddress(server, request)), { parse: 'none' })
+    .post('/messages', ({ request, server }) => handle(gw, messagesStyle, request, () => clientAddress(server, request)), { parse: 'none' })
+    .post('/responses', ({ request, server }) => handle(gw, responses, request, () => clientAddress(server, request)), { parse: 'none' })
+    .get('/models', ({ request, server }) => listModels(gw, request, () => clientAddress(server, request)))
+    .use(responsesRoutes(gw))
+    .use(imageRoutes(gw))
+}
+
+/** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
+function listModels(gw: Gateway, request: Request, address: () => string): Promise<Response> {
+  const messagesClient = request.headers.has('anthropic-version')
+  const render = (requestId: string) => (messagesClient ? (error: ServiceError) => messagesErrorBody(error, requestId) : chatErrorBody)
+  return keyEndpoint(gw, request, { style: 'models', render, address, allowXApiKey: messagesClient }, async (key) => {
+    const catalog = await readCatalog(gw.catalogReads, address())
+    if (catalog instanceof ServiceError) throw catalog
+    return { body: withPresets(catalog, key.presets) }
+  })
+}
+
+/** The catalog with the account's presets after the models. */
+function withPresets(catalog: Record<string, unknown>, presets: KeyRecord['presets']): Record<string, unknown> {
+  if (presets.size === 0) return catalog
+  const now = new Date()
+  const entries = [...presets.values()].map((preset) => ({
+    ...choiceEntry(`${PRESET_PREFIX}${preset.slug}`, Math.floor(now.getTime() / 1000), now.toISOString()),
+    preset: { model: preset.model, fallbacks: preset.fallbacks },
+  }))
+  return listing([...(catalog.data as Record<string, unknown>[]), ...entries])
+}
+
+/** `admin`: for the account routes the spec puts on the API server (/me/claim, /keys/:id/rotate). */
+export function apiServer(gw: Gateway, ops: OpsDeps, admin: AdminDeps) {
+  return new Elysia({ name: 'api' })
+    .use(opsRoutes(ops))
+    .use(modelRoutes(gw, '/v1'))
+    .use(modelRoutes(gw, '/api/v1'))
+    .use(claimRoutes(gw, admin))
+    .use(keyRotationRoute(gw, admin))
+    .onError(({ code, request, error }) => {
+      if (code === 'NOT_FOUND') return unknownPath(request)
+      const failure = new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')
+      const call = newCall('chat')
+      if (code !== 'VALIDATION' && code !== 'PARSE') log.error('request failed unexpectedly', { requestId: call.requestId, path: new URL(request.url).pathname, error })
+      return errorResponse(call, failure, chatErrorBody)
+    })
+}
+
+const modelPaths = new Set(['chat/completions', 'messages', 'responses'].flatMap((path) => [`/v1/${path}`, `/api/v1/${path}`]))
+
+/** Unknown paths get the gateway's error shape; a base URL that already ends in /chat/completions is named as such. */
+export function unknownPath(request: Request): Response {
+  const path = new URL(request.url).pathname.replace(/\/+$/, '')
+  const call = newCall('chat')
+  if (modelPaths.has(path)) {
+    return errorResponse(call, new ServiceError('not_found', `${request.method} is not supported at ${path}; use POST.`), chatErrorBody)
+  }
+  if (path.includes('/chat/completions')) {
+    const error = new ServiceError(
+      'invalid_request',
+      `Wrong base URL: ${path} is not an endpoint. Set the client's base URL to the API root ending in /v1, without /chat/completions.`,
+    )
+    return errorResponse(call, error, chatErrorBody)
+  }
+  return errorResponse(call, new ServiceError('not_found', `No endpoint at ${request.method} ${path}.`), chatErrorBody)
+}

@@ -1,0 +1,26 @@
+/**
+ * `POST /keys/:id/rotate` on the API server (at the root, not under /v1): authenticated with any valid key
+ * of the same account, errors in the OpenAI-style shape. The answer (201) is `{ key, id, prefix, oldKey:
+ * { id, expiresAt } }`: the new key, shown this once, and the old key's end of grace, 24 hours out
+ * (see accounts/rotation.ts). Another account's key id is 404; a key already rotated or revoked is 409.
+ */
+import { Elysia } from 'elysia'
+import { rotateKey } from '../accounts/rotation.ts'
+import { keyEndpoint } from '../pipeline/endpoint.ts'
+import type { Gateway } from '../pipeline/gateway.ts'
+import type { AdminDeps } from './admin/admin-deps.ts'
+import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
+import { clientAddress } from './client-address.ts'
+
+export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
+  return new Elysia().post(
+    '/keys/:id/rotate',
+    ({ request, server, params }) =>
+      keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => clientAddress(server, request) }, async (key) => ({
+        body: await rotateKey(admin, key.accountId, params.id),
+        status: 201,
+      })),
+    // The body is not read: rotation takes no options.
+    { parse: 'none' },
+  )
+}

@@ -1,0 +1,99 @@
+/**
+ * The operator API on the site server (/operator/v1), behind the operator token: what `bun run admin`
+ * calls. Accounts, credits, suspension and keys; an account's presets, routing restrictions and
+ * guardrails; provider pauses; support tickets (support-operator-routes.ts). Bodies are the shared
+ * schemas (the admin API's for keys and policy), checked with TypeBox and refused naming the field; money
+ * is integer nano-USD both ways, with a decimal USD string beside it in answers.
+ */
+import type { TSchema } from '@sinclair/typebox'
+import { Elysia } from 'elysia'
+import { ServiceError } from '../../shared/errors.ts'
+import { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
+import { Credit, NewAccount, NewAccountKey, ProviderPause, Suspension } from '../../shared/schemas/admin/operator.ts'
+import { GuardrailChanges, NewGuardrail, PresetBody, RoutingChanges } from '../../shared/schemas/admin/policy.ts'
+import { createAccount, creditAccount, showAccount } from '../accounts/accounts.ts'
+import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
+import { liftSuspension, suspendAccount } from '../accounts/suspension.ts'
+import { digestsEqual } from '../core/api-key.ts'
+import { envelope, validate, type Envelope } from '../pipeline/validate.ts'
+import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../accounts/settings/guardrails.ts'
+import { listProviders, pauseProvider, resumeProvider } from '../accounts/settings/pauses.ts'
+import { deletePreset, listPresets, savePreset } from '../accounts/settings/presets.ts'
+import { clearRouting, setRouting } from '../accounts/settings/routing.ts'
+import type { AdminDeps } from './admin/admin-deps.ts'
+import { supportOperatorRoutes } from './support-operator-routes.ts'
+
+/** A body checked against a shared schema, refused in the gateway's error shape naming the field. */
+const bodyOf = <T>(schema: TSchema & { properties: object }) => envelope<T>(schema, new Set(Object.keys(schema.properties)), undefined, (field) => `${field}: not a field of this request`)
+const envelopes = {
+  newAccount: bodyOf<NewAccount>(NewAccount),
+  credit: bodyOf<Credit>(Credit),
+  newKey: bodyOf<NewAccountKey>(NewAccountKey),
+  keyChanges: bodyOf<ApiKeyChanges>(ApiKeyChanges),
+  preset: bodyOf<PresetBody>(PresetBody),
+  routing: bodyOf<RoutingChanges>(RoutingChanges),
+  newGuardrail: bodyOf<NewGuardrail>(NewGuardrail),
+  guardrailChanges: bodyOf<GuardrailChanges>(GuardrailChanges),
+  pause: bodyOf<ProviderPause>(ProviderPause),
+  suspend: bodyOf<Suspension>(Suspension),
+}
+
+function parse<T>(body: unknown, spec: Envelope<T>): T {
+  const value = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : {}
+  const result = validate(value, spec)
+  if (!result.ok) throw result.error
+  return result.value
+}
+
+export function operatorRoutes(deps: AdminDeps, token: string) {
+  const expected = new TextEncoder().encode(`Bearer ${token}`)
+  return new Elysia({ prefix: '/operator/v1' })
+    .onBeforeHandle(({ request }) => {
+      const presented = new TextEncoder().encode(request.headers.get('authorization') ?? '')
+      if (!digestsEqual(presented, expected)) throw new ServiceError('unauthorized', 'Operator token required: Authorization: Bearer <ADMIN_TOKEN>.')
+    })
+    .post('/accounts', async ({ body, set }) => {
+      const input = parse(body, envelopes.newAccount)
+      set.status = 201
+      return createAccount(deps, input)
+    })
+    .get('/accounts/:id', ({ params }) => showAccount(deps, params.id))
+    .post('/accounts/:id/credits', async ({ params, body }) => {
+      const input = parse(body, envelopes.credit)
+      return creditAccount(deps, params.id, input.amountNano, input.reason ?? 'operator credit')
+    })
+    .post('/accounts/:id/suspend', ({ params, body }) => {
+      const input = parse(body, envelopes.suspend)
+      return suspendAccount(deps, params.id, input.reason, input.note)
+    })
+    .post('/accounts/:id/unsuspend', ({ params }) => liftSuspension(deps, params.id))
+    .post('/keys', async ({ body, set }) => {
+      const { accountId, ...input } = parse(body, envelopes.newKey)
+      const created = await createKey(deps, accountId, input)
+      set.status = 201
+      return created
+    })
+    .patch('/keys/:id', ({ params, body }) => updateKey(deps, params.id, parse(body, envelopes.keyChanges)))
+    .post('/keys/:id/revoke', ({ params }) => revokeKey(deps, params.id))
+    .get('/accounts/:id/presets', ({ params }) => listPresets(deps, params.id))
+    .put('/accounts/:id/presets/:slug', async ({ params, body, set }) => {
+      const saved = await savePreset(deps, params.id, params.slug, parse(body, envelopes.preset))
+      set.status = saved.created ? 201 : 200
+      return saved.preset
+    })
+    .delete('/accounts/:id/presets/:slug', ({ params }) => deletePreset(deps, params.id, params.slug))
+    .put('/accounts/:id/routing', ({ params, body }) => setRouting(deps, params.id, parse(body, envelopes.routing)))
+    .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
+    .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))
+    .post('/accounts/:id/guardrails', async ({ params, body, set }) => {
+      const created = await createGuardrail(deps, params.id, parse(body, envelopes.newGuardrail))
+      set.status = 201
+      return created
+    })
+    .patch('/guardrails/:id', ({ params, body }) => updateGuardrail(deps, params.id, parse(body, envelopes.guardrailChanges)))
+    .delete('/guardrails/:id', ({ params }) => deleteGuardrail(deps, params.id))
+    .get('/providers', () => listProviders(deps))
+    .post('/providers/:id/pause', ({ params, body }) => pauseProvider(deps, params.id, parse(body, envelopes.pause)))
+    .post('/providers/:id/resume', ({ params }) => resumeProvider(deps, params.id))
+    .use(supportOperatorRoutes(deps))
+}

@@ -1,0 +1,85 @@
+/**
+ * The site server ({site_url}): the dashboard's static files and the operator API. It is a separate
+ * server from the API server, so CORS, cookies and sessions never touch the hot path. Every response
+ * carries `Referrer-Policy: no-referrer` (dashboard links carry secrets in their fragment).
+ */
+import { Elysia } from 'elysia'
+import { join } from 'node:path'
+import { ServiceError } from '../../shared/errors.ts'
+import { clientAddress } from './client-address.ts'
+import { readCatalog, type CatalogReads } from '../policy/catalog-reads.ts'
+import { log } from '../core/log.ts'
+import { opsRoutes, type OpsDeps } from './ops-routes.ts'
+import { operatorRoutes } from './operator-routes.ts'
+import type { AdminDeps } from './admin/admin-deps.ts'
+import { adminRoutes } from './admin/admin-routes.ts'
+import { emailConfirmPage } from './email-confirm-page.ts'
+import { siteError } from '../pipeline/respond.ts'
+import { validationError } from './site-error.ts'
+
+export function siteServer(deps: AdminDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
+  // normalize: false, so fields a schema does not know are refused rather than silently dropped.
+  return new Elysia({ name: 'site', normalize: false })
+    .onAfterHandle(({ set }) => {
+      set.headers['referrer-policy'] = 'no-referrer'
+    })
+    .onError(({ code, error, request }) => {
+      if (error instanceof ServiceError) return siteError(error)
+      if (code === 'VALIDATION') return siteError(validationError(error.type, error))
+      if (code === 'NOT_FOUND') return siteError(new ServiceError('not_found', `No endpoint at ${request.method} ${new URL(request.url).pathname}.`))
+      if (code === 'PARSE') return siteError(new ServiceError('invalid_request', 'Request body is not valid JSON.'))
+      log.error('site request failed', { error })
+      return siteError(new ServiceError('internal_error', 'The request failed unexpectedly.'))
+    })
+    .get('/health', () => ({ ok: true }))
+    .use(opsRoutes(options.ops))
+    .get('/api/v1/models', async ({ request, server }) => {
+      const listing = await readCatalog(options.catalogReads, clientAddress(server, request))
+      return listing instanceof ServiceError ? siteError(listing) : listing
+    })
+    .use(operatorRoutes(deps, options.operatorToken))
+    .use(adminRoutes(deps))
+    .use(emailConfirmPage(deps))
+    .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))
+}
+
+/**
+ * The dashboard page's headers. It shows secrets (new keys, the dashboard link), so it runs only its own
+ * scripts and workers, talks only to its own origin and is never framed. Inline styles stay allowed:
+ * Solid's templates and the charts set style attributes.
+ */
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-cache',
+  'x-frame-options': 'DENY',
+  'content-security-policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "worker-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; '),
+}
+
+/** A built dashboard file, or index.html for client-side routes (so a hard refresh of any page works). */
+export async function dashboardFile(dir: string, path: string): Promise<Response> {
+  const parts = path.split('/').filter(Boolean)
+  const headers = { 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' }
+  // Never a path outside the build, nor its hidden files (the build manifest under .vite/).
+  if (parts.length > 0 && !parts.some((part) => part.startsWith('.'))) {
+    const safe = parts.join('/')
+    const file = Bun.file(join(dir, safe))
+    // Built assets carry a content hash in their names: they never change, so browsers may keep them.
+    const cache = safe.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'
+    if (await file.exists()) return new Response(file, { headers: { ...headers, 'cache-control': cache } })
+  }
+  const index = Bun.file(join(dir, 'index.html'))
+  // The page names the current build's assets: always revalidated.
+  if (await index.exists()) return new Response(index, { headers: { ...headers, ...PAGE_HEADERS } })
+  return new Response('The dashboard is not built: run `bun run build`.\n', { status: 503, headers })
+}

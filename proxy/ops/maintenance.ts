@@ -1,0 +1,81 @@
+/**
+ * Work beside the hot path, on a timer: expire holds past their deadline (every hold ends exactly once),
+ * keep running requests' holds alive, write to Postgres the outbox entries a stopped process left behind,
+ * apply recent credits the live balance may have missed (a store that was unreachable when the credit
+ * was recorded), and purge stored responses past their retention. Each step is idempotent, so several
+ * processes can run it.
+ */
+import type { Sql } from 'postgres'
+import type { AdmissionStore, LedgerEntry } from '../stores/admission/store.ts'
+import type { Inflight } from '../pipeline/inflight.ts'
+import { endExpiredImageRequests } from '../stores/image-requests.ts'
+import { insertLedger } from '../stores/ledger/record-writer.ts'
+import type { LedgerRow } from '../stores/ledger/rows.ts'
+import { log } from '../core/log.ts'
+import type { ResponseStore } from '../stores/stored-responses.ts'
+
+/** An outbox entry older than this was not written by the process that settled it. */
+const ORPHAN_AFTER_MS = 60_000
+
+export type MaintenanceDeps = { sql: Sql; store: AdmissionStore; inflight: Inflight; responses?: ResponseStore }
+
+export async function runMaintenance(deps: MaintenanceDeps): Promise<void> {
+  const steps: [string, () => Promise<unknown>][] = [
+    ['extend holds', () => deps.inflight.extendOld(deps.store)],
+    ['sweep holds', () => sweepHolds(deps.sql, deps.store)],
+    ['recover outbox', () => recoverOutbox(deps.sql, deps.store)],
+    ['reconcile credits', () => reconcileCredits(deps.sql, deps.store)],
+    ['purge stored responses', async () => deps.responses?.purgeExpired()],
+  ]
+  for (const [name, step] of steps) {
+    try {
+      await step()
+    } catch (error) {
+      log.warn(`maintenance step failed: ${name}`, { error })
+    }
+  }
+}
+
+export function startMaintenance(deps: MaintenanceDeps, intervalMs: number): () => void {
+  let running = false
+  const timer = setInterval(async () => {
+    if (running) return
+    running = true
+    await runMaintenance(deps).finally(() => (running = false))
+  }, intervalMs)
+  return () => clearInterval(timer)
+}
+
+/** Expired holds end; image requests whose holds expired (outcome never known) become released. */
+async function sweepHolds(sql: Sql, store: AdmissionStore): Promise<void> {
+  const { expired } = await store.sweep()
+  for (const hold of expired) log.warn('hold expired without settlement', hold)
+  await endExpiredImageRequests(sql, expired.map((hold) => hold.requestId))
+}
+
+export async function recoverOutbox(sql: Sql, store: AdmissionStore, olderThanMs = ORPHAN_AFTER_MS): Promise<number> {
+  const entries = await store.pendingLedger(olderThanMs)
+  if (entries.length === 0) return 0
+  await insertLedger(sql, entries.flatMap(outboxRows))
+  await store.ackLedger(entries)
+  log.info('outbox entries recovered into the ledger', { count: entries.length })
+  return entries.length
+}
+
+function outboxRows(entry: LedgerEntry): LedgerRow[] {
+  const base = { accountId: entry.accountId, keyId: entry.keyId, requestId: entry.requestId, atMs: entry.atMs }
+  const rows: LedgerRow[] = []
+  if (entry.chargedNano > 0) rows.push({ ...base, kind: 'charge', amountNano: -entry.chargedNano, writtenOffNano: 0, reason: null })
+  if (entry.writtenOffNano > 0) rows.push({ ...base, kind: 'writeoff', amountNano: 0, writtenOffNano: entry.writtenOffNano, reason: 'recovered' })
+  return rows
+}
+
+async function reconcileCredits(sql: Sql, store: AdmissionStore): Promise<void> {
+  const credits = await sql<{ account_id: string; request_id: string; amount_nano: number }[]>`
+    SELECT account_id, request_id, amount_nano FROM ledger
+    WHERE kind = 'credit' AND created_at > now() - interval '15 minutes'`
+  for (const credit of credits) {
+    const result = await store.credit(credit.account_id, credit.request_id, credit.amount_nano)
+    if (result.status === 'applied') log.warn('credit applied late to the live balance', { entryId: credit.request_id })
+  }
+}

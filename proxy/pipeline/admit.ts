@@ -1,0 +1,98 @@
+/**
+ * Stage 7: admission, one atomic call to the admission store: rate and concurrency limits of the key and
+ * the account, the key's spend caps counting open holds, and the balance against the hold. An account the
+ * store has not loaded is loaded from Postgres once, then admitted. A store that does not answer in time
+ * means 502 `admission_unconfirmed`: the request is not sent, and any hold it may have placed expires.
+ */
+import type { Sql } from 'postgres'
+import { ServiceError } from '../../shared/errors.ts'
+import { nanoToUsd } from '../../shared/money.ts'
+import { loadAccount } from '../stores/admission/load-account.ts'
+import type { AdmissionStore, AdmitInput, AdmitResult, RateLimitName } from '../stores/admission/store.ts'
+import type { KeyRecord } from '../core/key-record.ts'
+import { log } from '../core/log.ts'
+
+export type AdmitDecision = { ok: true; availableNano: number } | { ok: false; error: ServiceError; availableNano?: number }
+
+/** What the admission checks of the key: its limits, its account's, and its guardrail's budget. */
+export function keyAdmission(key: KeyRecord): Pick<AdmitInput, 'accountId' | 'keyId' | 'keyLimits' | 'accountLimits' | 'guardrail'> {
+  return {
+    accountId: key.accountId,
+    keyId: key.id,
+    keyLimits: key.limits,
+    accountLimits: key.accountLimits,
+    guardrail: key.guardrail ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano } : undefined,
+  }
+}
+
+export async function admitRequest(store: AdmissionStore, sql: Sql, input: AdmitInput): Promise<AdmitDecision> {
+  let result: AdmitResult
+  try {
+    result = await store.admit(input)
+    if (!result.ok && result.reason === 'cold') {
+      await loadAccount(sql, store, input.accountId)
+      result = await store.admit(input)
+    }
+  } catch (error) {
+    log.warn('admission unconfirmed', { requestId: input.requestId, error })
+    return {
+      ok: false,
+      error: new ServiceError('admission_unconfirmed', 'The request could not be admitted and was not sent. Nothing was charged; retry.'),
+    }
+  }
+  if (result.ok) return { ok: true, availableNano: result.availableNano }
+  switch (result.reason) {
+    case 'credits':
+      return {
+        ok: false,
+        availableNano: result.availableNano,
+        error: new ServiceError(
+          'insufficient_credits',
+          `Insufficient credits: this request can cost up to $${nanoToUsd(input.holdNano)} and the available balance is $${nanoToUsd(Math.max(0, result.availableNano))}. ` +
+            'Add credits (on team accounts only the owner can top up), or lower max_tokens.',
+        ),
+      }
+    case 'spend': {
+      const limit = result.window === 'guardrail' ? "The guardrail's monthly budget" : `This key's ${result.window} spend limit`
+      return {
+        ok: false,
+        availableNano: result.availableNano,
+        error: new ServiceError(
+          'spend_limit_exceeded',
+          `${limit} of $${nanoToUsd(result.capNano)} would be exceeded (requests in progress count). ` +
+            `It resets at ${new Date(result.resetAtMs).toISOString().replace('.000Z', 'Z')}.`,
+        ),
+      }
+    }
+    case 'free':
+      return {
+        ok: false,
+        availableNano: result.availableNano,
+        error: new ServiceError(
+          'free_quota_exceeded',
+          `The free allowance of ${result.allowance} requests per day is used up; it is shared by all keys of the account. ` +
+            'Retry after the time in Retry-After, or name a paid model.',
+          { retryAfterMs: result.retryAfterMs },
+        ),
+      }
+    case 'rate':
+      return {
+        ok: false,
+        availableNano: result.availableNano,
+        error: new ServiceError('usage_limit_exceeded', rateMessage(result.limit, result.value, input.tokens), { retryAfterMs: result.retryAfterMs }),
+      }
+    case 'cold':
+    case 'duplicate':
+      throw new Error(`admission answered ${result.reason} for ${input.requestId}`)
+  }
+}
+
+function rateMessage(limit: RateLimitName, value: number, tokens: number): string {
+  const owner = limit.startsWith('key') ? 'this key' : 'this account'
+  if (limit.endsWith('concurrency')) return `Too many concurrent requests: ${owner} allows ${value} at a time. Wait for one to finish or raise the limit.`
+  if (limit.endsWith('rpm')) return `Rate limit reached: ${owner} allows ${value} requests per minute. Wait or raise the limit.`
+  if (tokens > value) {
+    return `This request is estimated at ${tokens} tokens, more than the ${value} tokens per minute ${owner} allows. Lower max_tokens or raise the limit.`
+  }
+  return `Rate limit reached: ${owner} allows ${value} tokens per minute (in-progress requests count with their estimate). Wait or raise the limit.`
+}

@@ -1,0 +1,84 @@
+/**
+ * The frame of every API-server endpoint that takes a key. `withinCeiling`: the gateway's ceiling first
+ * (503 `overloaded`, Retry-After 5, before anything is read or held), an unexpected failure answered as
+ * 500 in the client's error shape (never a stack), and the ceiling slot given back when the answer is
+ * done (a stream keeps it until its end). Model requests (pipeline.ts) and image generations run their
+ * stages inside it. `keyEndpoint` adds the key (401 / 403 / the per-address invalid-key limit) and a JSON
+ * answer for the endpoints that are not model requests (stored responses, the catalog, claim, rotation,
+ * image status), and counts each in the request metrics when it ends.
+ */
+import { ServiceError } from '../../shared/errors.ts'
+import type { KeyRecord } from '../core/key-record.ts'
+import { log } from '../core/log.ts'
+import { authenticateRequest } from './authenticate.ts'
+import { newCall, type ApiStyle, type Call } from '../core/call.ts'
+import type { Gateway } from './gateway.ts'
+import { errorResponse, type ErrorRenderer } from './respond.ts'
+import { recordCall } from './settle.ts'
+
+export type Frame = {
+  render: ErrorRenderer
+  /** The style's own headers, on every answer. */
+  headers?: Record<string, string>
+  /** What went wrong, for the client, when the stages failed unexpectedly; also undoes what must be. */
+  failed: (call: Call) => ServiceError
+  /** The stages count the request in the metrics themselves (when its hold ends); else it is counted here. */
+  countedByStages?: boolean
+}
+
+export async function withinCeiling(gw: Gateway, call: Call, frame: Frame, run: () => Promise<Response>): Promise<Response> {
+  if (!gw.ceiling.enter()) {
+    const response = errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), frame.render, frame.headers)
+    recordCall(call)
+    return response
+  }
+  let released = false
+  call.releaseSlot = () => {
+    if (released) return
+    released = true
+    gw.ceiling.leave()
+  }
+  try {
+    return await run()
+  } catch (error) {
+    log.error('request failed unexpectedly', { requestId: call.requestId, error })
+    return errorResponse(call, frame.failed(call), frame.render, frame.headers)
+  } finally {
+    if (!call.streamOwnsSlot) call.releaseSlot()
+    if (!frame.countedByStages) recordCall(call)
+  }
+}
+
+/** What a key endpoint answers: a JSON body, 200 unless it says otherwise. */
+export type JsonAnswer = { body: unknown; status?: number }
+
+export type KeyEndpoint = {
+  style: ApiStyle
+  /** The error shape, for the request's ID. */
+  render: (requestId: string) => ErrorRenderer
+  /** The client's address, read only when the invalid-key limit needs it. */
+  address: () => string
+  /** Whether the key may come as `x-api-key` (Messages-style clients). */
+  allowXApiKey?: boolean
+}
+
+/** Runs `handle` for the request's key; a ServiceError it throws is the answer, in the endpoint's error shape. */
+export function keyEndpoint(gw: Gateway, request: Request, endpoint: KeyEndpoint, handle: (key: KeyRecord, call: Call) => Promise<JsonAnswer>): Promise<Response> {
+  const call = newCall(endpoint.style)
+  const render = endpoint.render(call.requestId)
+  const failed = () => new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')
+  const answer = async (): Promise<Response> => {
+    const auth = await authenticateRequest(gw, request, { allowXApiKey: endpoint.allowXApiKey ?? false, address: endpoint.address })
+    if (!auth.ok) return errorResponse(call, auth.error, render)
+    call.key = auth.key
+    try {
+      const { body, status = 200 } = await handle(auth.key, call)
+      call.status = status
+      return Response.json(body, { status, headers: { 'x-request-id': call.requestId } })
+    } catch (error) {
+      if (error instanceof ServiceError) return errorResponse(call, error, render)
+      throw error
+    }
+  }
+  return withinCeiling(gw, call, { render, failed }, answer)
+}

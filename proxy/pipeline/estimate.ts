@@ -1,0 +1,58 @@
+/**
+ * Stage 6: the worst case. The hold must cover the most a request can cost on any of its candidates:
+ * input tokens at most the prompt's UTF-8 bytes (a byte-level BPE token is at least one byte) and at
+ * most the model's context; output at most the requested limit, or the model's maximum output. The
+ * tokens-per-minute estimate is the usual size instead (about four bytes a token), as the providers count
+ * it, and is corrected when the request settles.
+ */
+import type { Model } from '../core/catalog/catalog-types.ts'
+import { costNano } from '../core/catalog/pricing.ts'
+import type { Candidate } from '../core/call.ts'
+
+/** Allowance for one image part: the largest tile budget of current vision models. */
+const IMAGE_TOKENS = 2_000
+/** Per-message overhead of chat formatting (role markers, separators). */
+const MESSAGE_OVERHEAD_TOKENS = 8
+
+export type Prompt = { textBytes: number; images: number; messages: number }
+
+export type Estimate = {
+  holdNano: number
+  /** Counted against tokens per minute until settle. */
+  tokens: number
+  /** Usual-size input estimate, for charging a stream that broke before the provider reported usage. */
+  inputTokens: number
+  /** Upper bound of the input before any model's context applies. */
+  promptBoundTokens: number
+  requestedOutput: number | undefined
+}
+
+/** Tokens a prompt costs beside its text: message framing and images. */
+export function promptOverhead(prompt: Prompt): number {
+  return prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
+}
+
+export function estimate(candidates: Candidate[], prompt: Prompt, requestedOutput: number | undefined): Estimate {
+  const overhead = promptOverhead(prompt)
+  const promptBoundTokens = prompt.textBytes + overhead
+  const base = { promptBoundTokens, requestedOutput, inputTokens: Math.ceil(prompt.textBytes / 4) + overhead, tokens: 0, holdNano: 0 }
+  let outputTokens = 0
+  for (const { model } of candidates) {
+    base.holdNano = Math.max(base.holdNano, worstCaseNano(base, model))
+    outputTokens = Math.max(outputTokens, outputLimit(base, model))
+  }
+  base.tokens = base.inputTokens + outputTokens
+  return base
+}
+
+export function inputBound(estimate: Pick<Estimate, 'promptBoundTokens'>, model: Model): number {
+  return Math.min(estimate.promptBoundTokens, model.contextLength)
+}
+
+export function outputLimit(estimate: Pick<Estimate, 'requestedOutput'>, model: Model): number {
+  return Math.min(estimate.requestedOutput ?? model.maxOutputTokens, model.maxOutputTokens)
+}
+
+function worstCaseNano(estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'>, model: Model): number {
+  return costNano(model.pricing, { inputTokens: inputBound(estimate, model), cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: outputLimit(estimate, model) })
+}

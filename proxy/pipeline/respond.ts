@@ -1,0 +1,47 @@
+/**
+ * The headers every gateway response carries, and error responses in the client's style. The error's
+ * status, retry hint and `x-service-error-code` come from the error table; the body from the style's
+ * renderer.
+ */
+import { errorTable, retryAfterSeconds, type ServiceError } from '../../shared/errors.ts'
+import { nanoToUsd } from '../../shared/money.ts'
+import type { Call } from '../core/call.ts'
+
+export type ErrorRenderer = (error: ServiceError) => string
+
+/** x-request-id, and what is known of balance, model, provider and cost. */
+export function serviceHeaders(call: Call, costNano?: number): Record<string, string> {
+  const headers: Record<string, string> = { 'x-request-id': call.requestId }
+  if (call.availableNano !== undefined) headers['x-service-balance-usd'] = nanoToUsd(Math.max(0, call.availableNano))
+  if (call.served) {
+    headers['x-service-model'] = call.served.model.id
+    headers['x-service-provider'] = call.served.route.provider.id
+  }
+  if (costNano !== undefined) headers['x-service-cost-usd'] = nanoToUsd(costNano)
+  return headers
+}
+
+export function errorResponse(call: Call, error: ServiceError, render: ErrorRenderer, styleHeaders: Record<string, string> = {}): Response {
+  const spec = errorTable[error.code]
+  const headers = { ...serviceHeaders(call), ...styleHeaders }
+  headers['content-type'] = 'application/json'
+  headers['x-service-error-code'] = error.code
+  headers['x-should-retry'] = String(spec.retry)
+  const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
+  // A client that went away is recorded as such (499), whatever error ended its request.
+  if (call.status !== 499) call.status = spec.status
+  call.errorCode = error.code
+  return new Response(render(error), { status: spec.status, headers })
+}
+
+/** An error of the site, the account endpoints and the playground: the API's `{"error": {"code", "message", "param"}}` shape and headers. */
+export function siteError(error: ServiceError): Response {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-service-error-code': error.code, 'referrer-policy': 'no-referrer' }
+  const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
+  if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
+  return new Response(JSON.stringify({ error: { code: error.code, message: error.message, param: error.details.param ?? null } }), {
+    status: errorTable[error.code].status,
+    headers,
+  })
+}

@@ -1,0 +1,245 @@
+/**
+ * Relays a provider's stream to the client as it arrives. Every provider event is decoded into neutral
+ * events (for accounting), and the client style's output decides what the client receives. A read that
+ * yields nothing for the client (a keep-alive, half an event, an event with no counterpart in the
+ * client's style) is followed by the next read at once: the client's reader only asks again after it
+ * was given something, so the relay must not return empty-handed.
+ *
+ * Delivered output is counted as it goes, so a stream that breaks, is left by the client, reaches its
+ * hold or goes idle is charged for what was delivered. The hold is never exceeded: an event whose
+ * output would take the cost past it is not sent; the stream ends there with `insufficient_credits`
+ * naming the cost of what was delivered, which is the charge. A failure after the stream began becomes
+ * an error event in the client's style, and the end marker is sent only for a complete answer.
+ */
+import { ServiceError } from '../../../shared/errors.ts'
+import { nanoToUsd } from '../../../shared/money.ts'
+import { outputTokensWithin, type Pricing, type TokenUsage } from '../../core/catalog/pricing.ts'
+import type { TokenizerName } from '../../core/catalog/tokenizers.ts'
+import type { StreamDecoder } from '../../providers/adapter.ts'
+import { SseSplitter, type SseEvent } from '../../providers/sse.ts'
+import { deliveredText, type StreamEvent } from '../../core/neutral/answer.ts'
+import { DeliveredOutput } from './delivered-output.ts'
+import type { StreamOutput } from './stream-output.ts'
+
+export type StreamEnd = 'complete' | 'upstream_failed' | 'client_closed' | 'hold_reached'
+
+export type StreamOutcome = {
+  end: StreamEnd
+  /** What to charge: the provider's usage for a complete answer, else what was delivered. */
+  usage: TokenUsage
+  failure?: ServiceError
+}
+
+export type RelayOptions = {
+  first: Uint8Array
+  reader: ReadableStreamDefaultReader<Uint8Array>
+  upstream: AbortController
+  decoder: StreamDecoder
+  output: StreamOutput
+  idleTimeoutMs: number
+  holdNano: number
+  /** Input tokens assumed while the provider has not reported usage (the hold's bound). */
+  inputBoundTokens: number
+  /** Input tokens to charge when the provider never reports usage (the usual-size estimate). */
+  inputEstimateTokens: number
+  /** The serving model's prices and its family's tokenizer, if public. */
+  pricing: Pricing
+  tokenizer: TokenizerName | undefined
+  /** Cost of a usage at the serving model's price. */
+  price: (usage: TokenUsage) => number
+  onEnd: (outcome: StreamOutcome) => void
+}
+
+const encoder = new TextEncoder()
+
+const inputOnly = (inputTokens: number): TokenUsage => ({ inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 })
+
+export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
+  const { decoder, output } = options
+  const splitter = new SseSplitter()
+  const delivered = new DeliveredOutput(options.tokenizer)
+  let pendingFirst: Uint8Array | undefined = options.first
+  let usage: TokenUsage | undefined
+  let sawEnd = false
+  let sawFinish = false
+  /** Set the moment the stream starts to end (before any wait), so nothing else ends it twice. */
+  let ended = false
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  const chargedNano = (charged: TokenUsage) => Math.min(options.price(charged), options.holdNano)
+  const costUsd = (charged: TokenUsage) => Number(nanoToUsd(chargedNano(charged)))
+
+  // The output the hold leaves room for, beside the input the provider reported (or its bound until it does).
+  let room = { inputTokens: -1, outputTokens: 0 }
+  const outputRoom = () => {
+    const input = usage ?? inputOnly(options.inputBoundTokens)
+    if (room.inputTokens !== input.inputTokens) room = { inputTokens: input.inputTokens, outputTokens: outputTokensWithin(options.pricing, input, options.holdNano) }
+    return room.outputTokens
+  }
+
+  // Nothing moved for the idle time: the provider is silent, or the client stopped reading. Either way the
+  // stream ends here, so its hold and its slot do not wait on a reader that may never come.
+  const idle = setTimeout(() => {
+    if (stream) void fail(stream, 'upstream_failed', idleError(options.idleTimeoutMs))
+  }, options.idleTimeoutMs)
+
+  /** The provider's count, where it gave one; no content event is free, whatever a start-of-stream report said. */
+  const reportedUsage = () => usage && { ...usage, outputTokens: Math.max(usage.outputTokens, delivered.events) }
+  /** What an output reads when it writes the usage event (only then is the usage worked out). */
+  const accounting = {
+    get usage() {
+      return reportedUsage()
+    },
+    costUsd,
+  }
+
+  /** The usage to charge for an answer that did not complete: what was delivered. */
+  const deliveredUsage = async (): Promise<TokenUsage> => {
+    const outputTokens = Math.max(usage?.outputTokens ?? 0, await delivered.estimate())
+    return { ...(usage ?? inputOnly(options.inputEstimateTokens)), outputTokens }
+  }
+
+  /** Starts the end; false if it has already started. */
+  const end = () => {
+    if (ended) return false
+    ended = true
+    clearTimeout(idle)
+    return true
+  }
+
+  const fail = async (controller: ReadableStreamDefaultController<Uint8Array>, kind: StreamEnd, failure: ServiceError, charged?: TokenUsage) => {
+    if (!end()) return
+    options.upstream.abort()
+    options.onEnd({ end: kind, usage: charged ?? (await deliveredUsage()), failure })
+    try {
+      controller.enqueue(encoder.encode(output.fail(failure)))
+      controller.close()
+    } catch {
+      // The client side of the stream is already gone.
+    }
+  }
+
+  /**
+   * Whether delivering these texts would take the cost past the hold. Settled at once by the bounds on
+   * almost every event; only a count near the limit waits for the tokenizer.
+   */
+  const pastHold = (texts: string[]): boolean | Promise<boolean> => {
+    const limit = outputRoom()
+    const atLeast = Math.max(delivered.events + texts.length, usage?.outputTokens ?? 0)
+    if (atLeast > limit) return true
+    if (!delivered.exact) return false
+    const atMost = delivered.bytes + texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0)
+    if (atMost <= limit) return false
+    const probe = new DeliveredOutput(options.tokenizer)
+    probe.add(texts.join(''))
+    return Promise.all([delivered.tokens(), probe.tokens()]).then(([before, added]) => before + added > limit)
+  }
+
+  const stopAtHold = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    const charged = await deliveredUsage()
+    const cost = nanoToUsd(chargedNano(charged))
+    const stop = new ServiceError(
+      'insufficient_credits',
+      `The answer was stopped at this request's hold of $${nanoToUsd(options.holdNano)}: the ${charged.outputTokens} output tokens delivered are charged $${cost}. Add credits or lower the output limit.`,
+    )
+    await fail(controller, 'hold_reached', stop, charged)
+  }
+
+  /** Relays what a read completed; false when the client got nothing from it and the stream goes on. */
+  const relay = async (controller: ReadableStreamDefaultController<Uint8Array>, raws: SseEvent[]): Promise<boolean> => {
+    let out = ''
+    const send = () => {
+      if (out) controller.enqueue(encoder.encode(out))
+      return out !== ''
+    }
+    for (const raw of raws) {
+      const events = decoder.decode(raw)
+      const failure = account(events)
+      if (failure) {
+        send()
+        await fail(controller, 'upstream_failed', failure)
+        return true
+      }
+      const texts = deliveredText(events)
+      if (texts.length > 0) {
+        const past = pastHold(texts)
+        const stop = typeof past === 'boolean' ? past : await past
+        // While the tokenizer counted, the idle timer or the client may have ended the stream.
+        if (ended) return true
+        if (stop) {
+          send()
+          await stopAtHold(controller)
+          return true
+        }
+        for (const text of texts) delivered.add(text)
+      }
+      out += output.event(raw, events, accounting)
+    }
+    return send()
+  }
+
+  const account = (events: StreamEvent[]): ServiceError | undefined => {
+    for (const event of events) {
+      if (event.type === 'usage') usage = event.usage
+      else if (event.type === 'end') sawEnd = true
+      else if (event.type === 'finish') sawFinish = true
+      else if (event.type === 'error') return new ServiceError('upstream_error', `The provider failed after the answer began: ${event.message}. Retry.`)
+    }
+    return undefined
+  }
+
+  const complete = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+    if (!end()) return
+    const final = reportedUsage() ?? (await deliveredUsage())
+    options.onEnd({ end: 'complete', usage: final })
+    controller.enqueue(encoder.encode(output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined })))
+    controller.close()
+  }
+
+  /** The next bytes from the provider; undefined once the stream is ending (failed or aborted). */
+  const read = async (controller: ReadableStreamDefaultController<Uint8Array>): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
+    if (pendingFirst) {
+      const value = pendingFirst
+      pendingFirst = undefined
+      return { done: false, value }
+    }
+    try {
+      const result = await options.reader.read()
+      return ended ? undefined : result
+    } catch {
+      // A read aborted by the idle timer or the client finds the stream already ending.
+      await fail(controller, 'upstream_failed', new ServiceError('upstream_error', 'The provider connection failed after the answer began; the answer is incomplete. Retry.'))
+      return undefined
+    }
+  }
+
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      stream = controller
+    },
+    async pull(controller) {
+      while (!ended) {
+        const result = await read(controller)
+        if (!result) return
+        idle.refresh()
+        if (!result.done) {
+          if (await relay(controller, splitter.push(result.value))) return
+          continue
+        }
+        await relay(controller, splitter.flush())
+        if (ended) return
+        if (sawEnd || sawFinish) await complete(controller)
+        else await fail(controller, 'upstream_failed', new ServiceError('upstream_error', 'The provider closed the stream before the answer was complete. Retry.'))
+        return
+      }
+    },
+    async cancel() {
+      if (!end()) return
+      options.upstream.abort()
+      options.onEnd({ end: 'client_closed', usage: await deliveredUsage() })
+    },
+  })
+}
+
+function idleError(idleTimeoutMs: number): ServiceError {
+  return new ServiceError('upstream_error', `The stream was idle for ${Math.round(idleTimeoutMs / 1000)} seconds; the answer is incomplete. Retry.`)
+}

@@ -1,0 +1,91 @@
+/**
+ * Chat Completions streams: chunks encoded from neutral events (a provider of another style), or the
+ * provider's own chunks passed through. Either way the usage chunk (`choices: []`) carries `cost` and
+ * comes only when the client asked (`stream_options.include_usage`), and `[DONE]` ends a complete answer.
+ */
+import type { ServiceError } from '../../../../shared/errors.ts'
+import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
+import { KEEP_ALIVE_COMMENT, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import type { AnswerContext } from '../client-style.ts'
+import { chatFinishReason, chatId } from './answer.ts'
+import { chatErrorBody } from './render-error.ts'
+import { chatUsage } from './usage.ts'
+
+const includesUsage = (body: ChatRequest) => body.stream_options?.include_usage === true
+const errorEvent = (error: ServiceError) => sse(chatErrorBody(error))
+
+export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOutput {
+  let model = context.modelId
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    sse(JSON.stringify({ id: chatId(context.requestId), object: 'chat.completion.chunk', created: context.created, model, choices, ...extra }))
+  const delta = (value: Record<string, unknown>, finish: string | null = null) => chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
+  let started = false
+  const start = () => {
+    if (started) return ''
+    started = true
+    return delta({ role: 'assistant', content: '' })
+  }
+  return {
+    event(_raw, events) {
+      let out = ''
+      for (const event of events) {
+        switch (event.type) {
+          case 'start':
+            if (event.model) model = event.model
+            out += start()
+            break
+          case 'text':
+            out += start() + delta({ content: event.text })
+            break
+          case 'tool_start':
+            out += start() + delta({ tool_calls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })
+            break
+          case 'tool_arguments':
+            out += delta({ tool_calls: [{ index: event.index, function: { arguments: event.text } }] })
+            break
+          case 'finish':
+            out += start() + delta({}, chatFinishReason(event.reason))
+            break
+          case 'keepalive':
+            out += KEEP_ALIVE_COMMENT
+            break
+        }
+      }
+      return out
+    },
+    complete(final: Final) {
+      const usage = includesUsage(context.body) ? chunk([], { usage: chatUsage(final.usage, final.costUsd) }) : ''
+      return `${start()}${usage}data: [DONE]\n\n`
+    },
+    fail: errorEvent,
+  }
+}
+
+export function chatPassthroughStream(context: AnswerContext<ChatRequest>): StreamOutput {
+  let meta: Record<string, unknown> = {}
+  let usageSent = false
+  return {
+    event(raw, events, accounting) {
+      if (events.some((event) => event.type === 'end')) return ''
+      if (!events.some((event) => event.type === 'usage') || !accounting.usage || raw.data === undefined) return `${raw.raw}\n\n`
+      const chunk = JSON.parse(raw.data) as Record<string, unknown> & { choices?: unknown[] }
+      meta = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model }
+      if (includesUsage(context.body)) {
+        usageSent = true
+        chunk.usage = { ...(chunk.usage as Record<string, unknown>), cost: accounting.costUsd(accounting.usage) }
+        return sse(JSON.stringify(chunk))
+      }
+      // The gateway asked for usage; the client did not: the chunk goes without it.
+      if (!chunk.choices || chunk.choices.length === 0) return ''
+      delete chunk.usage
+      return sse(JSON.stringify(chunk))
+    },
+    complete(final: Final) {
+      if (!includesUsage(context.body) || usageSent) return 'data: [DONE]\n\n'
+      // The provider reported no usage: the client still gets a usage chunk, with the gateway's count.
+      const usage = { ...meta, object: 'chat.completion.chunk', choices: [], usage: chatUsage(final.usage, final.costUsd) }
+      return `${sse(JSON.stringify(usage))}data: [DONE]\n\n`
+    },
+    fail: errorEvent,
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * Errors in the Messages style: `{"type": "error", "error": {"type", "message"}, "request_id"}`, with the
+ * spec's code as `error.code`, so the official SDK raises its typed error classes and the code is readable.
+ */
+import { errorTable, type ServiceError } from '../../../../shared/errors.ts'
+
+export function messagesErrorBody(error: ServiceError, requestId: string): string {
+  return JSON.stringify(messagesError(error, requestId))
+}
+
+export function messagesError(error: ServiceError, requestId?: string): Record<string, unknown> {
+  return {
+    type: 'error',
+    error: { type: errorTable[error.code].messagesType, message: error.message, code: error.code },
+    ...(requestId ? { request_id: requestId } : {}),
+  }
+}

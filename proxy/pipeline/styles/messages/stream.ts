@@ -1,0 +1,108 @@
+/**
+ * Messages streams: named events encoded from neutral events (a provider of another style), or the
+ * provider's own events passed through. Either way `message_delta` carries the usage with `cost`, and
+ * `message_stop` ends a complete answer. Every event has its `event:` line: the SDK ignores events without.
+ */
+import type { ServiceError } from '../../../../shared/errors.ts'
+import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
+import { stopReasonFromFinish } from '../../../providers/anthropic/stop-reason.ts'
+import { sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import type { FinishReason } from '../../../core/neutral/answer.ts'
+import type { AnswerContext } from '../client-style.ts'
+import { messageId } from './answer.ts'
+import { messagesError } from './render-error.ts'
+import { messagesUsage } from './usage.ts'
+
+const named = (type: string, data: Record<string, unknown>) => sse(JSON.stringify({ type, ...data }), type)
+const errorEvent = (error: ServiceError) => named('error', messagesError(error))
+const messageStop = () => named('message_stop', {})
+
+export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): StreamOutput {
+  let model = context.modelId
+  let started = false
+  let nextBlock = 0
+  let open: { index: number; kind: 'text' | 'tool' } | undefined
+  const toolBlocks = new Map<number, number>()
+  let finish: { reason: FinishReason; stopSequence: string | null } = { reason: 'stop', stopSequence: null }
+
+  const start = () => {
+    if (started) return ''
+    started = true
+    const message = { id: messageId(context.requestId), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null }
+    return named('message_start', { message: { ...message, usage: { input_tokens: 0, output_tokens: 0 } } })
+  }
+  const close = () => {
+    if (!open) return ''
+    const index = open.index
+    open = undefined
+    return named('content_block_stop', { index })
+  }
+  const begin = (kind: 'text' | 'tool', block: Record<string, unknown>) => {
+    const out = close()
+    open = { index: nextBlock++, kind }
+    return out + named('content_block_start', { index: open.index, content_block: block })
+  }
+
+  return {
+    event(_raw, events) {
+      let out = ''
+      for (const event of events) {
+        switch (event.type) {
+          case 'start':
+            if (event.model) model = event.model
+            out += start()
+            break
+          case 'text':
+            out += start()
+            if (open?.kind !== 'text') out += begin('text', { type: 'text', text: '' })
+            out += named('content_block_delta', { index: open!.index, delta: { type: 'text_delta', text: event.text } })
+            break
+          case 'tool_start':
+            out += start() + begin('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} })
+            toolBlocks.set(event.index, open!.index)
+            break
+          case 'tool_arguments': {
+            const index = toolBlocks.get(event.index)
+            if (index !== undefined) out += named('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: event.text } })
+            break
+          }
+          case 'finish':
+            finish = { reason: event.reason, stopSequence: event.stopSequence }
+            out += close()
+            break
+          case 'keepalive':
+            // The style's own keep-alive; the SDKs skip it.
+            out += named('ping', {})
+            break
+        }
+      }
+      return out
+    },
+    complete(final: Final) {
+      const delta = { stop_reason: stopReasonFromFinish(finish.reason), stop_sequence: finish.stopSequence }
+      return start() + close() + named('message_delta', { delta, usage: messagesUsage(final.usage, final.costUsd) }) + messageStop()
+    },
+    fail: errorEvent,
+  }
+}
+
+export function messagesPassthroughStream(): StreamOutput {
+  let deltaSent = false
+  return {
+    event(raw, events, accounting) {
+      if (events.some((event) => event.type === 'end')) return ''
+      if (raw.data === undefined || !accounting.usage || !events.some((event) => event.type === 'usage')) return `${raw.raw}\n\n`
+      const data = JSON.parse(raw.data) as Record<string, unknown> & { usage?: Record<string, unknown> }
+      if (data.type !== 'message_delta') return `${raw.raw}\n\n`
+      deltaSent = true
+      data.usage = { ...data.usage, cost: accounting.costUsd(accounting.usage) }
+      return sse(JSON.stringify(data), 'message_delta')
+    },
+    complete(final: Final) {
+      if (deltaSent) return messageStop()
+      // The provider ended without a usage report: the client still gets one, with the gateway's count.
+      return named('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: messagesUsage(final.usage, final.costUsd) }) + messageStop()
+    },
+    fail: errorEvent,
+  }
+}

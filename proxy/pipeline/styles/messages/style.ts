@@ -1,0 +1,55 @@
+/**
+ * The Messages client style (`/v1/messages`), native to Anthropic-style providers. The key may come as
+ * `x-api-key` or as a bearer token; any `anthropic-version` is accepted (SDK majors send different dates).
+ */
+import { ServiceError } from '../../../../shared/errors.ts'
+import { MessagesRequest, messagesRequestFields } from '../../../../shared/schemas/messages.ts'
+import { envelope } from '../../validate.ts'
+import { setDefault } from '../../../policy/routing/presets.ts'
+import type { ClientStyle } from '../client-style.ts'
+import { messagesPassthroughAnswer, renderMessagesAnswer } from './answer.ts'
+import { messagesPassthroughBody } from './passthrough-body.ts'
+import { measureMessagesPrompt } from './prompt.ts'
+import { messagesErrorBody } from './render-error.ts'
+import { messagesPassthroughStream, messagesStreamOutput } from './stream.ts'
+import { messagesTexts, messagesUsesTools } from './texts.ts'
+import { messagesConversation } from './to-conversation.ts'
+
+const messagesEnvelope = envelope<MessagesRequest>(
+  MessagesRequest,
+  messagesRequestFields,
+  (body) => {
+    const index = body.messages.findIndex((message) => Array.isArray(message.content) && message.content.length === 0)
+    if (index >= 0) return new ServiceError('invalid_request', `messages[${index}].content: must not be empty`, { param: `messages[${index}].content` })
+    return undefined
+  },
+  (field) => `${field}: Extra inputs are not permitted`,
+)
+
+export const messagesStyle: ClientStyle<MessagesRequest> = {
+  name: 'messages',
+  envelope: messagesEnvelope,
+  allowXApiKey: true,
+  errorBody: messagesErrorBody,
+  headers: (requestId) => ({ 'request-id': requestId }),
+  requested: (body) => ({ model: body.model, fallbacks: body.fallbacks ?? [], stream: body.stream === true, outputTokens: body.max_tokens }),
+  fallbacksField: 'fallbacks',
+  // max_tokens is required in this style, so a preset's never applies.
+  applyDefaults(body, params) {
+    setDefault(body, 'temperature', params.temperature)
+    setDefault(body, 'top_p', params.top_p)
+    setDefault(body, 'stop_sequences', params.stop)
+  },
+  usesTools: messagesUsesTools,
+  texts: messagesTexts,
+  measure: measureMessagesPrompt,
+  conversation: messagesConversation,
+  renderAnswer: renderMessagesAnswer,
+  streamOutput: messagesStreamOutput,
+  passthrough: {
+    provider: 'anthropic',
+    body: messagesPassthroughBody,
+    answer: messagesPassthroughAnswer,
+    stream: messagesPassthroughStream,
+  },
+}

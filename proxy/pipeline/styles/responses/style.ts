@@ -1,0 +1,105 @@
+/**
+ * The Responses client style (`/v1/responses`). No provider speaks it here, so it is always translated.
+ * Responses are stored unless the request says `store: false` (the style's own default), so that
+ * `previous_response_id` follow-ups work over a provider of any style.
+ */
+import { ServiceError } from '../../../../shared/errors.ts'
+import { ResponsesRequest, responsesRequestFields } from '../../../../shared/schemas/responses.ts'
+import type { Prompt } from '../../estimate.ts'
+import { envelope } from '../../validate.ts'
+import type { AnswerPart } from '../../../core/neutral/answer.ts'
+import type { Turn } from '../../../core/neutral/conversation.ts'
+import { chatErrorBody } from '../chat/render-error.ts'
+import { setDefault } from '../../../policy/routing/presets.ts'
+import type { AnswerContext, ClientStyle } from '../client-style.ts'
+import { renderResponsesAnswer } from './answer.ts'
+import { responseId } from './output.ts'
+import type { ResponseStore } from '../../../stores/stored-responses.ts'
+import { responsesStreamOutput } from './stream.ts'
+import { responsesTexts, responsesUsesTools } from './texts.ts'
+import { inputTurns, responsesConversation } from './to-conversation.ts'
+
+const responsesEnvelope = envelope<ResponsesRequest>(ResponsesRequest, responsesRequestFields)
+
+export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesRequest> {
+  const previous = new WeakMap<ResponsesRequest, Turn[]>()
+
+  const remember = (context: AnswerContext<ResponsesRequest>, parts: AnswerPart[], response: Record<string, unknown>) => {
+    if (context.body.store === false) return
+    const input = inputTurns(context.body.input)
+    if (input instanceof ServiceError) return
+    const answer: Turn = {
+      role: 'assistant',
+      text: parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join(''),
+      toolCalls: parts.flatMap((part) => (part.type === 'tool_call' ? [{ id: part.id, name: part.name, arguments: part.arguments }] : [])),
+    }
+    store.save(responseId(context.requestId), context.accountId, [...(previous.get(context.body) ?? []), ...input, answer], response)
+  }
+
+  return {
+    name: 'responses',
+    envelope: responsesEnvelope,
+    allowXApiKey: false,
+    errorBody: chatErrorBody,
+    headers: () => ({}),
+    requested: (body) => ({ model: body.model, fallbacks: body.models ?? [], stream: body.stream === true, outputTokens: body.max_output_tokens ?? undefined }),
+    fallbacksField: 'models',
+    // The style has no stop sequences; its output limit is at least 16.
+    applyDefaults(body, params) {
+      setDefault(body, 'temperature', params.temperature)
+      setDefault(body, 'top_p', params.top_p)
+      setDefault(body, 'max_output_tokens', params.max_tokens === undefined ? undefined : Math.max(16, params.max_tokens))
+    },
+    usesTools: responsesUsesTools,
+    texts: responsesTexts,
+    earlierText: (body) => turnsText(previous.get(body) ?? []),
+    async prepare(body, accountId) {
+      const id = body.previous_response_id
+      if (!id) return undefined
+      const turns = await store.conversation(id, accountId)
+      if (!turns) {
+        return new ServiceError('invalid_request', `previous_response_id: no stored response ${id} (responses are kept 30 days, unless created with store: false)`, {
+          param: 'previous_response_id',
+        })
+      }
+      previous.set(body, turns)
+      return undefined
+    },
+    measure: (body, bytes) => measureResponsesPrompt(body, bytes, previous.get(body) ?? []),
+    conversation: (body) => responsesConversation(body, previous.get(body)),
+    renderAnswer(answer, charged, context) {
+      const response = renderResponsesAnswer(answer, charged, context)
+      remember(context, answer.parts, response)
+      return response
+    },
+    streamOutput: (context) => responsesStreamOutput(context, (parts, response) => remember(context, parts, response)),
+  }
+}
+
+/** Body bytes and the stored turns a follow-up carries, without image data. */
+function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: Turn[]): Prompt {
+  let images = 0
+  let imageBytes = 0
+  const items = Array.isArray(body.input) ? (body.input as { content?: unknown }[]) : []
+  for (const item of items) {
+    for (const part of Array.isArray(item.content) ? (item.content as { type?: unknown; image_url?: unknown }[]) : []) {
+      if (part?.type !== 'input_image') continue
+      images += 1
+      if (typeof part.image_url === 'string') imageBytes += part.image_url.length
+    }
+  }
+  const earlierBytes = earlier.length > 0 ? JSON.stringify(earlier).length : 0
+  return { textBytes: Math.max(0, bytes - imageBytes) + earlierBytes, images, messages: items.length + earlier.length + 1 }
+}
+
+/** The text of stored turns, for counting their tokens. */
+function turnsText(turns: Turn[]): string {
+  if (turns.length === 0) return ''
+  return turns
+    .map((turn) => {
+      if (turn.role === 'system') return turn.text
+      if (turn.role === 'assistant') return turn.text + turn.toolCalls.map((call) => call.name + call.arguments).join('')
+      return turn.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
+    })
+    .join('\n')
+}

@@ -1,0 +1,79 @@
+/**
+ * Stage 5: the key's guardrail inspects every text the client sent (messages, system prompt, tool
+ * results, tool-call arguments) before anything is held or sent. A `block` filter that matches refuses
+ * the request with 403 `guardrail_blocked`, naming the detector and never the matched text; `redact`
+ * filters rewrite the matches in place. Memory only: a guardrail's filters are compiled once per version.
+ */
+import { ServiceError } from '../../../shared/errors.ts'
+import type { GuardrailRecord } from '../../core/key-record.ts'
+import { log } from '../../core/log.ts'
+import type { TextVisitor } from '../../core/texts.ts'
+import { compileFilters, hasFilters, inspectText, type CompiledFilters, type Finding } from './detectors.ts'
+
+const compiled = new Map<string, { version: number; filters: CompiledFilters | undefined }>()
+
+/** The guardrail's compiled filters; undefined when it has none. Stored filters were checked when saved. */
+function filtersOf(guardrail: GuardrailRecord): CompiledFilters | undefined {
+  const cached = compiled.get(guardrail.id)
+  if (cached && cached.version === guardrail.version) return cached.filters
+  let filters: CompiledFilters | undefined
+  try {
+    const built = compileFilters(guardrail.filters)
+    filters = hasFilters(built) ? built : undefined
+  } catch (error) {
+    // Fail closed: a guardrail that cannot be applied must not let content through unchecked.
+    log.error('guardrail filters do not compile; its requests are refused', { guardrailId: guardrail.id, error })
+    throw new ServiceError('guardrail_blocked', "The key's guardrail could not be applied (its filters are invalid); nothing was sent or charged. Fix or unassign the guardrail.")
+  }
+  compiled.set(guardrail.id, { version: guardrail.version, filters })
+  return filters
+}
+
+export type GuardOutcome = { ok: true; redactions: number; bytesAdded: number } | { ok: false; error: ServiceError }
+
+/** Runs the guardrail over the texts `visit` reaches, rewriting redacted ones in place. */
+export function guard(guardrail: GuardrailRecord | null, visitTexts: (visit: TextVisitor) => void): GuardOutcome {
+  if (!guardrail) return { ok: true, redactions: 0, bytesAdded: 0 }
+  let filters: CompiledFilters | undefined
+  try {
+    filters = filtersOf(guardrail)
+  } catch (error) {
+    return { ok: false, error: error as ServiceError }
+  }
+  if (!filters) return { ok: true, redactions: 0, bytesAdded: 0 }
+  let blocked: Finding | undefined
+  let redactions = 0
+  let bytesAdded = 0
+  visitTexts((text) => {
+    if (blocked) return undefined
+    const result = inspectText(text, filters)
+    if (result.blocked) {
+      blocked = result.blocked
+      return undefined
+    }
+    if (result.text === text) return undefined
+    redactions += result.redacted.length
+    bytesAdded += Buffer.byteLength(result.text) - Buffer.byteLength(text)
+    return result.text
+  })
+  if (blocked) return { ok: false, error: blockedError(blocked) }
+  return { ok: true, redactions, bytesAdded }
+}
+
+/** One text through the guardrail (an image prompt). */
+export function guardText(guardrail: GuardrailRecord | null, text: string): { ok: true; text: string } | { ok: false; error: ServiceError } {
+  const holder = { text }
+  const outcome = guard(guardrail, (visit) => {
+    const replaced = visit(holder.text)
+    if (replaced !== undefined) holder.text = replaced
+  })
+  return outcome.ok ? { ok: true, text: holder.text } : outcome
+}
+
+function blockedError(finding: Finding): ServiceError {
+  return new ServiceError(
+    'guardrail_blocked',
+    `The key's guardrail blocked this request: its ${finding.detector} filter matched. Nothing was sent or charged. ` +
+      "Remove that content, change the filter's action to redact, or unassign the guardrail.",
+  )
+}

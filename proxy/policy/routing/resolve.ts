@@ -1,0 +1,191 @@
+/**
+ * Stage 4: which models may answer, and over which routes, all in memory. The requested model and its
+ * fallbacks become up to four candidates, each with the routes it may use now:
+ *  - a catalog model, or an alias of one (an alias leading nowhere: 503 `model_alias_unavailable`);
+ *  - an automatic choice (`service/auto…`): its first eligible candidates, in catalog order, that the
+ *    key may use, that accept the request's features and that have a usable route (none: 503
+ *    `auto_unresolvable`). Auto Free uses free models only and never falls back to a paid one.
+ * Access is the key's, its guardrail's and its account's allowlists together (403 `model_not_allowed`).
+ * A route is usable when its provider has a key, the account's and the request's provider settings allow
+ * it, the operator has not paused the provider and its breaker is not open.
+ */
+import { ServiceError } from '../../../shared/errors.ts'
+import type { Catalog, Model, Route } from '../../core/catalog/catalog-types.ts'
+import { resolveAlias } from '../../core/catalog/catalog-choices.ts'
+import type { Candidate } from '../../core/call.ts'
+import type { KeyRecord } from '../../core/key-record.ts'
+import { mayUse, notAllowed } from './access.ts'
+import type { RouteBlock, RouteHealth } from '../../providers/route-health.ts'
+import { isPresetId } from './presets.ts'
+import { preferredRoutes, type ProviderPrefs } from './provider-prefs.ts'
+
+/** The candidates of one request: the requested model and up to three backups. */
+export const MAX_CANDIDATES = 4
+
+/** What the request needs a model to accept. */
+export type Features = { tools: boolean; images: boolean }
+
+export type RoutingInput = {
+  model: string
+  fallbacks: string[]
+  /** The request field that holds the fallbacks (`models` or `fallbacks`), for error messages. */
+  fallbacksField: string
+  prefs?: ProviderPrefs
+  features: Features
+  nowMs: number
+}
+
+export type Routing =
+  | { ok: true; candidates: Candidate[]; /** Served on the account's free allowance. */ free: boolean }
+  | { ok: false; error: ServiceError }
+
+type Refusal = { error: ServiceError }
+
+export function resolveRouting(catalog: Catalog, health: RouteHealth, key: KeyRecord, input: RoutingInput): Routing {
+  const candidates: Candidate[] = []
+  const blocks: RouteBlock[] = []
+  const freeOnly = catalog.autos.get(input.model)?.free === true
+
+  const routesFor = (model: Model): Route[] => {
+    let routes = model.routes.filter((route) => route.provider.available && (!key.accountProviders || key.accountProviders.has(route.provider.id)))
+    if (input.prefs) routes = preferredRoutes(routes, input.prefs)
+    return routes.filter((route) => {
+      const block = health.blocked(route, input.nowMs)
+      if (block) blocks.push(block)
+      return !block
+    })
+  }
+  const add = (model: Model, routes: Route[]) => {
+    if (!candidates.some((candidate) => candidate.model.id === model.id)) candidates.push({ model, routes })
+  }
+
+  const ids = [input.model, ...input.fallbacks]
+  for (const [index, id] of ids.entries()) {
+    if (candidates.length >= MAX_CANDIDATES) break
+    const param = index === 0 ? 'model' : `${input.fallbacksField}[${index - 1}]`
+    const auto = catalog.autos.get(id)
+    if (auto) {
+      if (freeOnly && !auto.free) return refused(paidAfterFree(param, id))
+      const chosen = chooseAuto(catalog, key, auto.candidates, input.features, routesFor, MAX_CANDIDATES - candidates.length)
+      if (chosen.length === 0 && index === 0) return refused(autoUnresolvable(catalog, key, id, auto.free, input.features))
+      for (const { model, routes } of chosen) add(model, routes)
+      continue
+    }
+    const model = explicitModel(catalog, id, param, index)
+    if ('error' in model) return refused(model)
+    if (freeOnly && !model.free) return refused(paidAfterFree(param, model.id))
+    if (!mayUse(key, model.id)) return { ok: false, error: notAllowed(key, model.id, catalog.models.keys(), param) }
+    const missing = missingFeature(model, input.features)
+    if (missing) {
+      if (index === 0) return { ok: false, error: new ServiceError('invalid_request', `${missing.field}: ${model.id} does not accept ${missing.what}`, { param: missing.field }) }
+      continue
+    }
+    const routes = routesFor(model)
+    if (routes.length > 0) add(model, routes)
+  }
+  if (candidates.length === 0) return { ok: false, error: noRoute(ids, blocks, input.nowMs) }
+  return { ok: true, candidates, free: candidates.some((candidate) => candidate.model.free) }
+}
+
+function refused(refusal: Refusal): Routing {
+  return { ok: false, error: refusal.error }
+}
+
+/** A model ID or alias the client named; presets are resolved before routing and cannot be fallbacks. */
+function explicitModel(catalog: Catalog, id: string, param: string, index: number): Model | Refusal {
+  const model = catalog.models.get(id)
+  if (model) return model
+  if (catalog.aliases.has(id)) {
+    const target = resolveAlias(catalog.aliases, catalog.models, id)
+    if (target) return target
+    return { error: new ServiceError('model_alias_unavailable', `${id} cannot be resolved to a model right now. Use a concrete model ID or retry shortly.`, { param }) }
+  }
+  if (index > 0 && isPresetId(id)) {
+    return { error: new ServiceError('invalid_request', `${param}: a preset cannot be a fallback; name a model`, { param }) }
+  }
+  return { error: unknownModel(catalog, id, param) }
+}
+
+function chooseAuto(
+  catalog: Catalog,
+  key: KeyRecord,
+  ids: string[],
+  features: Features,
+  routesFor: (model: Model) => Route[],
+  room: number,
+): Candidate[] {
+  const chosen: Candidate[] = []
+  for (const id of ids) {
+    if (chosen.length >= Math.min(room, MAX_CANDIDATES - 1)) break
+    const model = catalog.models.get(id)!
+    if (!mayUse(key, id) || missingFeature(model, features)) continue
+    const routes = routesFor(model)
+    if (routes.length > 0) chosen.push({ model, routes })
+  }
+  return chosen
+}
+
+function autoUnresolvable(catalog: Catalog, key: KeyRecord, id: string, free: boolean, features: Features): Refusal {
+  const auto = catalog.autos.get(id)!
+  const usable = auto.candidates.filter((candidate) => mayUse(key, candidate))
+  const capable = usable.filter((candidate) => !missingFeature(catalog.models.get(candidate)!, features))
+  if (free && usable.length > 0 && capable.length === 0) {
+    const missing = missingFeature(catalog.models.get(usable[0]!)!, features)!
+    return {
+      error: new ServiceError('invalid_request', `${missing.field}: ${id} does not support ${missing.what}; no free model accepts them. Name a model that does.`, {
+        param: missing.field,
+      }),
+    }
+  }
+  const why = usable.length === 0 ? 'none of its candidates is allowed for this key' : 'every allowed candidate is unavailable right now'
+  const paid = free ? ' No paid model is used instead.' : ''
+  return { error: new ServiceError('auto_unresolvable', `${id} could not choose a model: ${why}. Name a model directly or retry.${paid}`, { param: 'model' }) }
+}
+
+function paidAfterFree(param: string, id: string): Refusal {
+  return {
+    error: new ServiceError('invalid_request', `${param}: ${id} is not free, and service/auto:free never falls back to a paid model; remove it`, { param }),
+  }
+}
+
+type MissingFeature = { field: string; what: string }
+
+function missingFeature(model: Model, features: Features): MissingFeature | undefined {
+  if (features.tools && !model.capabilities.tools) return { field: 'tools', what: 'tools' }
+  if (features.images && !model.capabilities.images) return { field: 'messages', what: 'image inputs' }
+  return undefined
+}
+
+/** Nothing can serve the request: the operator paused the providers, their breakers are open, or no route is allowed. */
+function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): ServiceError {
+  const names = ids.join(', ')
+  const earliest = (reason: RouteBlock['reason']) =>
+    blocks.filter((block) => block.reason === reason).reduce((min, block) => Math.min(min, block.untilMs), Number.POSITIVE_INFINITY)
+  const paused = earliest('paused')
+  if (paused !== Number.POSITIVE_INFINITY) {
+    return new ServiceError('upstream_capacity_unavailable', `Provider capacity for ${names} is paused. Nothing was sent or charged; retry after the time in Retry-After.`, {
+      retryAfterMs: paused - nowMs,
+    })
+  }
+  const open = earliest('open')
+  if (open !== Number.POSITIVE_INFINITY) {
+    return new ServiceError('model_unavailable', `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`, {
+      retryAfterMs: open - nowMs,
+    })
+  }
+  return new ServiceError(
+    'no_available_route',
+    `No eligible provider route for ${names} under the current settings. Review the model and provider restrictions on the account, the key and the request.`,
+  )
+}
+
+function unknownModel(catalog: Catalog, id: string, param: string): ServiceError {
+  let message = `Unknown model: ${id}.`
+  if (!id.includes('/')) {
+    const matches = [...catalog.models.keys()].filter((known) => known.slice(known.indexOf('/') + 1) === id)
+    if (matches.length > 0) message += ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
+    else message += ' Model IDs have the form <author>/<model>.'
+  }
+  message += ' GET /v1/models lists every model.'
+  return new ServiceError('unknown_model', message, { param })
+}

@@ -1,0 +1,94 @@
+/**
+ * The in-process cache of key records, by stored prefix (unknown prefixes are cached too, as empty).
+ * A warm request reads no Postgres. Changes to keys and accounts invalidate entries at once on every
+ * process: in-process directly, and across processes over Redis pub/sub when Redis is configured. A TTL
+ * bounds how long an entry can outlive a lost invalidation message.
+ */
+import type Redis from 'ioredis'
+import { log } from '../../core/log.ts'
+import type { KeyRecord } from '../../core/key-record.ts'
+
+type Entry = { records: KeyRecord[]; loadedAt: number }
+
+export type Invalidation = { prefix: string } | { accountId: string }
+
+export class KeyCache {
+  private readonly entries = new Map<string, Entry>()
+  private readonly loading = new Map<string, Promise<KeyRecord[]>>()
+  private publisher: Redis | undefined
+  private subscriber: Redis | undefined
+  private channel = ''
+
+  constructor(
+    private readonly load: (prefix: string) => Promise<KeyRecord[]>,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Records with this prefix, from memory when fresh; one Postgres read per prefix on a miss. */
+  get(prefix: string): KeyRecord[] | Promise<KeyRecord[]> {
+    const entry = this.entries.get(prefix)
+    if (entry && performance.now() - entry.loadedAt < this.ttlMs) return entry.records
+    let pending = this.loading.get(prefix)
+    if (!pending) {
+      const startedAt = performance.now()
+      pending = this.load(prefix)
+        .then((records) => {
+          // An invalidation that arrived during the read wins: do not cache what it may have replaced.
+          if (this.loading.get(prefix) === pending) this.entries.set(prefix, { records, loadedAt: startedAt })
+          return records
+        })
+        .finally(() => {
+          if (this.loading.get(prefix) === pending) this.loading.delete(prefix)
+        })
+      this.loading.set(prefix, pending)
+    }
+    return pending
+  }
+
+  /** Drops entries locally and tells the other processes to do the same (they fall back to the TTL if that fails). */
+  async invalidate(change: Invalidation): Promise<void> {
+    this.apply(change)
+    if (!this.publisher) return
+    await this.publisher.publish(this.channel, JSON.stringify(change)).catch((error) => {
+      log.error('key invalidation not published; other processes catch up within the cache TTL', { error })
+    })
+  }
+
+  apply(change: Invalidation): void {
+    if ('prefix' in change) {
+      this.entries.delete(change.prefix)
+      this.loading.delete(change.prefix)
+      return
+    }
+    for (const [prefix, entry] of this.entries) {
+      if (entry.records.some((record) => record.accountId === change.accountId)) this.entries.delete(prefix)
+    }
+    this.loading.clear()
+  }
+
+  clear(): void {
+    this.entries.clear()
+    this.loading.clear()
+  }
+
+  /** Shares invalidations through Redis: `subscriber` is a dedicated connection. */
+  async connect(publisher: Redis, subscriber: Redis, channel: string): Promise<void> {
+    this.publisher = publisher
+    this.subscriber = subscriber
+    this.channel = channel
+    subscriber.on('message', (_channel: string, message: string) => {
+      try {
+        this.apply(JSON.parse(message) as Invalidation)
+      } catch (error) {
+        log.warn('key invalidation message unreadable', { error })
+      }
+    })
+    // Messages sent while disconnected are lost: start clean after every reconnect.
+    subscriber.on('ready', () => this.clear())
+    await subscriber.subscribe(channel)
+  }
+
+  async disconnect(): Promise<void> {
+    await this.subscriber?.quit().catch(() => this.subscriber?.disconnect())
+  }
+}

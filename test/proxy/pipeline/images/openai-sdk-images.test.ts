@@ -1,0 +1,46 @@
+// The official `openai` package's `images.generate` against the gateway: only the base URL, the key and
+// the model ID differ from calling the provider directly.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { describeWith } from '../../../helpers/services.ts'
+import { startImageGateway, type ImageGateway } from './image-gateway.ts'
+
+describeWith('postgres', 'openai SDK images', () => {
+  let gw: ImageGateway
+  let client: OpenAI
+  beforeAll(async () => {
+    gw = await startImageGateway({ store: 'memory', database: 'postgres' })
+    const { apiUrl } = gw.app.listen()
+    const accountId = await gw.account('10')
+    client = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: (await gw.key(accountId)).key, maxRetries: 0 })
+  })
+  afterAll(() => gw.close())
+
+  test('images.generate returns the images, usage with its cost, and the service headers', async () => {
+    const { data, response } = await client.images
+      .generate({ model: 'test/image-usage', prompt: 'a paper crane', n: 2, size: '1024x1024', quality: 'low', response_format: 'b64_json' })
+      .withResponse()
+    expect(data.data).toHaveLength(2)
+    expect(data.data![0]!.b64_json).toBeString()
+    expect(data.usage!.output_tokens).toBe(544)
+    expect((data.usage as unknown as { cost: number }).cost).toBe(0.022)
+    expect(response.headers.get('x-service-cost-usd')).toBe('0.022')
+    expect(response.headers.get('x-service-model')).toBe('test/image-usage')
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/)
+  })
+
+  test("a failed generation raises the SDK's error with the gateway's code and the status endpoint to check", async () => {
+    const failure = await client.images.generate({ model: 'test/image', prompt: 'a crane [[status=503]]' }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(OpenAI.APIError)
+    const error = failure as InstanceType<typeof OpenAI.APIError>
+    expect(error.status).toBe(502)
+    expect(error.code).toBe('image_request_failed')
+    expect(error.message).toContain('/v1/images/status?request_id=req_')
+  })
+
+  test('an unpriced size raises BadRequestError naming the field', async () => {
+    const failure = await client.images.generate({ model: 'test/image', prompt: 'a crane', size: '1024x1792' }).catch((error: unknown) => error)
+    expect(failure).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('size')
+  })
+})

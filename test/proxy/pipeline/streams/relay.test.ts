@@ -1,0 +1,126 @@
+// The relay on its own, fed recorded provider streams cut at every byte position: whatever the cut, the
+// client receives exactly what one whole write gives, and nothing stalls (a read that completes no event,
+// or only a keep-alive, is followed by the next read).
+import { describe, expect, test } from 'bun:test'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ProviderStyle } from '../../../../proxy/core/catalog/catalog-types.ts'
+import { costNano, type TokenUsage } from '../../../../proxy/core/catalog/pricing.ts'
+import { adapters } from '../../../../proxy/providers/adapters.ts'
+import { relayStream, type StreamOutcome } from '../../../../proxy/pipeline/streams/relay.ts'
+import type { StreamOutput } from '../../../../proxy/pipeline/streams/stream-output.ts'
+import { chatPassthroughStream, chatStreamOutput } from '../../../../proxy/pipeline/styles/chat/stream.ts'
+import { messagesPassthroughStream, messagesStreamOutput } from '../../../../proxy/pipeline/styles/messages/stream.ts'
+import { responsesStreamOutput } from '../../../../proxy/pipeline/styles/responses/stream.ts'
+import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
+import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
+import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
+
+const fixtures = join(import.meta.dir, '..', '..', '..', 'fixtures', 'upstream')
+const pricing = { inputNanoPerMTok: 1_000_000, outputNanoPerMTok: 2_000_000, cachedInputNanoPerMTok: 1_000_000, cacheWriteNanoPerMTok: 1_000_000 }
+const context = <Body>(body: Body) => ({ requestId: 'req_relaytest', accountId: 'acct_test', body, modelId: 'test/model', created: 1_700_000_000 })
+
+/** The client style outputs a provider style's stream can be written to (translated, or passed through). */
+const outputs: Record<ProviderStyle, Record<string, () => StreamOutput>> = {
+  openai: {
+    'chat (passed through)': () => chatPassthroughStream(context({ stream_options: { include_usage: true } } as ChatRequest)),
+    messages: () => messagesStreamOutput(context({} as MessagesRequest)),
+    responses: () => responsesStreamOutput(context({} as ResponsesRequest), () => {}),
+  },
+  anthropic: {
+    chat: () => chatStreamOutput(context({ stream_options: { include_usage: true } } as ChatRequest)),
+    'messages (passed through)': () => messagesPassthroughStream(),
+    responses: () => responsesStreamOutput(context({} as ResponsesRequest), () => {}),
+  },
+}
+
+type Relayed = { text: string; outcome: StreamOutcome }
+
+/** Relays `chunks` (the provider's reads, in order) and returns what the client read and how it ended. */
+export async function relayChunks(chunks: Uint8Array[], provider: ProviderStyle, output: StreamOutput, options: { holdNano?: number } = {}): Promise<Relayed> {
+  const [first, ...rest] = chunks
+  const upstream = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const next = rest.shift()
+      if (next) controller.enqueue(next)
+      else controller.close()
+    },
+  })
+  let outcome: StreamOutcome | undefined
+  const stream = relayStream({
+    first: first!,
+    reader: upstream.getReader(),
+    upstream: new AbortController(),
+    decoder: adapters[provider].streamDecoder(),
+    output,
+    idleTimeoutMs: 1_000,
+    holdNano: options.holdNano ?? 1_000_000_000,
+    inputBoundTokens: 1_000,
+    inputEstimateTokens: 250,
+    pricing,
+    tokenizer: undefined,
+    price: (usage: TokenUsage) => costNano(pricing, usage),
+    onEnd: (ended) => {
+      outcome = ended
+    },
+  })
+  const text = await new Response(stream).text()
+  return { text, outcome: outcome! }
+}
+
+const encoder = new TextEncoder()
+const recordings = (provider: ProviderStyle) =>
+  readdirSync(join(fixtures, provider))
+    .filter((name) => name.endsWith('.sse'))
+    .map((name) => ({ name: name.replace(/\.sse$/, ''), text: Bun.file(join(fixtures, provider, name)).text() }))
+
+/** Cuts bytes into two reads at `at`. */
+const cutAt = (bytes: Uint8Array, at: number) => [bytes.slice(0, at), bytes.slice(at)].filter((part) => part.length > 0)
+
+describe('relay: any cut of the provider bytes gives the client the same stream', () => {
+  for (const provider of ['openai', 'anthropic'] as const) {
+    for (const recording of recordings(provider)) {
+      for (const [styleName, output] of Object.entries(outputs[provider])) {
+        for (const lineEnd of ['LF', 'CRLF'] as const) {
+          test(`${provider} ${recording.name} → ${styleName}, ${lineEnd}, cut at every byte`, async () => {
+            const text = await recording.text
+            const bytes = encoder.encode(lineEnd === 'CRLF' ? text.replaceAll('\n', '\r\n') : text)
+            const whole = await relayChunks([bytes], provider, output())
+            expect(whole.text.length).toBeGreaterThan(0)
+            for (let at = 1; at < bytes.length; at++) {
+              const cut = await relayChunks(cutAt(bytes, at), provider, output())
+              if (cut.text !== whole.text) expect({ at, text: cut.text }).toEqual({ at, text: whole.text })
+              expect(cut.outcome).toEqual(whole.outcome)
+            }
+          })
+        }
+      }
+    }
+  }
+
+  test('single-byte reads, with keep-alive comments and blank lines between events', async () => {
+    const text = (await Bun.file(join(fixtures, 'anthropic', 'tool-single.sse')).text()).replaceAll('\n\nevent:', '\n\n: keep-alive\n\n\n\nevent:')
+    const bytes = encoder.encode(text)
+    const whole = await relayChunks([bytes], 'anthropic', outputs.anthropic.chat!())
+    const single = await relayChunks(Array.from(bytes, (byte) => Uint8Array.of(byte)), 'anthropic', outputs.anthropic.chat!())
+    expect(single.text).toBe(whole.text)
+    expect(single.outcome.end).toBe('complete')
+    expect(whole.text).toContain('data: [DONE]')
+  })
+
+  test('a provider that sends only keep-alives for a while, then the answer, is relayed to the end', async () => {
+    const text = await Bun.file(join(fixtures, 'openai', 'text.sse')).text()
+    const chunks = [': keep-alive\n\n', ': keep-alive\n\n', ': keep-alive\n\n', text].map((part) => encoder.encode(part))
+    const relayed = await relayChunks(chunks, 'openai', outputs.openai.messages!())
+    expect(relayed.outcome.end).toBe('complete')
+    expect(relayed.text).toContain('event: message_stop')
+  })
+
+  test('a UTF-8 character cut in two arrives whole', async () => {
+    const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'Grüße 👋' } }] })}\n\ndata: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`
+    const bytes = encoder.encode(event)
+    const at = bytes.indexOf(0xf0) + 2
+    const relayed = await relayChunks(cutAt(bytes, at), 'openai', outputs.openai.messages!())
+    expect(relayed.text).toContain('"text":"Grüße 👋"')
+  })
+})

@@ -1,0 +1,34 @@
+import { describe, expect, test } from 'bun:test'
+import { fieldName, envelope, validate } from '../../../proxy/pipeline/validate.ts'
+import { ChatRequest, chatRequestFields } from '../../../shared/schemas/chat.ts'
+
+const chat = envelope(ChatRequest, chatRequestFields)
+const message = (body: unknown) => {
+  const result = validate(body as Record<string, unknown>, chat)
+  return result.ok ? 'ok' : result.error.message
+}
+const user = [{ role: 'user', content: 'hi' }]
+
+describe('request envelope', () => {
+  test('field paths read as the client wrote them', () => {
+    expect(fieldName('/messages/0/content/2/text')).toBe('messages[0].content[2].text')
+    expect(fieldName('/model')).toBe('model')
+  })
+
+  test('each problem names its field', () => {
+    expect(message({ messages: user })).toBe('model: is required')
+    expect(message({ model: 'a/b' })).toBe('messages: is required')
+    expect(message({ model: 'a/b', messages: [] })).toBe('messages: must be a non-empty array')
+    expect(message({ model: 'a/b', messages: 'hi' })).toBe('messages: must be an array')
+    expect(message({ model: 'a/b', messages: [{ content: 'x' }] })).toBe('messages[0].role: is required')
+    expect(message({ model: 'a/b', messages: [{ role: 'user', content: 7 }] })).toBe('messages[0].content: must be a string or an array or null')
+    expect(message({ model: 'a/b', messages: user, max_tokens: 0 })).toBe('max_tokens: must be an integer of at least 1 or null')
+    expect(message({ model: 'a/b', messages: user, models: ['a/b', 'a/c', 'a/d', 'a/e'] })).toBe('models: must have at most 3 items')
+    expect(message({ model: 'a/b', messages: user, stream: 'yes' })).toBe('stream: must be a boolean')
+  })
+
+  test('fields outside the style are refused by name; the style’s own pass', () => {
+    expect(message({ model: 'a/b', messages: user, top_k: 3 })).toBe('Unrecognized request argument supplied: top_k')
+    expect(message({ model: 'a/b', messages: user, temperature: 0.2, seed: 1, response_format: { type: 'json_object' }, tools: [] })).toBe('ok')
+  })
+})

@@ -1,0 +1,152 @@
+// Guardrails on the request path: a block refuses before anything is held or sent and names only the
+// detector; redaction rewrites every text the model would read (tool results included) in every client
+// style; the budget caps spend across the guardrail's keys in the same atomic admission.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { startTestGateway, testModel, anthropicTestModel, type TestGateway } from '../../../helpers/gateway.ts'
+import { holdsEnded } from '../../../helpers/ledger.ts'
+import { describeWith, uniqueName } from '../../../helpers/services.ts'
+
+const email = 'jane.doe@example.com'
+const card = '4111 1111 1111 1111'
+
+describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
+  let gw: TestGateway
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'redis', database: 'postgres', models: [testModel('test/cheap', 'cheap'), anthropicTestModel('test/claude', 'claude')] })
+  })
+  afterAll(() => gw.close())
+
+  /** A key on a fresh account with a guardrail of these filters (and budget, in nano-USD). */
+  async function guarded(filters: unknown[], budgetNano: number | null = null, usd = '1') {
+    const accountId = await gw.account(usd)
+    const key = await gw.key(accountId)
+    const id = uniqueName('gr_')
+    const { sql } = gw.app.gateway
+    await sql`INSERT INTO guardrails (id, account_id, name, filters, budget_nano) VALUES (${id}, ${accountId}, 'g', ${sql.json(filters as never)}, ${budgetNano})`
+    await sql`UPDATE api_keys SET guardrail_id = ${id} WHERE id = ${key.id}`
+    await gw.app.gateway.keys.invalidate({ accountId })
+    return { accountId, key: key.key, keyId: key.id, guardrailId: id }
+  }
+  const lastUpstreamBody = () => JSON.stringify(gw.upstream.requests.at(-1)!.body)
+  const post = (path: string, key: string, body: unknown, headers: Record<string, string> = {}) =>
+    gw.app.api.handle(
+      new Request(`http://gateway.test${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      }),
+    )
+
+  test('a block filter refuses with 403 guardrail_blocked naming the detector, never the text; nothing sent or held', async () => {
+    const { accountId, key } = await guarded([
+      { detector: 'email', action: 'redact' },
+      { detector: 'credit_card', action: 'block' },
+    ])
+    const sent = gw.upstream.requests.length
+    const response = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: `charge ${card} for ${email}` }] })
+    expect(response.status).toBe(403)
+    expect(response.headers.get('x-service-error-code')).toBe('guardrail_blocked')
+    const { error } = (await response.json()) as { error: { code: string; message: string } }
+    expect(error.code).toBe('guardrail_blocked')
+    expect(error.message).toContain('credit_card')
+    expect(error.message).not.toContain('4111')
+    expect(gw.upstream.requests.length).toBe(sent)
+    expect(await holdsEnded(gw, accountId)).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 1_000_000_000 })
+  })
+
+  test('redaction rewrites message text, tool results and tool arguments before dispatch (Chat Completions)', async () => {
+    const { key } = await guarded([{ detector: 'email', action: 'redact' }])
+    const response = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [
+        { role: 'system', content: `Escalate to ${email}.` },
+        { role: 'user', content: [{ type: 'text', text: `Mail ${email} please` }] },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ to: email }) } }] },
+        { role: 'tool', tool_call_id: 'c1', content: `found ${email}` },
+      ],
+    })
+    expect(response.status).toBe(200)
+    const sent = lastUpstreamBody()
+    expect(sent).not.toContain(email)
+    expect(sent.match(/\[REDACTED:email\]/g)?.length).toBe(4)
+  })
+
+  test('redaction in the Messages style reaches tool_result blocks, over a provider of the same style', async () => {
+    const { key } = await guarded([{ detector: 'email', action: 'redact' }])
+    const response = await post(
+      '/v1/messages',
+      key,
+      {
+        model: 'test/claude',
+        max_tokens: 20,
+        system: `Contact ${email}`,
+        messages: [
+          { role: 'user', content: 'who?' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'lookup', input: { query: email } }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: `it is ${email}` }] }] },
+        ],
+      },
+      { 'anthropic-version': '2023-06-01' },
+    )
+    expect(response.status).toBe(200)
+    const sent = lastUpstreamBody()
+    expect(sent).not.toContain(email)
+    expect(sent.match(/\[REDACTED:email\]/g)?.length).toBe(3)
+  })
+
+  test('redaction in the Responses style reaches instructions and function outputs', async () => {
+    const { key } = await guarded([{ detector: 'keywords', action: 'redact', keywords: ['Project Falcon'] }])
+    const response = await post('/v1/responses', key, {
+      model: 'test/cheap',
+      instructions: 'Never mention project falcon.',
+      input: [
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Status of Project Falcon?' }] },
+        { type: 'function_call', call_id: 'f1', name: 'status', arguments: '{"name":"Project Falcon"}' },
+        { type: 'function_call_output', call_id: 'f1', output: 'Project Falcon ships Friday' },
+      ],
+    })
+    expect(response.status).toBe(200)
+    const sent = lastUpstreamBody()
+    expect(sent.toLowerCase()).not.toContain('project falcon')
+  })
+
+  test('the guardrail budget caps spend across its keys in the admission, counting open holds', async () => {
+    // 1,000 output tokens on test/cheap hold about $0.002; a $0.0025 budget admits one such request at a time.
+    const first = await guarded([], 2_500_000, '5')
+    const second = await gw.key(first.accountId)
+    await gw.app.gateway.sql`UPDATE api_keys SET guardrail_id = ${first.guardrailId} WHERE id = ${second.id}`
+    await gw.app.gateway.keys.invalidate({ accountId: first.accountId })
+    const open = gw.chat(first.key, { model: 'test/cheap', max_tokens: 1_000, messages: [{ role: 'user', content: 'hi' }], stream: true })
+    const running = await open
+    expect(running.status).toBe(200)
+    const refused = await gw.chat(second.key, { model: 'test/cheap', max_tokens: 1_000, messages: [{ role: 'user', content: 'hi' }] })
+    expect(refused.status).toBe(403)
+    const { error } = (await refused.json()) as { error: { code: string; message: string } }
+    expect(error.code).toBe('spend_limit_exceeded')
+    expect(error.message).toContain("guardrail's monthly budget")
+    await running.text()
+    await holdsEnded(gw, first.accountId)
+    // The first request was charged far less than its hold: a small request fits again.
+    expect((await gw.chat(second.key, { model: 'test/cheap', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200)
+    const snapshot = await gw.app.gateway.store.snapshot(first.accountId)
+    expect(snapshot.guardrails.find((g) => g.guardrailId === first.guardrailId)?.monthSpentNano).toBeGreaterThan(0)
+  })
+
+  test('a guardrail whose stored filters cannot be compiled refuses rather than letting content through', async () => {
+    const { key } = await guarded([{ detector: 'regex', action: 'block', pattern: '(' }])
+    const response = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] })
+    expect(response.status).toBe(403)
+    expect(response.headers.get('x-service-error-code')).toBe('guardrail_blocked')
+  })
+
+  describe('editing a guardrail takes effect at once', () => {
+    test('a new filter applies on the next request', async () => {
+      const { accountId, key, guardrailId } = await guarded([])
+      expect((await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: email }] })).status).toBe(200)
+      const filters = gw.app.gateway.sql.json([{ detector: 'email', action: 'block' }] as never)
+      await gw.app.gateway.sql`UPDATE guardrails SET filters = ${filters}, updated_at = clock_timestamp() WHERE id = ${guardrailId}`
+      await gw.app.gateway.keys.invalidate({ accountId })
+      expect((await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: email }] })).status).toBe(403)
+    })
+  })
+})
