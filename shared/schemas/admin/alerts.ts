@@ -3,9 +3,8 @@
  * browser push. Each alert fires once when the available balance falls below the threshold, and is armed
  * again when a credit brings it back to the threshold or above.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './common.ts'
 
 export const AlertSettings = Type.Object({
   /** false for accountless accounts: alerts need an identity (claim the account first). */

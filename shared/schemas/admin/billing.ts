@@ -1,7 +1,6 @@
 /** Schemas of the admin API's billing routes: the live balance and holds, the ledger, and the top-up step. */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable, pageQuery, timeRangeQuery } from './common.ts'
 
 /** The open holds of one key: its requests in progress and what they hold. */
 export const KeyHolds = Type.Object({
@@ -52,15 +51,9 @@ export type LedgerKind = Static<typeof LedgerKind>
 
 export const LedgerQuery = Type.Object(
   {
-    /** At most this many entries: a whole number 1–200 (default 50). */
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
-    /** `nextBefore` of the previous page: continue with older entries. */
-    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...pageQuery,
     kind: Type.Optional(LedgerKind),
-    /** Entries at or after this time (ISO 8601). */
-    from: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-    /** Entries before this time (ISO 8601, exclusive). */
-    to: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    ...timeRangeQuery,
   },
   { additionalProperties: false },
 )

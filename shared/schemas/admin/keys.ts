@@ -3,9 +3,9 @@
  * `POST /keys/:id/rotate` and the dashboard. Money is integer nano-USD (`…Nano`), shown beside it as a
  * decimal USD string (`…Usd`). A key's secret appears only once: in the answer that created it.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './common.ts'
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 const Limit = Type.Integer({ minimum: 0 })
 const Nano = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 const ModelIds = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })

@@ -2,9 +2,8 @@
  * Schemas of the dashboard playground: free chat (the trial: a few messages on the free automatic choice,
  * never a paid request) and paid chat (the normal gateway, charged to the balance, chosen explicitly).
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './common.ts'
 
 export const PlaygroundMessage = Type.Object(
   {

@@ -3,9 +3,9 @@
  * shared by the site server and the dashboard. Model lists take exact catalog model IDs (null: no
  * restriction; an empty list is refused); money is integer nano-USD with a decimal USD string beside it.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './common.ts'
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 const Ids = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })
 
 /** Default parameters a preset may set, applied where the request sets none: the ones every client style can carry. */

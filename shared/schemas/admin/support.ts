@@ -3,9 +3,9 @@
  * (which must be one of the account's requests), then a thread of customer and operator messages.
  * Shared by the admin API (customers), the operator API and the dashboard.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
+import { Type, type Static } from '@sinclair/typebox'
+import { Nullable } from './common.ts'
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 const Body = Type.String({ minLength: 1, maxLength: 20_000 })
 
 export const TicketStatus = Type.Union([Type.Literal('open'), Type.Literal('answered'), Type.Literal('closed')])

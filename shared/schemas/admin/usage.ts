@@ -4,10 +4,8 @@
  * newest first. Money is integer nano-USD (`…Nano`) with the same amount as a decimal USD string (`…Usd`).
  * Times are ISO 8601 UTC.
  */
-import { Type, type Static, type TSchema } from '@sinclair/typebox'
-
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
-const Count = Type.Integer({ minimum: 0 })
+import { Type, type Static } from '@sinclair/typebox'
+import { Count, Nullable, pageQuery, timeRangeQuery } from './common.ts'
 
 export const Granularity = Type.Union([Type.Literal('hour'), Type.Literal('day')])
 export type Granularity = Static<typeof Granularity>
@@ -73,19 +71,13 @@ export type ActivityStatus = Static<typeof ActivityStatus>
 
 export const ActivityQuery = Type.Object(
   {
-    /** At most this many requests: a whole number 1–200 (default 50). A query string carries text. */
-    limit: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$' })),
-    /** `nextBefore` of the previous page: continue with older requests. */
-    before: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    ...pageQuery,
     /** Only this key's requests. */
     keyId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     /** Only requests of this model: the one that served, or the one asked for when none served (as usage groups them). */
     model: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     status: Type.Optional(ActivityStatus),
-    /** Requests that arrived at or after this time (ISO 8601). */
-    from: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
-    /** Requests that arrived before this time (ISO 8601, exclusive). */
-    to: Type.Optional(Type.String({ minLength: 1, maxLength: 40 })),
+    ...timeRangeQuery,
   },
   { additionalProperties: false },
 )
