@@ -43,7 +43,7 @@ import { fitContext } from '../policy/routing/context.ts'
 import { guard } from '../policy/guardrails/guard.ts'
 import { findPreset, isPresetId } from '../policy/routing/presets.ts'
 import { parseProviderPrefs, type ProviderPrefs } from '../policy/routing/provider-prefs.ts'
-import { resolveRouting } from '../policy/routing/resolve.ts'
+import { autoFailed, resolveRouting } from '../policy/routing/resolve.ts'
 import { promptOverhead } from './estimate.ts'
 import { checkSchemas } from './schema-limits.ts'
 import { errorResponse } from './respond.ts'
@@ -167,7 +167,7 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   })
   if (!result.ok) {
     if (result.clientGone) call.status = 499
-    return refuse(result.error)
+    return refuse(routing.auto ? autoFailed(routing.auto, routing.free, result.error) : result.error)
   }
   return respondWithAnswer(gw, style, call, { body, estimate: cost, served: result.served, admittedAvailableNano: admitted.availableNano, headers })
 }

@@ -36,7 +36,14 @@ export type RoutingInput = {
 }
 
 export type Routing =
-  | { ok: true; candidates: Candidate[]; /** Served on the account's free allowance. */ free: boolean }
+  | {
+      ok: true
+      candidates: Candidate[]
+      /** Served on the account's free allowance. */
+      free: boolean
+      /** The automatic choice the request named, if it named one. */
+      auto: string | undefined
+    }
   | { ok: false; error: ServiceError }
 
 type Refusal = { error: ServiceError }
@@ -84,7 +91,7 @@ export function resolveRouting(catalog: Catalog, health: RouteHealth, key: KeyRe
     if (routes.length > 0) add(model, routes)
   }
   if (candidates.length === 0) return { ok: false, error: noRoute(ids, blocks, input.nowMs) }
-  return { ok: true, candidates, free: candidates.some((candidate) => candidate.model.free) }
+  return { ok: true, candidates, free: candidates.some((candidate) => candidate.model.free), auto: catalog.autos.has(input.model) ? input.model : undefined }
 }
 
 function refused(refusal: Refusal): Routing {
@@ -140,6 +147,19 @@ function autoUnresolvable(catalog: Catalog, key: KeyRecord, id: string, free: bo
   const why = usable.length === 0 ? 'none of its candidates is allowed for this key' : 'every allowed candidate is unavailable right now'
   const paid = free ? ' No paid model is used instead.' : ''
   return { error: new ServiceError('auto_unresolvable', `${id} could not choose a model: ${why}. Name a model directly or retry.${paid}`, { param: 'model' }) }
+}
+
+/**
+ * Every provider of every candidate an automatic choice made failed: the request is refused as the
+ * choice's own failure (`auto_unresolvable`), so a client that asked for `service/auto` learns that
+ * no model could be chosen rather than that one model is down.
+ */
+export function autoFailed(id: string, free: boolean, failure: ServiceError): ServiceError {
+  if (failure.code !== 'model_unavailable') return failure
+  const paid = free ? ' No paid model is used instead.' : ''
+  return new ServiceError('auto_unresolvable', `${id} could not choose a model: the providers of every candidate are failing right now. Name a model directly or retry.${paid}`, {
+    param: 'model',
+  })
 }
 
 function paidAfterFree(param: string, id: string): Refusal {

@@ -27,6 +27,8 @@ const models = [
   testModel('test/free-a', 'free-a', { pricing: free, free: true }),
   testModel('test/free-b', 'free-b', { pricing: free, free: true, capabilities: { tools: false } }),
   testModel('test/free-fail', 'free-fail?status=500', { pricing: free, free: true }),
+  testModel('test/down-a', 'down-a?status=500'),
+  testModel('test/down-b', 'down-b?status=503'),
   testModel('test/unkeyed', 'unkeyed', { routes: [{ provider: 'unkeyed', model: 'unkeyed' }] }),
 ]
 const catalog = {
@@ -39,9 +41,10 @@ const catalog = {
     { id: 'service/auto:code', candidates: ['test/notools', 'test/cheap'] },
     { id: 'service/auto:free', free: true, candidates: ['test/free-a', 'test/free-b'] },
     { id: 'service/auto:free-broken', free: true, candidates: ['test/free-fail'] },
+    { id: 'service/auto:broken', candidates: ['test/down-a', 'test/down-b'] },
   ],
 }
-const paidUpstreams = new Set(['cheap', 'pricey', 'fail', 'limited', 'rejects', 'breaks', 'slow', 'route-a', 'route-b', 'notools', 'small'])
+const paidUpstreams = new Set(['cheap', 'pricey', 'fail', 'limited', 'rejects', 'breaks', 'slow', 'route-a', 'route-b', 'notools', 'small', 'down-a', 'down-b'])
 const hello = [{ role: 'user', content: 'hello' }]
 const weatherTool = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }]
 
@@ -264,6 +267,19 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
 
+    test('every candidate of an automatic choice failing at its provider: 503 auto_unresolvable, nothing charged', async () => {
+      const account = await gw.account('3')
+      const own = (await gw.key(account)).key
+      const calls = upstreamCalls()
+      const refused = await expectError(await chat({ model: 'service/auto:broken' }, own), 503, 'auto_unresolvable')
+      expect(refused.message).toContain('service/auto:broken')
+      expect(refused.param).toBe('model')
+      expect(calls()).toEqual(['down-a', 'down-b'])
+      // The same failure for a model named directly says the model is unavailable.
+      await expectError(await chat({ model: 'test/down-a' }, own), 503, 'model_unavailable')
+      expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 3_000_000_000 })
+    })
+
     test('aliases resolve to their model; one that leads nowhere is 503 model_alias_unavailable', async () => {
       expect(served(await chat({ model: 'test/latest' })).model).toBe('test/cheap')
       await expectError(await chat({ model: 'test/dangling' }), 503, 'model_alias_unavailable')
@@ -294,7 +310,7 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const account = await gw.account('5')
       const own = (await gw.key(account)).key
       const calls = upstreamCalls()
-      await expectError(await chat({ model: 'service/auto:free-broken' }, own), 503, 'model_unavailable')
+      await expectError(await chat({ model: 'service/auto:free-broken' }, own), 503, 'auto_unresolvable')
       const noTools = await expectError(await chat({ model: 'service/auto:free', tools: weatherTool }, (await gw.key(await gw.account('1'), { allowedModels: ['test/free-b'] })).key), 400, 'invalid_request')
       expect(noTools.param).toBe('tools')
       const restricted = (await gw.key(account, { allowedModels: ['test/cheap'] })).key
