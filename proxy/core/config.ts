@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { usdToNano } from '../../shared/money.ts'
+import { parseNetworks, type Networks } from './networks.ts'
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const Positive = Type.Integer({ minimum: 1 })
@@ -17,6 +18,14 @@ export const ConfigSchema = Type.Object({
   SITE_PORT: Type.Integer({ ...Port, default: 8081, description: 'Site server port (dashboard, admin and operator API).' }),
   PUBLIC_API_URL: Type.String({ default: '', description: 'Public URL of the API server, when behind a proxy.' }),
   PUBLIC_SITE_URL: Type.String({ default: '', description: 'Public URL of the site server, when behind a proxy.' }),
+  TRUSTED_PROXIES: Type.String({
+    default: '',
+    description: 'Proxies and load balancers in front of the servers (CIDRs or addresses, comma-separated); a request from one is attributed to the address it forwarded for. Empty: the socket address.',
+  }),
+  TRUSTED_PROXY_HEADER: Type.Union([Type.Literal('auto'), Type.Literal('x-forwarded-for'), Type.Literal('forwarded')], {
+    default: 'auto',
+    description: 'The header the trusted proxies write: x-forwarded-for, forwarded (RFC 7239), or auto (X-Forwarded-For when present, else Forwarded).',
+  }),
   DATA_DIR: Type.String({ default: './data', description: 'Embedded database, operator token and local files.' }),
   CATALOG_FILE: Type.String({ default: 'catalog.yaml', description: 'Providers, models and prices.' }),
   DEMO_MODEL: Type.Boolean({ default: true, description: 'Serve the built-in demo provider of the catalog (demo/echo in the default one); false leaves it and its models out.' }),
@@ -74,6 +83,7 @@ export const ConfigSchema = Type.Object({
 })
 
 export type Config = Static<typeof ConfigSchema> & {
+  trustedProxies: Networks
   keyDailyLimitNano: number
   keyMonthlyLimitNano: number
   accountlessKeyDailyLimitNano: number
@@ -93,10 +103,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems = [...Value.Errors(ConfigSchema, converted)].map(
     (error) => `${error.path.slice(1) || 'config'}: ${describe(error.schema, error.message)} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
   )
-  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`)
   const config = converted as Static<typeof ConfigSchema>
+  const trusted = parseNetworks(config.TRUSTED_PROXIES ?? '')
+  problems.push(...trusted.problems.map((problem) => `TRUSTED_PROXIES: ${problem}`))
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`)
   return {
     ...config,
+    trustedProxies: trusted.networks,
     keyDailyLimitNano: usdToNano(config.KEY_DAILY_LIMIT_USD)!,
     keyMonthlyLimitNano: usdToNano(config.KEY_MONTHLY_LIMIT_USD)!,
     accountlessKeyDailyLimitNano: usdToNano(config.ACCOUNTLESS_KEY_DAILY_LIMIT_USD)!,

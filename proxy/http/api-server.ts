@@ -14,7 +14,7 @@ import { handle } from '../pipeline/pipeline.ts'
 import { chatStyle } from '../pipeline/styles/chat/style.ts'
 import { messagesStyle } from '../pipeline/styles/messages/style.ts'
 import { responsesStyle } from '../pipeline/styles/responses/style.ts'
-import { clientAddress } from './client-address.ts'
+import { addressTrust, clientAddress, type AddressTrust } from './client-address.ts'
 import { readCatalog } from '../policy/catalog-reads.ts'
 import { responsesRoutes } from './responses-routes.ts'
 import { imageRoutes } from './image-routes.ts'
@@ -29,15 +29,15 @@ import { opsRoutes, type OpsDeps } from './ops-routes.ts'
 import { claimRoutes } from './claim-routes.ts'
 import { keyRotationRoute } from './key-rotation-route.ts'
 
-function modelRoutes(gw: Gateway, prefix: string) {
+function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
   const responses = responsesStyle(gw.responses)
   return new Elysia({ prefix })
-    .post('/chat/completions', ({ request, server }) => handle(gw, chatStyle, request, () => clientAddress(server, request)), { parse: 'none' })
-    .post('/messages', ({ request, server }) => handle(gw, messagesStyle, request, () => clientAddress(server, request)), { parse: 'none' })
-    .post('/responses', ({ request, server }) => handle(gw, responses, request, () => clientAddress(server, request)), { parse: 'none' })
-    .get('/models', ({ request, server }) => listModels(gw, request, () => clientAddress(server, request)))
-    .use(responsesRoutes(gw))
-    .use(imageRoutes(gw))
+    .post('/chat/completions', ({ request, server }) => handle(gw, chatStyle, request, () => clientAddress(server, request, trust)), { parse: 'none' })
+    .post('/messages', ({ request, server }) => handle(gw, messagesStyle, request, () => clientAddress(server, request, trust)), { parse: 'none' })
+    .post('/responses', ({ request, server }) => handle(gw, responses, request, () => clientAddress(server, request, trust)), { parse: 'none' })
+    .get('/models', ({ request, server }) => listModels(gw, request, () => clientAddress(server, request, trust)))
+    .use(responsesRoutes(gw, trust))
+    .use(imageRoutes(gw, trust))
 }
 
 /** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
@@ -64,10 +64,11 @@ function withPresets(catalog: Record<string, unknown>, presets: KeyRecord['prese
 
 /** `admin`: for the account routes the spec puts on the API server (/me/claim, /keys/:id/rotate). */
 export function apiServer(gw: Gateway, ops: OpsDeps, admin: AdminDeps) {
+  const trust = addressTrust(admin.config)
   return new Elysia({ name: 'api' })
     .use(opsRoutes(ops))
-    .use(modelRoutes(gw, '/v1'))
-    .use(modelRoutes(gw, '/api/v1'))
+    .use(modelRoutes(gw, '/v1', trust))
+    .use(modelRoutes(gw, '/api/v1', trust))
     .use(claimRoutes(gw, admin))
     .use(keyRotationRoute(gw, admin))
     .onError(({ code, request, error }) => {

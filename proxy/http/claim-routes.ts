@@ -21,16 +21,17 @@ import { attachIdentity, findOrCreateUser, normalizeEmail, requireAccountless } 
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { validationError } from './site-error.ts'
 import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
-import { clientAddress } from './client-address.ts'
+import { addressTrust, clientAddress } from './client-address.ts'
 
 /** A claim body is a few hundred bytes; anything far larger is not one. */
 const MAX_BODY_BYTES = 16 * 1024
 
 export function claimRoutes(gw: Gateway, admin: AdminDeps) {
+  const trust = addressTrust(admin.config)
   return new Elysia().post(
     '/me/claim',
     ({ request, server }) => {
-      const address = clientAddress(server, request)
+      const address = clientAddress(server, request, trust)
       return keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => address }, (key) => claim(admin, request, key.accountId, address))
     },
     { parse: 'none' },

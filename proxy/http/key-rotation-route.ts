@@ -10,13 +10,14 @@ import { keyEndpoint } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
-import { clientAddress } from './client-address.ts'
+import { addressTrust, clientAddress } from './client-address.ts'
 
 export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
+  const trust = addressTrust(admin.config)
   return new Elysia().post(
     '/keys/:id/rotate',
     ({ request, server, params }) =>
-      keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => clientAddress(server, request) }, async (key) => ({
+      keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => clientAddress(server, request, trust) }, async (key) => ({
         body: await rotateKey(admin, key.accountId, params.id),
         status: 201,
       })),

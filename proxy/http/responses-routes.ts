@@ -7,9 +7,9 @@ import { ServiceError } from '../../shared/errors.ts'
 import { keyEndpoint } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
-import { clientAddress } from './client-address.ts'
+import { clientAddress, type AddressTrust } from './client-address.ts'
 
-export function responsesRoutes(gw: Gateway) {
+export function responsesRoutes(gw: Gateway, trust: AddressTrust) {
   const answer = (request: Request, address: () => string, id: string, act: (accountId: string) => Promise<Record<string, unknown> | undefined>) =>
     keyEndpoint(gw, request, { style: 'responses', render: () => chatErrorBody, address }, async (key) => {
       const body = await act(key.accountId)
@@ -18,9 +18,9 @@ export function responsesRoutes(gw: Gateway) {
     })
   return new Elysia()
     .get('/responses/:id', ({ request, params, server }) =>
-      answer(request, () => clientAddress(server, request), params.id, (accountId) => gw.responses.response(params.id, accountId)),
+      answer(request, () => clientAddress(server, request, trust), params.id, (accountId) => gw.responses.response(params.id, accountId)),
     )
     .delete('/responses/:id', ({ request, params, server }) =>
-      answer(request, () => clientAddress(server, request), params.id, async (accountId) => ((await gw.responses.delete(params.id, accountId)) ? { id: params.id, object: 'response', deleted: true } : undefined)),
+      answer(request, () => clientAddress(server, request, trust), params.id, async (accountId) => ((await gw.responses.delete(params.id, accountId)) ? { id: params.id, object: 'response', deleted: true } : undefined)),
     )
 }

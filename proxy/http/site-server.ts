@@ -6,7 +6,7 @@
 import { Elysia } from 'elysia'
 import { join } from 'node:path'
 import { ServiceError } from '../../shared/errors.ts'
-import { clientAddress } from './client-address.ts'
+import { addressTrust, clientAddress } from './client-address.ts'
 import { readCatalog, type CatalogReads } from '../policy/catalog-reads.ts'
 import { log } from '../core/log.ts'
 import { opsRoutes, type OpsDeps } from './ops-routes.ts'
@@ -18,6 +18,7 @@ import { siteError } from '../pipeline/respond.ts'
 import { validationError } from './site-error.ts'
 
 export function siteServer(deps: AdminDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
+  const trust = addressTrust(deps.config)
   // normalize: false, so fields a schema does not know are refused rather than silently dropped.
   return new Elysia({ name: 'site', normalize: false })
     .onAfterHandle(({ set }) => {
@@ -34,7 +35,7 @@ export function siteServer(deps: AdminDeps, options: { operatorToken: string; da
     .get('/health', () => ({ ok: true }))
     .use(opsRoutes(options.ops))
     .get('/api/v1/models', async ({ request, server }) => {
-      const listing = await readCatalog(options.catalogReads, clientAddress(server, request))
+      const listing = await readCatalog(options.catalogReads, clientAddress(server, request, trust))
       return listing instanceof ServiceError ? siteError(listing) : listing
     })
     .use(operatorRoutes(deps, options.operatorToken))

@@ -9,7 +9,7 @@
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../../shared/errors.ts'
 import { EmailConfirm, EmailSignIn, MailSent, SignedIn } from '../../../shared/schemas/admin/sign-in.ts'
-import { clientAddress } from '../client-address.ts'
+import { addressTrust, clientAddress } from '../client-address.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import { confirmEmailLink } from '../../accounts/people/confirm-link.ts'
 import { sendLink } from '../../accounts/people/send-link.ts'
@@ -22,11 +22,12 @@ import { startSession } from './sign-in-session.ts'
 export const SIGN_IN_MAIL_ANSWER = 'If this address can receive mail, a sign-in link is on its way. It works once and expires soon.'
 
 export function emailRoutes(deps: AdminDeps) {
+  const trust = addressTrust(deps.config)
   return new Elysia()
     .post(
       '/auth/email',
       async ({ request, server, body, set }) => {
-        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'sign-in mails requested from this address')
+        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'sign-in mails requested from this address')
         await sendLink(deps, { email: normalizeEmail(body.email), purpose: 'sign_in' }, siteBase(deps.config.PUBLIC_SITE_URL, request))
         set.status = 202
         return { ok: true as const, message: SIGN_IN_MAIL_ANSWER }

@@ -8,7 +8,7 @@ import { Elysia } from 'elysia'
 import { Done } from '../../../shared/schemas/admin/session.ts'
 import { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
 import { Invite, MemberParams, RoleChange, Team } from '../../../shared/schemas/admin/team.ts'
-import { clientAddress } from '../client-address.ts'
+import { addressTrust, clientAddress } from '../client-address.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import { sendLink } from '../../accounts/people/send-link.ts'
 import { siteBase } from '../../accounts/people/site-url.ts'
@@ -18,6 +18,7 @@ import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
 
 export function teamRoutes(deps: AdminDeps) {
+  const trust = addressTrust(deps.config)
   return new Elysia()
     .get(
       '/team',
@@ -33,7 +34,7 @@ export function teamRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'team')
         const email = normalizeEmail(body.email)
         await checkInvite(deps.sql, session.accountId, session.accountKind, email)
-        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'mails requested from this address')
+        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'mails requested from this address')
         await sendLink(deps, { email, purpose: 'invite', accountId: session.accountId, role: body.role }, siteBase(deps.config.PUBLIC_SITE_URL, request))
         set.status = 202
         return { ok: true as const, message: `An invitation to join as ${body.role} was sent to ${email}.` }

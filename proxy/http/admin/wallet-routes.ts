@@ -6,7 +6,7 @@
  */
 import { Elysia } from 'elysia'
 import { SignedIn, WalletNonce, WalletProof } from '../../../shared/schemas/admin/sign-in.ts'
-import { clientAddress } from '../client-address.ts'
+import { addressTrust, clientAddress } from '../client-address.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import { siteBase, siweSite } from '../../accounts/people/site-url.ts'
 import { issueWalletNonce, verifyWalletProof } from '../../accounts/people/siwe.ts'
@@ -15,11 +15,12 @@ import type { AdminDeps } from './admin-deps.ts'
 import { startSession } from './sign-in-session.ts'
 
 export function walletRoutes(deps: AdminDeps) {
+  const trust = addressTrust(deps.config)
   return new Elysia()
     .get(
       '/auth/wallet/nonce',
       async ({ request, server, set }) => {
-        await countAttempt(deps.limiter, 'wallet', clientAddress(server, request), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'wallet sign-in nonces requested from this address')
+        await countAttempt(deps.limiter, 'wallet', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'wallet sign-in nonces requested from this address')
         const { nonce, expiresAt } = await issueWalletNonce(deps.sql, deps.config.WALLET_NONCE_TTL_MS, deps.clock.now())
         const site = siweSite(siteBase(deps.config.PUBLIC_SITE_URL, request))
         set.headers['cache-control'] = 'no-store'
