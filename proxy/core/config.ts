@@ -70,6 +70,11 @@ export const ConfigSchema = Type.Object({
   MAGIC_LINK_TTL_MS: Type.Integer({ ...Positive, default: 900_000, description: 'Lifetime of an e-mailed sign-in, claim or team-invite link (single use).' }),
   SIWE_CHAIN_ID: Type.Integer({ ...Positive, default: 1, description: 'Chain ID a Sign-In with Ethereum message must name.' }),
   WALLET_NONCE_TTL_MS: Type.Integer({ ...Positive, default: 600_000, description: 'Lifetime of a Sign-In with Ethereum nonce (single use).' }),
+  ACCOUNTLESS_SETUPS_PER_ADDRESS_PER_DAY: Type.Integer({
+    ...Positive,
+    default: 5,
+    description: 'Accountless accounts one client address may create in a day (each after a solved bot check); then 429.',
+  }),
   SIGN_IN_ATTEMPTS_PER_MINUTE: Type.Integer({ ...Positive, default: 10, description: 'Per client address and minute: wrong dashboard links, sign-in and claim mails, wallet nonces and sign-ins; then 429.' }),
   MAILS_PER_RECIPIENT_PER_MINUTE: Type.Integer({ ...Positive, default: 3, description: 'Sign-in, claim and invite mails to one e-mail address per minute; then 429.' }),
   FREE_CHAT_MESSAGES: Type.Integer({ minimum: 0, default: 10, description: 'Free chat messages per account in the dashboard playground (the trial); then 402 trial_exhausted.' }),

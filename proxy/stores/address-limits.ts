@@ -1,7 +1,8 @@
 /**
- * Per-address request limits (catalog reads; later invalid keys): fixed one-minute windows counted in
- * Redis when it is configured, so the limit holds across processes, else in this process. These limits
- * protect the service and cannot be raised per account.
+ * Per-address request limits (catalog reads, invalid keys, sign-in attempts, accountless setups): fixed
+ * windows (a minute unless a limit says otherwise) counted in Redis when it is configured, so the limit
+ * holds across processes, else in this process. These limits protect the service and cannot be raised
+ * per account.
  */
 import type Redis from 'ioredis'
 import { withScripts, type ScriptCommands } from './admission/scripts.ts'
@@ -10,7 +11,7 @@ import { redisKeys } from './admission/redis-keys.ts'
 export type AddressDecision = { ok: true } | { ok: false; retryAfterMs: number }
 
 export interface AddressLimiter {
-  hit(scope: string, address: string, limitPerWindow: number): Promise<AddressDecision>
+  hit(scope: string, address: string, limitPerWindow: number, windowMs?: number): Promise<AddressDecision>
 }
 
 export const ADDRESS_WINDOW_MS = 60_000
@@ -18,13 +19,13 @@ export const ADDRESS_WINDOW_MS = 60_000
 export class MemoryAddressLimiter implements AddressLimiter {
   private readonly windows = new Map<string, { count: number; endsAt: number }>()
 
-  async hit(scope: string, address: string, limit: number): Promise<AddressDecision> {
+  async hit(scope: string, address: string, limit: number, windowMs = ADDRESS_WINDOW_MS): Promise<AddressDecision> {
     const now = Date.now()
     const key = `${scope}:${address}`
     let window = this.windows.get(key)
     if (!window || window.endsAt <= now) {
       if (this.windows.size > 100_000) this.prune(now)
-      window = { count: 0, endsAt: now + ADDRESS_WINDOW_MS }
+      window = { count: 0, endsAt: now + windowMs }
       this.windows.set(key, window)
     }
     window.count += 1
@@ -43,8 +44,8 @@ export class RedisAddressLimiter implements AddressLimiter {
     return new RedisAddressLimiter(await withScripts(redis))
   }
 
-  async hit(scope: string, address: string, limit: number): Promise<AddressDecision> {
-    const [count, remainingMs] = await this.redis.gwAddressHit(redisKeys.addressWindow(scope, address), ADDRESS_WINDOW_MS)
+  async hit(scope: string, address: string, limit: number, windowMs = ADDRESS_WINDOW_MS): Promise<AddressDecision> {
+    const [count, remainingMs] = await this.redis.gwAddressHit(redisKeys.addressWindow(scope, address), windowMs)
     return count > limit ? { ok: false, retryAfterMs: Math.max(1, remainingMs) } : { ok: true }
   }
 }

@@ -4,8 +4,8 @@ import { deriveKey } from 'altcha-lib/algorithms/pbkdf2'
 import { admin } from './admin.ts'
 import type { TestGateway } from './gateway.ts'
 
-/** Settings that keep the proof of work small in tests. */
-export const cheapBotCheck = { ALTCHA_COST: '1', ALTCHA_MAX_COUNTER: '50' }
+/** Settings that keep the proof of work small in tests, which set up many accounts from one address. */
+export const cheapBotCheck = { ALTCHA_COST: '1', ALTCHA_MAX_COUNTER: '50', ACCOUNTLESS_SETUPS_PER_ADDRESS_PER_DAY: '1000' }
 
 export async function fetchChallenge(gw: TestGateway): Promise<Challenge> {
   const response = await admin(gw, 'GET', '/admin/v1/setup/challenge')

@@ -7,13 +7,16 @@
 import { Elysia } from 'elysia'
 import { ConfirmSecrets, SecretsConfirmed, SetupChallenge, SetupRequest, SetupResult } from '../../../shared/schemas/admin/setup.ts'
 import { createAccountless, confirmSecrets, NO_RECOVERY_WARNING } from '../../accounts/people/accountless.ts'
+import { countAttempt } from '../../accounts/people/attempts.ts'
 import { issueChallenge, spendSolution } from '../../accounts/people/bot-check.ts'
 import { dashboardLink, siteBase } from '../../accounts/people/site-url.ts'
+import { addressTrust, clientAddress } from '../client-address.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
 import { startSession } from './sign-in-session.ts'
 
 export function setupRoutes(deps: AdminDeps) {
+  const trust = addressTrust(deps.config)
   return new Elysia()
     .get(
       '/setup/challenge',
@@ -25,8 +28,10 @@ export function setupRoutes(deps: AdminDeps) {
     )
     .post(
       '/setup',
-      async ({ request, body, set }) => {
+      async ({ request, server, body, set }) => {
         await spendSolution(deps, body.altcha)
+        // Counted once the bot check passed: failed checks cost an address nothing, solved ones cannot be farmed.
+        await countAttempt(deps.limiter, 'accountless-setup', clientAddress(server, request, trust), deps.config.ACCOUNTLESS_SETUPS_PER_ADDRESS_PER_DAY, 'accounts created from this address', 'day')
         const created = await createAccountless(deps)
         await startSession(deps, set, { accountId: created.accountId, userId: null }, 'link')
         set.status = 201

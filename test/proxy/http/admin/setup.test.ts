@@ -141,3 +141,41 @@ describeWith('postgres', 'accountless setup with a short challenge expiry', () =
     expect(((await response.json()) as ErrorBody).error.message).toContain('expired')
   })
 })
+
+describe('accountless setups per address and day (embedded stores)', () => setupsPerAddress({ store: 'memory', database: 'embedded' }))
+describeWith(['postgres', 'redis'], 'accountless setups per address and day (PostgreSQL and Redis)', () => setupsPerAddress({ store: 'redis', database: 'postgres' }))
+
+function setupsPerAddress(stores: { store: 'memory' | 'redis'; database: 'postgres' | 'embedded' }) {
+  let gw: TestGateway
+  let siteUrl: string
+  beforeAll(async () => {
+    gw = await startTestGateway({ ...stores, env: { ...cheapBotCheck, ACCOUNTLESS_SETUPS_PER_ADDRESS_PER_DAY: '2', TRUSTED_PROXIES: '127.0.0.1' } })
+    siteUrl = gw.app.listen().siteUrl
+  })
+  afterAll(() => gw.close())
+
+  /** A setup over HTTP from a client address behind the trusted proxy (this test's connection). */
+  const setupFrom = async (address: string, altcha: string) => {
+    const response = await fetch(`${siteUrl}/admin/v1/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: siteUrl, 'x-forwarded-for': address },
+      body: JSON.stringify({ altcha }),
+    })
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as ErrorBody }
+  }
+
+  test('past the cap an address gets 429 with Retry-After for the rest of the day; failed checks do not count; other addresses go on', async () => {
+    expect((await setupFrom('198.51.100.50', 'not-a-solution')).status).toBe(400)
+    expect((await setupFrom('198.51.100.50', await solvedPayload(gw))).status).toBe(201)
+    expect((await setupFrom('198.51.100.50', await solvedPayload(gw))).status).toBe(201)
+    const refused = await setupFrom('198.51.100.50', await solvedPayload(gw))
+    expect(refused.status).toBe(429)
+    expect(refused.body.error.code).toBe('usage_limit_exceeded')
+    expect(refused.body.error.message).toContain('2 a day')
+    expect(Number(refused.retryAfter)).toBeGreaterThan(86_000)
+    expect(Number(refused.retryAfter)).toBeLessThanOrEqual(86_400)
+    expect((await setupFrom('198.51.100.51', await solvedPayload(gw))).status).toBe(201)
+    const [{ count }] = await gw.app.operator.sql`SELECT count(*)::int AS count FROM accounts WHERE kind = 'accountless'`
+    expect(count).toBe(3)
+  })
+}
