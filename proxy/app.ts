@@ -106,7 +106,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     writer,
     ceiling: new Ceiling(config.MAX_CONCURRENT_REQUESTS),
     inflight,
-    responses: new ResponseStore(sql),
+    responses: new ResponseStore(sql, { retentionDays: config.RESPONSES_RETENTION_DAYS, followUpWaitMs: config.RESPONSES_FOLLOW_UP_WAIT_MS }),
     catalogReads,
     health,
     clock,

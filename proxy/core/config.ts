@@ -75,6 +75,17 @@ export const ConfigSchema = Type.Object({
     default: 5,
     description: 'Accountless accounts one client address may create in a day (each after a solved bot check); then 429.',
   }),
+  RESPONSES_RETENTION_DAYS: Type.Integer({
+    minimum: 0,
+    maximum: 3650,
+    default: 30,
+    description: 'Days a Responses answer is kept for previous_response_id and GET /v1/responses/:id (unless the request says store: false); 0: none is kept.',
+  }),
+  RESPONSES_FOLLOW_UP_WAIT_MS: Type.Integer({
+    minimum: 0,
+    default: 2000,
+    description: 'How long a follow-up looks for a previous response that another process may still be writing before 400.',
+  }),
   SIGN_IN_ATTEMPTS_PER_MINUTE: Type.Integer({ ...Positive, default: 10, description: 'Per client address and minute: wrong dashboard links, sign-in and claim mails, wallet nonces and sign-ins; then 429.' }),
   MAILS_PER_RECIPIENT_PER_MINUTE: Type.Integer({ ...Positive, default: 3, description: 'Sign-in, claim and invite mails to one e-mail address per minute; then 429.' }),
   FREE_CHAT_MESSAGES: Type.Integer({ minimum: 0, default: 10, description: 'Free chat messages per account in the dashboard playground (the trial); then 402 trial_exhausted.' }),

@@ -1,22 +1,35 @@
 /**
  * Stored responses (Postgres `stored_responses`): the neutral conversation of each exchange, so that a
  * follow-up with `previous_response_id` works over a provider of any style, and the response object for
- * retrieval. Writes leave the request path; a follow-up in the same process waits for its predecessor's
- * write, so a client chaining requests never finds the previous one missing.
+ * retrieval, kept `retentionDays`. Writes leave the request path; a follow-up in the same process waits
+ * for its predecessor's write, and one that reaches another process first reads again for a moment
+ * before it calls the response missing, so a client chaining requests never finds the previous one gone.
  */
 import type { Sql } from 'postgres'
 import { log } from '../core/log.ts'
 import type { Turn } from '../core/neutral/conversation.ts'
 
+export type ResponseStoreOptions = {
+  /** Days a response is kept; 0: none is stored. */
+  retentionDays: number
+  /** How long a follow-up looks for a response another process may still be writing. */
+  followUpWaitMs: number
+}
+
 export class ResponseStore {
   private readonly pending = new Map<string, Promise<void>>()
 
-  constructor(private readonly sql: Sql) {}
+  constructor(
+    private readonly sql: Sql,
+    readonly options: ResponseStoreOptions,
+  ) {}
 
   save(id: string, accountId: string, conversation: Turn[], response: Record<string, unknown>): void {
+    if (this.options.retentionDays === 0) return
     const write = this.sql`
-      INSERT INTO stored_responses (id, account_id, conversation, response)
-      VALUES (${id}, ${accountId}, ${this.sql.json(conversation as never)}, ${this.sql.json(response as never)})
+      INSERT INTO stored_responses (id, account_id, conversation, response, expires_at)
+      VALUES (${id}, ${accountId}, ${this.sql.json(conversation as never)}, ${this.sql.json(response as never)},
+              now() + make_interval(days => ${this.options.retentionDays}))
       ON CONFLICT (id) DO NOTHING`
       .then(() => undefined)
       .catch((error) => log.error('stored response not written', { responseId: id, error }))
@@ -24,13 +37,21 @@ export class ResponseStore {
     this.pending.set(id, write)
   }
 
-  /** The stored conversation of a response of this account, or undefined. */
+  /**
+   * The stored conversation of a response of this account, or undefined. A response made by another
+   * process may not be written yet when its follow-up arrives: a miss is read again, sooner then later,
+   * until `followUpWaitMs` has passed.
+   */
   async conversation(id: string, accountId: string): Promise<Turn[] | undefined> {
     await this.pending.get(id)
-    const [row] = await this.sql<{ conversation: Turn[] }[]>`
-      SELECT conversation FROM stored_responses
-      WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL AND expires_at > now()`
-    return row?.conversation
+    const until = Date.now() + this.options.followUpWaitMs
+    for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+      const [row] = await this.sql<{ conversation: Turn[] }[]>`
+        SELECT conversation FROM stored_responses
+        WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL AND expires_at > now()`
+      if (row || this.options.retentionDays === 0 || Date.now() + pause > until) return row?.conversation
+      await Bun.sleep(pause)
+    }
   }
 
   async response(id: string, accountId: string): Promise<Record<string, unknown> | undefined> {

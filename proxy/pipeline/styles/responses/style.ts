@@ -58,7 +58,8 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
       if (!id) return undefined
       const turns = await store.conversation(id, accountId)
       if (!turns) {
-        return new ServiceError('invalid_request', `previous_response_id: no stored response ${id} (responses are kept 30 days, unless created with store: false)`, {
+        const kept = store.options.retentionDays === 0 ? 'this gateway keeps no responses' : `responses are kept ${store.options.retentionDays} days, unless created with store: false`
+        return new ServiceError('invalid_request', `previous_response_id: no stored response ${id} (${kept})`, {
           param: 'previous_response_id',
         })
       }

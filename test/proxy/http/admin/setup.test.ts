@@ -175,7 +175,7 @@ function setupsPerAddress(stores: { store: 'memory' | 'redis'; database: 'postgr
     expect(Number(refused.retryAfter)).toBeGreaterThan(86_000)
     expect(Number(refused.retryAfter)).toBeLessThanOrEqual(86_400)
     expect((await setupFrom('198.51.100.51', await solvedPayload(gw))).status).toBe(201)
-    const [{ count }] = await gw.app.operator.sql`SELECT count(*)::int AS count FROM accounts WHERE kind = 'accountless'`
-    expect(count).toBe(3)
+    const [accountless] = await gw.app.operator.sql`SELECT count(*)::int AS count FROM accounts WHERE kind = 'accountless'`
+    expect(accountless!.count).toBe(3)
   })
 }
