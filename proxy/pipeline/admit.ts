@@ -87,6 +87,25 @@ export async function admitRequest(store: AdmissionStore, sql: Sql, input: Admit
   }
 }
 
+/**
+ * The account's available balance, for the balance header of an answer that ended before admission
+ * read it (a refusal after the key was known, a catalog read, an image status). Undefined when the store
+ * does not answer: the answer goes out without it rather than fail.
+ */
+export async function availableBalance(store: AdmissionStore, sql: Sql, accountId: string): Promise<number | undefined> {
+  try {
+    let snapshot = await store.snapshot(accountId)
+    if (!snapshot.loaded) {
+      await loadAccount(sql, store, accountId)
+      snapshot = await store.snapshot(accountId)
+    }
+    return snapshot.availableNano
+  } catch (error) {
+    log.warn('balance not read for the answer', { accountId, error })
+    return undefined
+  }
+}
+
 function rateMessage(limit: RateLimitName, value: number, tokens: number): string {
   const owner = limit.startsWith('key') ? 'this key' : 'this account'
   if (limit.endsWith('concurrency')) return `Too many concurrent requests: ${owner} allows ${value} at a time. Wait for one to finish or raise the limit.`

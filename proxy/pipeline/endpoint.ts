@@ -5,15 +5,18 @@
  * done (a stream keeps it until its end). Model requests (pipeline.ts) and image generations run their
  * stages inside it. `keyEndpoint` adds the key (401 / 403 / the per-address invalid-key limit) and a JSON
  * answer for the endpoints that are not model requests (stored responses, the catalog, claim, rotation,
- * image status), and counts each in the request metrics when it ends.
+ * image status), and counts each in the request metrics when it ends. Every answer that leaves the frame
+ * once the key is known carries the account's available balance: read by admission, or read here.
  */
 import { ServiceError } from '../../shared/errors.ts'
 import type { KeyRecord } from '../core/key-record.ts'
 import { log } from '../core/log.ts'
-import { authenticateRequest } from './authenticate.ts'
+import { authenticate, authenticateRequest, presentedKey } from './authenticate.ts'
 import { newCall, type ApiStyle, type Call } from '../core/call.ts'
 import type { Gateway } from './gateway.ts'
-import { errorResponse, type ErrorRenderer } from './respond.ts'
+import { nanoToUsd } from '../../shared/money.ts'
+import { availableBalance } from './admit.ts'
+import { BALANCE_HEADER, errorResponse, serviceHeaders, type ErrorRenderer } from './respond.ts'
 import { recordCall } from './settle.ts'
 
 export type Frame = {
@@ -26,7 +29,7 @@ export type Frame = {
   countedByStages?: boolean
 }
 
-export async function withinCeiling(gw: Gateway, call: Call, frame: Frame, run: () => Promise<Response>): Promise<Response> {
+export async function withinCeiling(gw: Gateway, call: Call, request: Request, frame: Frame, run: () => Promise<Response>): Promise<Response> {
   if (!gw.ceiling.enter()) {
     const response = errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), frame.render, frame.headers)
     recordCall(call)
@@ -39,14 +42,32 @@ export async function withinCeiling(gw: Gateway, call: Call, frame: Frame, run: 
     gw.ceiling.leave()
   }
   try {
-    return await run()
+    return await withBalance(gw, call, request, await run())
   } catch (error) {
     log.error('request failed unexpectedly', { requestId: call.requestId, error })
-    return errorResponse(call, frame.failed(call), frame.render, frame.headers)
+    return withBalance(gw, call, request, errorResponse(call, frame.failed(call), frame.render, frame.headers))
   } finally {
     if (!call.streamOwnsSlot) call.releaseSlot()
     if (!frame.countedByStages) recordCall(call)
   }
+}
+
+/**
+ * The balance header on an answer that did not reach admission: of the key's account once the key stage
+ * found it; for a request refused before that stage (its body), of the account of the key it carries,
+ * if that is a valid key (looked up only, so an invalid one is not counted twice).
+ */
+async function withBalance(gw: Gateway, call: Call, request: Request, response: Response): Promise<Response> {
+  if (call.availableNano !== undefined) return response
+  let key = call.key
+  if (key === undefined && response.status !== 401 && response.status !== 403 && response.status !== 503) {
+    const auth = await authenticate(presentedKey(request.headers, true), gw.keys, gw.clock.now())
+    if (auth.ok) key = auth.key
+  }
+  if (key === undefined) return response
+  const available = await availableBalance(gw.store, gw.sql, key.accountId)
+  if (available !== undefined) response.headers.set(BALANCE_HEADER, nanoToUsd(Math.max(0, available)))
+  return response
 }
 
 /** What a key endpoint answers: a JSON body, 200 unless it says otherwise. */
@@ -74,11 +95,11 @@ export function keyEndpoint(gw: Gateway, request: Request, endpoint: KeyEndpoint
     try {
       const { body, status = 200 } = await handle(auth.key, call)
       call.status = status
-      return Response.json(body, { status, headers: { 'x-request-id': call.requestId } })
+      return Response.json(body, { status, headers: serviceHeaders(call, call.chargedNano) })
     } catch (error) {
       if (error instanceof ServiceError) return errorResponse(call, error, render)
       throw error
     }
   }
-  return withinCeiling(gw, call, { render, failed }, answer)
+  return withinCeiling(gw, call, request, { render, failed }, answer)
 }

@@ -74,12 +74,14 @@ export async function handle<Body>(
     },
     countedByStages: true,
   }
-  return withinCeiling(gw, call, frame, () => run(gw, style, call, request, address, as))
+  return withinCeiling(gw, call, request, frame, () => run(gw, style, call, request, address, as))
 }
 
 async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request, address: () => string, as?: KeyRecord): Promise<Response> {
   const headers = style.headers(call.requestId)
   const refuse = (error: ServiceError) => {
+    // A refusal after admission releases the hold: the balance it reports is the one it leaves.
+    if (call.admitted && call.availableNano !== undefined) call.availableNano += call.holdNano
     const response = errorResponse(call, error, (failure) => style.errorBody(failure, call.requestId), headers)
     void finishCall(gw, call, { kind: 'release' })
     return response

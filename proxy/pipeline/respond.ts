@@ -1,7 +1,8 @@
 /**
  * The headers every gateway response carries, and error responses in the client's style. The error's
  * status, retry hint and `x-service-error-code` come from the error table; the body from the style's
- * renderer.
+ * renderer; the cost is what was charged (0 when nothing was). The endpoint frame adds the balance to an
+ * answer that went out before admission read it.
  */
 import { errorTable, retryAfterSeconds, type ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
@@ -9,10 +10,12 @@ import type { Call } from '../core/call.ts'
 
 export type ErrorRenderer = (error: ServiceError) => string
 
+export const BALANCE_HEADER = 'x-service-balance-usd'
+
 /** x-request-id, and what is known of balance, model, provider and cost. */
 export function serviceHeaders(call: Call, costNano?: number): Record<string, string> {
   const headers: Record<string, string> = { 'x-request-id': call.requestId }
-  if (call.availableNano !== undefined) headers['x-service-balance-usd'] = nanoToUsd(Math.max(0, call.availableNano))
+  if (call.availableNano !== undefined) headers[BALANCE_HEADER] = nanoToUsd(Math.max(0, call.availableNano))
   if (call.served) {
     headers['x-service-model'] = call.served.model.id
     headers['x-service-provider'] = call.served.route.provider.id
@@ -23,7 +26,7 @@ export function serviceHeaders(call: Call, costNano?: number): Record<string, st
 
 export function errorResponse(call: Call, error: ServiceError, render: ErrorRenderer, styleHeaders: Record<string, string> = {}): Response {
   const spec = errorTable[error.code]
-  const headers = { ...serviceHeaders(call), ...styleHeaders }
+  const headers = { ...serviceHeaders(call, call.chargedNano), ...styleHeaders }
   headers['content-type'] = 'application/json'
   headers['x-service-error-code'] = error.code
   headers['x-should-retry'] = String(spec.retry)

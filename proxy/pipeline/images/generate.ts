@@ -52,7 +52,7 @@ export async function generateImages(gw: Gateway, request: Request, address: () 
     },
     countedByStages: true,
   }
-  return withinCeiling(gw, call, frame, () => run(gw, call, request, address, sent))
+  return withinCeiling(gw, call, request, frame, () => run(gw, call, request, address, sent))
 }
 
 async function run(gw: Gateway, call: Call, request: Request, address: () => string, sent: { value: boolean }): Promise<Response> {
