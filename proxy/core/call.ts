@@ -32,6 +32,8 @@ export type Call = {
   usage?: TokenUsage
   costNano: number
   chargedNano: number
+  /** What the guardrail redacted, by detector: `email=2, phone=1`. */
+  redactions?: string
   firstByteMs?: number
   status?: number
   errorCode?: ErrorCode

@@ -131,6 +131,7 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   const guarded = guard(key.guardrail, (visit) => style.texts(body, visit))
   if (!guarded.ok) return refuse(guarded.error)
   prompt.textBytes += Math.max(0, guarded.bytesAdded)
+  if (guarded.redactions > 0) call.redactions = [...guarded.redactedBy].map(([detector, count]) => `${detector}=${count}`).join(', ')
 
   const fit = await fitContext(routing.candidates, {
     boundTokens: prompt.textBytes + promptOverhead(prompt),

@@ -21,6 +21,7 @@ export function serviceHeaders(call: Call, costNano?: number): Record<string, st
     headers['x-service-provider'] = call.served.route.provider.id
   }
   if (costNano !== undefined) headers['x-service-cost-usd'] = nanoToUsd(costNano)
+  if (call.redactions) headers['x-service-guardrail-redactions'] = call.redactions
   return headers
 }
 

@@ -115,6 +115,7 @@ function requestLogRow(call: Call) {
     chargedNano: call.chargedNano,
     latencyMs: Math.round(performance.now() - call.startedAt),
     firstByteMs: call.firstByteMs ?? null,
+    redactions: call.redactions ?? null,
     startedAtMs: call.startedAtMs,
     finishedAtMs,
   }

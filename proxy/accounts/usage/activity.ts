@@ -39,6 +39,7 @@ type Row = {
   cost_nano: number
   charged_nano: number
   latency_ms: number
+  guardrail_redactions: string | null
 }
 
 export async function readActivity(sql: Sql, accountId: string, options: ActivityQuery): Promise<Activity> {
@@ -48,7 +49,8 @@ export async function readActivity(sql: Sql, accountId: string, options: Activit
   const at = cursor ? sql`'epoch'::timestamptz + ${cursor.atUs}::bigint * interval '1 microsecond'` : undefined
   const rows = await sql<Row[]>`
     SELECT request_id, started_at, (extract(epoch FROM started_at) * 1000000)::bigint AS started_us, key_id, api_style,
-           model, served_model, provider, stream, status, error_code, input_tokens, output_tokens, cost_nano, charged_nano, latency_ms
+           model, served_model, provider, stream, status, error_code, input_tokens, output_tokens, cost_nano, charged_nano, latency_ms,
+           guardrail_redactions
     FROM request_logs
     WHERE account_id = ${accountId}
       ${options.keyId === undefined ? sql`` : sql`AND key_id = ${options.keyId}`}
@@ -80,6 +82,7 @@ export async function readActivity(sql: Sql, accountId: string, options: Activit
       chargedNano: row.charged_nano,
       chargedUsd: nanoToUsd(row.charged_nano),
       latencyMs: row.latency_ms,
+      guardrailRedactions: row.guardrail_redactions,
     })),
     nextBefore: rows.length > limit && last ? encodeCursor({ atUs: last.started_us, tie: last.request_id }) : null,
   }

@@ -40,6 +40,8 @@ export interface CompiledFilters {
 export interface Finding {
   detector: string
   action: FilterAction
+  /** For a redaction, how many matches were replaced. */
+  count?: number
 }
 
 const DETECTORS: readonly DetectorName[] = ['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret', 'regex', 'keywords']
@@ -121,7 +123,7 @@ export function hasFilters(compiled: CompiledFilters): boolean {
 /**
  * Scans one text. The first block filter (in filter order) that matches wins and the text comes back
  * unchanged. Otherwise every match of every redact filter becomes `[REDACTED:<label>]`, with one
- * finding per redact filter that matched. When nothing matched, `text` is the very string passed in,
+ * finding per redact filter that matched, counting its matches. When nothing matched, `text` is the very string passed in,
  * so callers can skip rewriting.
  */
 export function inspectText(text: string, compiled: CompiledFilters): { blocked?: Finding; text: string; redacted: Finding[] } {
@@ -133,7 +135,7 @@ export function inspectText(text: string, compiled: CompiledFilters): { blocked?
   compiled.redact.forEach((filter, order) => {
     const found = findSpans(filter.detector, text)
     if (found.length === 0) return
-    redacted.push({ detector: filter.label, action: 'redact' })
+    redacted.push({ detector: filter.label, action: 'redact', count: found.length })
     for (const [start, end] of found) spans.push({ start, end, order, label: filter.label })
   })
   return { text: spans.length === 0 ? text : redactSpans(text, spans), redacted }

@@ -29,20 +29,31 @@ function filtersOf(guardrail: GuardrailRecord): CompiledFilters | undefined {
   return filters
 }
 
-export type GuardOutcome = { ok: true; redactions: number; bytesAdded: number } | { ok: false; error: ServiceError }
+export type GuardOutcome =
+  | {
+      ok: true
+      redactions: number
+      /** Redactions by detector (or named filter), in the order they were first found. */
+      redactedBy: Map<string, number>
+      bytesAdded: number
+    }
+  | { ok: false; error: ServiceError }
+
+const NOTHING_REDACTED: GuardOutcome = { ok: true, redactions: 0, redactedBy: new Map(), bytesAdded: 0 }
 
 /** Runs the guardrail over the texts `visit` reaches, rewriting redacted ones in place. */
 export function guard(guardrail: GuardrailRecord | null, visitTexts: (visit: TextVisitor) => void): GuardOutcome {
-  if (!guardrail) return { ok: true, redactions: 0, bytesAdded: 0 }
+  if (!guardrail) return NOTHING_REDACTED
   let filters: CompiledFilters | undefined
   try {
     filters = filtersOf(guardrail)
   } catch (error) {
     return { ok: false, error: error as ServiceError }
   }
-  if (!filters) return { ok: true, redactions: 0, bytesAdded: 0 }
+  if (!filters) return NOTHING_REDACTED
   let blocked: Finding | undefined
   let redactions = 0
+  const redactedBy = new Map<string, number>()
   let bytesAdded = 0
   visitTexts((text) => {
     if (blocked) return undefined
@@ -52,12 +63,16 @@ export function guard(guardrail: GuardrailRecord | null, visitTexts: (visit: Tex
       return undefined
     }
     if (result.text === text) return undefined
-    redactions += result.redacted.length
+    for (const finding of result.redacted) {
+      const count = finding.count ?? 1
+      redactions += count
+      redactedBy.set(finding.detector, (redactedBy.get(finding.detector) ?? 0) + count)
+    }
     bytesAdded += Buffer.byteLength(result.text) - Buffer.byteLength(text)
     return result.text
   })
   if (blocked) return { ok: false, error: blockedError(blocked) }
-  return { ok: true, redactions, bytesAdded }
+  return { ok: true, redactions, redactedBy, bytesAdded }
 }
 
 /** One text through the guardrail (an image prompt). */

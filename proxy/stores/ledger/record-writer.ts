@@ -148,20 +148,20 @@ async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void>
     WITH added AS (
     INSERT INTO request_logs (request_id, account_id, key_id, api_style, model, served_model, provider, stream, status,
       error_code, input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms,
-      started_at, finished_at)
+      guardrail_redactions, started_at, finished_at)
     SELECT request_id, account_id, key_id, api_style, model, served_model, provider, stream = 1, status,
       error_code, input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms,
-      to_timestamp(started_ms / 1000.0), to_timestamp(finished_ms / 1000.0)
+      redactions, to_timestamp(started_ms / 1000.0), to_timestamp(finished_ms / 1000.0)
     FROM unnest(
       ${column((row) => row.requestId)}::text[], ${column((row) => row.accountId)}::text[], ${column((row) => row.keyId)}::text[],
       ${column((row) => row.apiStyle)}::text[], ${column((row) => row.model)}::text[], ${column((row) => row.servedModel)}::text[],
       ${column((row) => row.provider)}::text[], ${column((row) => (row.stream ? 1 : 0))}::smallint[], ${column((row) => row.status)}::integer[],
       ${column((row) => row.errorCode)}::text[], ${column((row) => row.inputTokens)}::integer[], ${column((row) => row.cachedTokens)}::integer[],
       ${column((row) => row.outputTokens)}::integer[], ${column((row) => row.costNano)}::bigint[], ${column((row) => row.chargedNano)}::bigint[],
-      ${column((row) => row.latencyMs)}::integer[], ${column((row) => row.firstByteMs)}::integer[],
+      ${column((row) => row.latencyMs)}::integer[], ${column((row) => row.firstByteMs)}::integer[], ${column((row) => row.redactions)}::text[],
       ${column((row) => row.startedAtMs)}::bigint[], ${column((row) => row.finishedAtMs)}::bigint[]
     ) AS r(request_id, account_id, key_id, api_style, model, served_model, provider, stream, status, error_code,
-      input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms, started_ms, finished_ms)
+      input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms, redactions, started_ms, finished_ms)
     ON CONFLICT (request_id) DO NOTHING
     RETURNING account_id, started_at, key_id, served_model, model, status, input_tokens, output_tokens, cost_nano, charged_nano
     )

@@ -29,6 +29,8 @@ export type RequestLogRow = {
   chargedNano: number
   latencyMs: number
   firstByteMs: number | null
+  /** What the guardrail redacted, by detector (`email=2, phone=1`). */
+  redactions: string | null
   startedAtMs: number
   finishedAtMs: number
 }

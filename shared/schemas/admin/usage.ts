@@ -105,6 +105,8 @@ export const ActivityItem = Type.Object({
   chargedNano: Count,
   chargedUsd: Type.String(),
   latencyMs: Count,
+  /** What the key's guardrail redacted, by detector (`email=2, phone=1`), as the response's header said; never the text. */
+  guardrailRedactions: Nullable(Type.String()),
 })
 export type ActivityItem = Static<typeof ActivityItem>
 

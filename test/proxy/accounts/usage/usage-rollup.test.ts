@@ -21,7 +21,7 @@ describeWith('postgres', 'usage rollup', () => {
     const now = Date.now()
     return {
       requestId, accountId, keyId, apiStyle: 'chat', model: 'test/cheap', servedModel: 'test/cheap', provider: 'fake', stream: false, status: 200,
-      errorCode: null, inputTokens: 10, cachedTokens: 0, outputTokens: 5, costNano: 20_000, chargedNano: 20_000, latencyMs: 3, firstByteMs: null,
+      errorCode: null, inputTokens: 10, cachedTokens: 0, outputTokens: 5, costNano: 20_000, chargedNano: 20_000, latencyMs: 3, firstByteMs: null, redactions: null,
       startedAtMs: now, finishedAtMs: now, ...overrides,
     }
   }

@@ -186,7 +186,7 @@ describe('inspectText', () => {
     expect(inspectText(text, compiled)).toEqual({ blocked: { detector: 'no keys', action: 'block' }, text, redacted: [] })
   })
 
-  test('redact filters rewrite every match and report one finding per filter', () => {
+  test('redact filters rewrite every match and report one finding per filter, with its matches', () => {
     const compiled = compileFilters([
       { detector: 'email', action: 'redact' },
       { detector: 'secret', action: 'redact', name: 'api key' },
@@ -195,8 +195,8 @@ describe('inspectText', () => {
     const result = inspectText(`${text} and again ${email}`, compiled)
     expect(result.text).toBe('mail [REDACTED:email] or [REDACTED:api key] and again [REDACTED:email]')
     expect(result.redacted).toEqual([
-      { detector: 'email', action: 'redact' },
-      { detector: 'api key', action: 'redact' },
+      { detector: 'email', action: 'redact', count: 2 },
+      { detector: 'api key', action: 'redact', count: 1 },
     ])
     expect(result.blocked).toBeUndefined()
   })
@@ -227,7 +227,7 @@ describe('inspectText', () => {
       { detector: 'email', action: 'redact' },
       { detector: 'keywords', action: 'redact', keywords: ['redacted', 'email'] },
     ])
-    expect(inspectText('x@example.com', compiled)).toEqual({ text: '[REDACTED:email]', redacted: [{ detector: 'email', action: 'redact' }] })
+    expect(inspectText('x@example.com', compiled)).toEqual({ text: '[REDACTED:email]', redacted: [{ detector: 'email', action: 'redact', count: 1 }] })
   })
 
   test('a text with no match comes back equal and with no findings', () => {

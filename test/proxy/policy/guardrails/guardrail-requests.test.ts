@@ -3,7 +3,8 @@
 // style; the budget caps spend across the guardrail's keys in the same atomic admission.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestGateway, testModel, anthropicTestModel, type TestGateway } from '../../../helpers/gateway.ts'
-import { holdsEnded } from '../../../helpers/ledger.ts'
+import { readActivity } from '../../../../proxy/accounts/usage/activity.ts'
+import { holdsEnded, settledAccount } from '../../../helpers/ledger.ts'
 import { describeWith, uniqueName } from '../../../helpers/services.ts'
 
 const email = 'jane.doe@example.com'
@@ -69,6 +70,27 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     const sent = lastUpstreamBody()
     expect(sent).not.toContain(email)
     expect(sent.match(/\[REDACTED:email\]/g)?.length).toBe(4)
+    expect(response.headers.get('x-service-guardrail-redactions')).toBe('email=4')
+  })
+
+  test('redactions are reported by detector: in a header of the answer or the stream, and in the activity view', async () => {
+    const { accountId, key } = await guarded([
+      { detector: 'email', action: 'redact' },
+      { detector: 'keywords', action: 'redact', keywords: ['Falcon'], name: 'codenames' },
+      { detector: 'phone', action: 'redact' },
+    ])
+    const content = `Falcon: mail ${email} or ${email}, Falcon`
+    const answer = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content }] })
+    expect(answer.status).toBe(200)
+    expect(answer.headers.get('x-service-guardrail-redactions')).toBe('email=2, codenames=2')
+    const stream = await gw.chat(key, { model: 'test/cheap', stream: true, messages: [{ role: 'user', content: `Falcon ${email}` }] })
+    expect(stream.headers.get('x-service-guardrail-redactions')).toBe('email=1, codenames=1')
+    await stream.text()
+    const clean = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: 'nothing to hide' }] })
+    expect(clean.headers.get('x-service-guardrail-redactions')).toBeNull()
+    await settledAccount(gw, accountId)
+    const activity = await readActivity(gw.app.gateway.sql, accountId, {})
+    expect(activity.items.map((item) => item.guardrailRedactions)).toEqual([null, 'email=1, codenames=1', 'email=2, codenames=2'])
   })
 
   test('redaction in the Messages style reaches tool_result blocks, over a provider of the same style', async () => {
