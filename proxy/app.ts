@@ -78,8 +78,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
 
   const sql = database.sql
+  const accountDefaults = { rpm: config.ACCOUNT_RPM_LIMIT, tpm: config.ACCOUNT_TPM_LIMIT, concurrency: config.ACCOUNT_CONCURRENCY_LIMIT }
   const keys = new KeyCache(
-    (prefix) => loadKeysByPrefix(sql, prefix, { rpm: config.ACCOUNT_RPM_LIMIT, tpm: config.ACCOUNT_TPM_LIMIT, concurrency: config.ACCOUNT_CONCURRENCY_LIMIT }),
+    (prefix) => loadKeysByPrefix(sql, prefix, accountDefaults),
     config.KEY_CACHE_TTL_MS,
   )
   if (redis) {
@@ -130,6 +131,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       monthlyLimitNano: config.keyMonthlyLimitNano,
       accountless: { dailyLimitNano: config.accountlessKeyDailyLimitNano, monthlyLimitNano: config.accountlessKeyMonthlyLimitNano },
     },
+    accountDefaults,
     health,
     clock,
   }

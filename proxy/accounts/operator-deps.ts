@@ -3,6 +3,7 @@ import type { Sql } from 'postgres'
 import type { AdmissionStore } from '../stores/admission/store.ts'
 import type { Catalog } from '../core/catalog/catalog-types.ts'
 import type { Clock } from '../core/clock.ts'
+import type { AccountLimits } from '../core/key-record.ts'
 import type { KeyCache } from '../stores/keys/key-cache.ts'
 
 export type KeyCaps = { dailyLimitNano: number; monthlyLimitNano: number }
@@ -16,6 +17,8 @@ export type OperatorDeps = {
   keys: KeyCache
   catalog: Catalog
   keyDefaults: KeyDefaults
+  /** The account-level limits of an account that sets none of its own. */
+  accountDefaults: AccountLimits
   clock: Clock
   /** The process's route health, re-read after a provider pause changes so it applies here at once. */
   health?: { refreshPauses(sql: Sql): Promise<void> }

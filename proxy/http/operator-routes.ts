@@ -6,11 +6,12 @@
  * is integer nano-USD both ways, with a decimal USD string beside it in answers.
  */
 import type { TSchema } from '@sinclair/typebox'
+import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
 import { Credit, NewAccount, NewAccountKey, ProviderPause, Suspension } from '../../shared/schemas/admin/operator.ts'
-import { GuardrailChanges, NewGuardrail, PresetBody, RoutingChanges } from '../../shared/schemas/admin/policy.ts'
+import { AccountLimits, AccountLimitsChanges, GuardrailChanges, NewGuardrail, PresetBody, RoutingChanges } from '../../shared/schemas/admin/policy.ts'
 import { createAccount, creditAccount, showAccount } from '../accounts/accounts.ts'
 import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
 import { liftSuspension, suspendAccount } from '../accounts/suspension.ts'
@@ -19,6 +20,7 @@ import { envelope, validate, type Envelope } from '../pipeline/validate.ts'
 import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../accounts/settings/guardrails.ts'
 import { listProviders, pauseProvider, resumeProvider } from '../accounts/settings/pauses.ts'
 import { deletePreset, listPresets, savePreset } from '../accounts/settings/presets.ts'
+import { readLimits, setLimits } from '../accounts/settings/limits.ts'
 import { clearRouting, setRouting } from '../accounts/settings/routing.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { supportOperatorRoutes } from './support-operator-routes.ts'
@@ -48,6 +50,15 @@ function parse<T>(body: unknown, spec: Envelope<T>): T {
 export function operatorRoutes(deps: AdminDeps, token: string) {
   const expected = new TextEncoder().encode(`Bearer ${token}`)
   return new Elysia({ prefix: '/operator/v1' })
+    .use(
+      openapi({
+        path: '/openapi',
+        exclude: { paths: [/^(?!\/operator\/v1\/)/] },
+        documentation: {
+          info: { title: 'Model Gateway operator API', version: '1', description: 'What `bun run admin` calls. Authenticated by the operator token (Authorization: Bearer).' },
+        },
+      }),
+    )
     .onBeforeHandle(({ request }) => {
       const presented = new TextEncoder().encode(request.headers.get('authorization') ?? '')
       if (!digestsEqual(presented, expected)) throw new ServiceError('unauthorized', 'Operator token required: Authorization: Bearer <ADMIN_TOKEN>.')
@@ -82,6 +93,12 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
       return saved.preset
     })
     .delete('/accounts/:id/presets/:slug', ({ params }) => deletePreset(deps, params.id, params.slug))
+    .get('/accounts/:id/limits', ({ params }) => readLimits(deps, params.id), { response: AccountLimits, detail: { summary: "An account's own limits (null: the default) and those in force" } })
+    .patch('/accounts/:id/limits', ({ params, body }) => setLimits(deps, params.id, body), {
+      body: AccountLimitsChanges,
+      response: AccountLimits,
+      detail: { summary: "Change an account's rpm, tpm and concurrency limits; one left out stays, null returns it to the default, 0 is no limit" },
+    })
     .put('/accounts/:id/routing', ({ params, body }) => setRouting(deps, params.id, parse(body, envelopes.routing)))
     .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
     .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))

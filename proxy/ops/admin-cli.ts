@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util'
 import { usdToNano } from '../../shared/money.ts'
 import type { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
 import type { Credit, NewAccount, NewAccountKey } from '../../shared/schemas/admin/operator.ts'
-import type { GuardrailChanges, NewGuardrail } from '../../shared/schemas/admin/policy.ts'
+import type { AccountLimitsChanges, GuardrailChanges, NewGuardrail } from '../../shared/schemas/admin/policy.ts'
 import { loadConfig } from '../core/config.ts'
 import { storedSecretPath } from '../stores/stored-secrets.ts'
 
@@ -20,6 +20,9 @@ const usage = `Usage: bun run admin -- <command> [options]
   credit --account ID --usd N [--reason TEXT]
   account suspend ACCOUNT_ID --reason chargeback|sanctions|abuse|operator [--note TEXT]
   account unsuspend ACCOUNT_ID
+  account set ACCOUNT_ID [--rpm N|none] [--tpm N|none] [--concurrency N|none]
+             (account-level limits shared by its keys; none: the default; 0: no limit)
+  account limits ACCOUNT_ID
   key create --account ID [--name TEXT] [--rpm N] [--tpm N] [--concurrency N]
              [--daily-usd N|none] [--monthly-usd N|none] [--models a,b]
   key update KEY_ID [--name TEXT] [--guardrail ID|none] [--models a,b|none] [--rpm N|none] [--tpm N|none]
@@ -202,6 +205,14 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
     }
     case 'account unsuspend':
       return { method: 'POST', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/unsuspend` }
+    case 'account set': {
+      const [accountId] = positional(args, ['ACCOUNT_ID'])
+      const body: AccountLimitsChanges = { rpmLimit: limit(values, 'rpm'), tpmLimit: limit(values, 'tpm'), concurrency: limit(values, 'concurrency') }
+      if (Object.values(body).every((value) => value === undefined)) throw new UsageError('account set needs --rpm, --tpm, --concurrency or several')
+      return { method: 'PATCH', path: `/accounts/${accountId}/limits`, body }
+    }
+    case 'account limits':
+      return { method: 'GET', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/limits` }
     case 'key update': {
       const [keyId] = positional(args, ['KEY_ID'])
       const guardrail = values.guardrail === 'none' ? null : (values.guardrail as string | undefined)

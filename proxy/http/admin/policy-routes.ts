@@ -1,5 +1,5 @@
 /**
- * The account's policy in the dashboard: presets, guardrails and routing restrictions, through the same
+ * The account's policy in the dashboard: presets, guardrails, routing restrictions and account-level limits, through the same
  * functions as the operator API (so checks, messages and key-cache invalidation are the same). Reads for
  * any member, changes for owner and admins; always the session's own account (another account's
  * guardrail is 404; presets are addressed within the account by slug). The preset list carries the API
@@ -7,6 +7,8 @@
  */
 import { Elysia, t } from 'elysia'
 import {
+  AccountLimits,
+  AccountLimitsChanges,
   Guardrail,
   GuardrailChanges,
   GuardrailDeleted,
@@ -23,6 +25,7 @@ import {
 import { ServiceError } from '../../../shared/errors.ts'
 import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../../accounts/settings/guardrails.ts'
 import { deletePreset, listPresets, savePreset } from '../../accounts/settings/presets.ts'
+import { readLimits, setLimits } from '../../accounts/settings/limits.ts'
 import { setRouting } from '../../accounts/settings/routing.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
@@ -101,6 +104,15 @@ export function policyRoutes(deps: AdminDeps) {
       '/routing',
       async ({ request, body }) => setRouting(deps, (await requireSession(deps, request, 'manage')).accountId, body),
       { body: RoutingChanges, response: Routing, detail: { summary: 'Change the routing restrictions; a list left out stays, null removes it' } },
+    )
+    .get('/account/limits', async ({ request }) => readLimits(deps, (await requireSession(deps, request, 'read')).accountId), {
+      response: AccountLimits,
+      detail: { summary: "The account's own limits shared by its keys (rpm, tpm, concurrency; null: the default) and those in force" },
+    })
+    .patch(
+      '/account/limits',
+      async ({ request, body }) => setLimits(deps, (await requireSession(deps, request, 'manage')).accountId, body),
+      { body: AccountLimitsChanges, response: AccountLimits, detail: { summary: "Change the account's limits; one left out stays, null returns it to the default, 0 is no limit" } },
     )
 }
 

@@ -5,10 +5,9 @@
  */
 import type { Sql } from 'postgres'
 import type { PresetParams } from '../../../shared/schemas/admin/policy.ts'
-import type { KeyRecord } from '../../core/key-record.ts'
+import type { AccountLimits, KeyRecord } from '../../core/key-record.ts'
 import type { KeyRow } from './key-row.ts'
 
-export type AccountLimitDefaults = { rpm: number; tpm: number; concurrency: number }
 
 /** The key's columns, its digest, and what the joins add: its account's policy, its guardrail, the account's presets. */
 type Row = Pick<
@@ -29,7 +28,7 @@ type Row = Pick<
   presets: { slug: string; model: string; fallbacks: string[]; params: PresetParams }[] | null
 }
 
-export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: AccountLimitDefaults): Promise<KeyRecord[]> {
+export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: AccountLimits): Promise<KeyRecord[]> {
   const rows = await sql<Row[]>`
     SELECT k.id, k.account_id, k.prefix, k.key_hash, k.status, k.expires_at,
            k.rpm_limit, k.tpm_limit, k.concurrency_limit, k.daily_limit_nano, k.monthly_limit_nano, k.allowed_models,

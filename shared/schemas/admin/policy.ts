@@ -124,3 +124,27 @@ export const RoutingProviders = Type.Object({
   providers: Type.Array(Type.Object({ id: Type.String(), models: Type.Array(Type.String()) })),
 })
 export type RoutingProviders = Static<typeof RoutingProviders>
+
+/** A per-minute or concurrency limit: a whole number, 0 for no limit. */
+const AccountLimit = Type.Integer({ minimum: 0, maximum: 1_000_000_000 })
+
+/**
+ * The account-level limits every key of the account shares: requests and tokens per minute and requests
+ * at once. `null`: the service's default applies (`effective` says what that is); 0: no limit.
+ */
+export const AccountLimits = Type.Object({
+  accountId: Type.String(),
+  rpmLimit: Nullable(AccountLimit),
+  tpmLimit: Nullable(AccountLimit),
+  concurrency: Nullable(AccountLimit),
+  /** The limits in force: the account's own, else the defaults. */
+  effective: Type.Object({ rpmLimit: AccountLimit, tpmLimit: AccountLimit, concurrency: AccountLimit }),
+})
+export type AccountLimits = Static<typeof AccountLimits>
+
+/** A limit given replaces the account's, null returns it to the default, an absent one stays as it is. */
+export const AccountLimitsChanges = Type.Object(
+  { rpmLimit: Type.Optional(Nullable(AccountLimit)), tpmLimit: Type.Optional(Nullable(AccountLimit)), concurrency: Type.Optional(Nullable(AccountLimit)) },
+  { additionalProperties: false },
+)
+export type AccountLimitsChanges = Static<typeof AccountLimitsChanges>

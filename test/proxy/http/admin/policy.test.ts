@@ -109,4 +109,20 @@ describeWith('postgres', 'admin policy routes', () => {
     const teamAdmin = (await sessionFor(gw, accountId, 'admin')).cookie
     expect((await call('POST', '/guardrails', teamAdmin, { name: 'by-admin' })).status).toBe(201)
   })
+
+  test("account limits: read by every member, changed by owner and admins, applied to the next request", async () => {
+    const member = (await sessionFor(gw, accountId, 'member')).cookie
+    const read = await call('GET', '/account/limits', member)
+    expect(read).toMatchObject({ status: 200, body: { accountId, rpmLimit: null, effective: { rpmLimit: gw.app.config.ACCOUNT_RPM_LIMIT } } })
+    expect((await call('PATCH', '/account/limits', member, { concurrency: 1 })).status).toBe(403)
+    expect(await call('PATCH', '/account/limits', owner, { concurrency: -1 })).toMatchObject({ status: 400, body: { error: { param: 'concurrency' } } })
+    expect(await call('PATCH', '/account/limits', owner, {})).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } })
+    expect(await call('PATCH', '/account/limits', owner, { tpmLimit: 1 })).toMatchObject({ status: 200, body: { tpmLimit: 1, effective: { tpmLimit: 1 } } })
+    const refused = await gw.chat(key, { model: 'test/cheap', messages: hello })
+    expect(refused.status).toBe(429)
+    expect(((await refused.json()) as Json).error.message).toContain('more than the 1 tokens per minute this account allows')
+    expect(await call('PATCH', '/account/limits', owner, { tpmLimit: null })).toMatchObject({ status: 200, body: { tpmLimit: null } })
+    expect((await served('test/cheap')).status).toBe(200)
+  })
+
 })

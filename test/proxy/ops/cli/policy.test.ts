@@ -69,6 +69,40 @@ describeWith('postgres', 'policy commands of bun run admin', () => {
     expect((await admin('routing', 'clear', accountId)).json).toEqual({ accountId, models: null, providers: null })
   })
 
+  test('account set: account-level limits shared by the keys, back to the default with none; refused values name the field', async () => {
+    const defaults = { rpmLimit: gw.app.config.ACCOUNT_RPM_LIMIT, tpmLimit: gw.app.config.ACCOUNT_TPM_LIMIT, concurrency: gw.app.config.ACCOUNT_CONCURRENCY_LIMIT }
+    // An account of its own: the rpm window counts every request of the account this minute.
+    const accountId = await gw.account('1')
+    const key = (await gw.key(accountId)).key
+    const served = async (model: string) => (await gw.chat(key, { model, messages: hello })).status
+    expect((await admin('account', 'limits', accountId)).json).toEqual({ accountId, rpmLimit: null, tpmLimit: null, concurrency: null, effective: defaults })
+    const set = await admin('account', 'set', accountId, '--rpm', '2', '--concurrency', '5')
+    expect(set.json).toEqual({ accountId, rpmLimit: 2, tpmLimit: null, concurrency: 5, effective: { ...defaults, rpmLimit: 2, concurrency: 5 } })
+    // Two requests a minute for the whole account, whichever key sends them.
+    const second = (await gw.key(accountId)).key
+    expect(await served('test/cheap')).toBe(200)
+    expect((await gw.chat(second, { model: 'test/cheap', messages: hello })).status).toBe(200)
+    const refused = await gw.chat(key, { model: 'test/cheap', messages: hello })
+    expect(refused.status).toBe(429)
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain('this account allows 2 requests per minute')
+    expect((await admin('account', 'set', accountId, '--rpm', 'none')).json).toMatchObject({ rpmLimit: null, concurrency: 5, effective: { rpmLimit: defaults.rpmLimit } })
+    expect(await served('test/cheap')).toBe(200)
+    expect((await admin('account', 'set', accountId, '--rpm', '-1')).code).toBe(2)
+    expect((await admin('account', 'set', accountId)).code).toBe(2)
+    expect(errorCode(await admin('account', 'set', 'acct_nope', '--rpm', '1'))).toBe('not_found')
+    const operator = (body: unknown) =>
+      fetch(`${siteUrl}/operator/v1/accounts/${accountId}/limits`, {
+        method: 'PATCH',
+        headers: { authorization: `Bearer ${gw.app.operatorToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, any> }))
+    expect(await operator({ tpmLimit: 'many' })).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', param: 'tpmLimit' } } })
+    expect(await operator({ rpm: 5 })).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', param: 'rpm' } } })
+    expect(await operator({ concurrency: null })).toMatchObject({ status: 200, body: { concurrency: null } })
+    const spec = (await (await fetch(`${siteUrl}/operator/v1/openapi/json`)).json()) as { paths: Record<string, Record<string, unknown>> }
+    expect(Object.keys(spec.paths['/operator/v1/accounts/{id}/limits']!).sort()).toEqual(['get', 'patch'])
+  })
+
   test('guardrail create, update, list, assignment by key update, and delete', async () => {
     const filters = JSON.stringify([{ detector: 'keywords', action: 'block', keywords: ['forbidden'] }])
     const created = await admin('guardrail', 'create', accountId, '--name', 'Cheap only', '--models', 'test/cheap', '--budget-usd', '5', '--filters', filters)
