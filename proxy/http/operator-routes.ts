@@ -11,8 +11,11 @@ import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
 import { Credit, NewAccount, NewAccountKey, ProviderPause, Suspension } from '../../shared/schemas/admin/operator.ts'
+import { ReplacedLink, RevokedLink } from '../../shared/schemas/admin/setup.ts'
 import { AccountLimits, AccountLimitsChanges, GuardrailChanges, NewGuardrail, PresetBody, RoutingChanges } from '../../shared/schemas/admin/policy.ts'
 import { createAccount, creditAccount, showAccount } from '../accounts/accounts.ts'
+import { replaceLink, revokeLink } from '../accounts/people/accountless.ts'
+import { dashboardLink, siteBase } from '../accounts/people/site-url.ts'
 import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
 import { liftSuspension, suspendAccount } from '../accounts/suspension.ts'
 import { digestsEqual } from '../core/api-key.ts'
@@ -99,6 +102,14 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
       response: AccountLimits,
       detail: { summary: "Change an account's rpm, tpm and concurrency limits; one left out stays, null returns it to the default, 0 is no limit" },
     })
+    .post('/accounts/:id/link', async ({ params, request }) => ({
+      accountId: params.id,
+      dashboardLink: dashboardLink(siteBase(deps.config.PUBLIC_SITE_URL, request), await replaceLink(deps.sql, params.id)),
+    }), { response: ReplacedLink, detail: { summary: "Replace an accountless account's dashboard link: the new one is shown once; the old one and its sessions end" } })
+    .delete('/accounts/:id/link', async ({ params }) => {
+      await revokeLink(deps.sql, params.id)
+      return { accountId: params.id, revoked: true as const }
+    }, { response: RevokedLink, detail: { summary: "Revoke an account's dashboard link and end the sessions it opened" } })
     .put('/accounts/:id/routing', ({ params, body }) => setRouting(deps, params.id, parse(body, envelopes.routing)))
     .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
     .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))

@@ -23,6 +23,8 @@ const usage = `Usage: bun run admin -- <command> [options]
   account set ACCOUNT_ID [--rpm N|none] [--tpm N|none] [--concurrency N|none]
              (account-level limits shared by its keys; none: the default; 0: no limit)
   account limits ACCOUNT_ID
+  link replace ACCOUNT_ID   (a new dashboard link for an accountless account, shown once; the old one ends)
+  link revoke ACCOUNT_ID    (the dashboard link opens nothing any more)
   key create --account ID [--name TEXT] [--rpm N] [--tpm N] [--concurrency N]
              [--daily-usd N|none] [--monthly-usd N|none] [--models a,b]
   key update KEY_ID [--name TEXT] [--guardrail ID|none] [--models a,b|none] [--rpm N|none] [--tpm N|none]
@@ -211,6 +213,10 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
       if (Object.values(body).every((value) => value === undefined)) throw new UsageError('account set needs --rpm, --tpm, --concurrency or several')
       return { method: 'PATCH', path: `/accounts/${accountId}/limits`, body }
     }
+    case 'link replace':
+      return { method: 'POST', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/link` }
+    case 'link revoke':
+      return { method: 'DELETE', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/link` }
     case 'account limits':
       return { method: 'GET', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/limits` }
     case 'key update': {

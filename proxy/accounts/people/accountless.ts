@@ -1,10 +1,12 @@
 /**
  * Accountless accounts: created with no identity and no credit, one API key (with the accountless
- * default spend caps) and a permanent dashboard link. Both are bearer secrets shown once; the top-up step
- * is offered only after the owner confirms having saved both, because nothing can recover such an
- * account when they are lost.
+ * default spend caps) and a dashboard link. Both are bearer secrets shown once; the top-up step is offered
+ * only after the owner confirms having saved both, because nothing can recover such an account when they
+ * are lost. The link can be replaced (a new secret, the old one and its other sessions end) or revoked;
+ * claiming the account revokes it, since its people then sign in as themselves.
  */
-import type { Sql } from 'postgres'
+import { ServiceError } from '../../../shared/errors.ts'
+import type { Sql, TransactionSql } from 'postgres'
 import { newAccountId } from '../ids.ts'
 import { createKey } from '../keys.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
@@ -23,10 +25,40 @@ export async function createAccountless(deps: OperatorDeps): Promise<{ accountId
   return { accountId, keyId: key.id, key: key.key, linkSecret }
 }
 
-/** The account a dashboard link opens (it survives key rotation and claiming), or undefined. */
+/** The account a dashboard link opens (it survives key rotation), or undefined. */
 export async function accountByLink(sql: Sql, secret: string): Promise<string | undefined> {
   const [row] = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE dashboard_link_hash = ${hashSecret(secret)}`
   return row?.id
+}
+
+/**
+ * A new dashboard link for an accountless account: the old secret stops working and the sessions it
+ * opened end, except `keepSession` (the owner's own, when the owner asks from the dashboard).
+ */
+export async function replaceLink(sql: Sql, accountId: string, keepSession?: Uint8Array): Promise<string> {
+  const secret = newSecret()
+  await sql.begin(async (tx) => {
+    const [account] = await tx<{ kind: string }[]>`SELECT kind FROM accounts WHERE id = ${accountId} FOR UPDATE`
+    if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
+    if (account.kind === 'identity') throw new ServiceError('conflict', `Account ${accountId} has an identity: its people sign in with it, and it has no dashboard link.`)
+    await tx`UPDATE accounts SET dashboard_link_hash = ${hashSecret(secret)} WHERE id = ${accountId}`
+    await endLinkSessions(tx, accountId, keepSession)
+  })
+  return secret
+}
+
+/** Revokes the dashboard link: it opens nothing, and the sessions it opened end (except `keepSession`). */
+export async function revokeLink(sql: Sql, accountId: string, keepSession?: Uint8Array): Promise<void> {
+  await sql.begin(async (tx) => {
+    const rows = await tx`UPDATE accounts SET dashboard_link_hash = NULL WHERE id = ${accountId} RETURNING id`
+    if (rows.length === 0) throw new ServiceError('not_found', `No account ${accountId}.`)
+    await endLinkSessions(tx, accountId, keepSession)
+  })
+}
+
+/** Ends the sessions a dashboard link opened (they have no user). */
+export async function endLinkSessions(sql: Sql | TransactionSql, accountId: string, keep?: Uint8Array): Promise<void> {
+  await sql`DELETE FROM sessions WHERE account_id = ${accountId} AND user_id IS NULL ${keep ? sql`AND token_hash <> ${keep}` : sql``}`
 }
 
 /** Records that the owner saved both secrets (the first confirmation counts); returns when. */

@@ -7,6 +7,7 @@ import type { Sql, TransactionSql } from 'postgres'
 import { ServiceError } from '../../../shared/errors.ts'
 import { newAccountId, newUserId } from '../ids.ts'
 import type { Role } from './sessions.ts'
+import { endLinkSessions } from './accountless.ts'
 
 export type Identity = { email: string } | { wallet: string }
 
@@ -53,7 +54,9 @@ export async function attachIdentity(tx: TransactionSql, accountId: string, user
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   if (account.kind === 'identity') throw new ServiceError('conflict', `Account ${accountId} already has an identity; it cannot be claimed again.`)
   await tx`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, 'owner')`
-  await tx`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+  // Its people now sign in as themselves: the dashboard link, a bearer secret with owner power, ends.
+  await tx`UPDATE accounts SET kind = 'identity', dashboard_link_hash = NULL WHERE id = ${accountId}`
+  await endLinkSessions(tx, accountId)
 }
 
 /** 409 when the account already has an identity: checked before a claim mail is sent, and again at confirmation. */

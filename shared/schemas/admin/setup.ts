@@ -36,3 +36,10 @@ export type SecretsConfirmed = Static<typeof SecretsConfirmed>
 /** The secret of a dashboard link (the part after `#link=`), exchanged for a session cookie. */
 export const LinkExchange = Type.Object({ secret: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
 export type LinkExchange = Static<typeof LinkExchange>
+
+/** A replaced dashboard link, shown once: the old one no longer opens the account. */
+export const ReplacedLink = Type.Object({ accountId: Type.String(), dashboardLink: Type.String() })
+export type ReplacedLink = Static<typeof ReplacedLink>
+
+export const RevokedLink = Type.Object({ accountId: Type.String(), revoked: Type.Literal(true) })
+export type RevokedLink = Static<typeof RevokedLink>

@@ -1,10 +1,12 @@
 // The dashboard link of an accountless account: exchanged by POST for a session cookie (HttpOnly, Secure,
-// SameSite), with no Referer leaving the site; it keeps working after key rotation and after the account
-// is claimed; a wrong secret is 401, and past the per-address limit 429.
+// SameSite), with no Referer leaving the site; it keeps working after key rotation; replaced or revoked by
+// its owner or the operator, and ended by a claim, with the sessions it opened; a wrong secret is 401, and
+// past the per-address limit 429.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createAccountless } from '../../../../proxy/accounts/people/accountless.ts'
+import { attachIdentity } from '../../../../proxy/accounts/people/users.ts'
 import { createKey } from '../../../../proxy/accounts/keys.ts'
-import { admin } from '../../../helpers/admin.ts'
+import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
 
@@ -45,17 +47,6 @@ describeWith('postgres', 'dashboard link', () => {
     expect(((await response.json()) as { account: { id: string } }).account.id).toBe(accountId)
   })
 
-  test('the link keeps working after the account is claimed, acting as its owner', async () => {
-    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
-    const { sql } = gw.app.operator
-    await sql`INSERT INTO users (id, email) VALUES (${`usr_${accountId}`}, ${`${accountId}@people.test`})`
-    await sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${`usr_${accountId}`}, 'owner')`
-    await sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
-    const response = await exchange(linkSecret)
-    expect(response.status).toBe(200)
-    expect(await response.json()).toMatchObject({ account: { id: accountId, kind: 'identity' }, role: 'owner' })
-  })
-
   test('a wrong secret is 401 naming the field; past the per-address limit, 429 with Retry-After', async () => {
     const wrong = await exchange('not-a-real-link-secret')
     expect(wrong.status).toBe(401)
@@ -88,5 +79,65 @@ describeWith(['postgres', 'redis'], 'dashboard link with the limit in Redis', ()
     expect((await wrong(gw)).status).toBe(429)
     const { linkSecret } = await createAccountless(gw.app.operator)
     expect((await admin(sibling, 'POST', '/admin/v1/session/link', { body: { secret: linkSecret } })).status).toBe(200)
+  })
+})
+
+describeWith('postgres', 'dashboard link: replaced, revoked, ended by a claim', () => {
+  let gw: TestGateway
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'memory', database: 'postgres' })
+  })
+  afterAll(() => gw.close())
+
+  const exchange = (secret: string) => admin(gw, 'POST', '/admin/v1/session/link', { body: { secret } })
+  const cookieOf = (response: Response) => response.headers.get('set-cookie')!.split(';')[0]!
+  const operator = (method: string, accountId: string) =>
+    gw.app.site.handle(new Request(`http://site.test/operator/v1/accounts/${accountId}/link`, { method, headers: { authorization: `Bearer ${gw.app.operatorToken}` } }))
+
+  test('claiming the account ends the link and the sessions it opened: its people sign in as themselves', async () => {
+    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
+    const session = cookieOf(await exchange(linkSecret))
+    const { sql } = gw.app.operator
+    await sql`INSERT INTO users (id, email) VALUES (${`usr_${accountId}`}, ${`${accountId}@people.test`})`
+    await sql.begin((tx) => attachIdentity(tx, accountId, `usr_${accountId}`))
+    expect((await exchange(linkSecret)).status).toBe(401)
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: session })).status).toBe(401)
+    // An account with an identity has no link to replace.
+    expect((await operator('POST', accountId)).status).toBe(409)
+  })
+
+  test('the owner replaces the link: shown once, the old one and its other sessions end, the owner stays signed in', async () => {
+    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
+    const mine = cookieOf(await exchange(linkSecret))
+    const elsewhere = cookieOf(await exchange(linkSecret))
+    const replaced = await admin(gw, 'POST', '/admin/v1/account/link', { cookie: mine })
+    expect(replaced.status).toBe(200)
+    const { dashboardLink } = (await replaced.json()) as { dashboardLink: string }
+    expect(dashboardLink).toMatch(/^http:\/\/site\.test\/dashboard#link=[A-Za-z0-9_-]{43}$/)
+    expect((await exchange(linkSecret)).status).toBe(401)
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: elsewhere })).status).toBe(401)
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: mine })).status).toBe(200)
+    expect((await exchange(dashboardLink.split('#link=')[1]!)).status).toBe(200)
+    // Revoked: the link opens nothing; the owner's own session goes on until it ends.
+    expect(await (await admin(gw, 'DELETE', '/admin/v1/account/link', { cookie: mine })).json()).toEqual({ accountId, revoked: true })
+    expect((await exchange(dashboardLink.split('#link=')[1]!)).status).toBe(401)
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: mine })).status).toBe(200)
+  })
+
+  test('the operator replaces or revokes a link with the operator API; a member may not', async () => {
+    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
+    const session = cookieOf(await exchange(linkSecret))
+    const replaced = await operator('POST', accountId)
+    expect(replaced.status).toBe(200)
+    const secret = ((await replaced.json()) as { dashboardLink: string }).dashboardLink.split('#link=')[1]!
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: session })).status).toBe(401)
+    expect((await exchange(linkSecret)).status).toBe(401)
+    expect((await exchange(secret)).status).toBe(200)
+    expect((await operator('DELETE', accountId)).status).toBe(200)
+    expect((await exchange(secret)).status).toBe(401)
+    expect((await operator('POST', 'acct_none')).status).toBe(404)
+    const team = await gw.account('1')
+    const member = (await sessionFor(gw, team, 'member')).cookie
+    expect((await admin(gw, 'POST', '/admin/v1/account/link', { cookie: member })).status).toBe(403)
   })
 })

@@ -2,6 +2,7 @@
 // against a listening test gateway, with their effect on the next API request.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
+import { createAccountless } from '../../../../proxy/accounts/people/accountless.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
 import { repositoryRoot as root } from '../../../helpers/server-process.ts'
@@ -101,6 +102,16 @@ describeWith('postgres', 'policy commands of bun run admin', () => {
     expect(await operator({ concurrency: null })).toMatchObject({ status: 200, body: { concurrency: null } })
     const spec = (await (await fetch(`${siteUrl}/operator/v1/openapi/json`)).json()) as { paths: Record<string, Record<string, unknown>> }
     expect(Object.keys(spec.paths['/operator/v1/accounts/{id}/limits']!).sort()).toEqual(['get', 'patch'])
+  })
+
+  test('link replace and revoke', async () => {
+    const { accountId: accountless } = await createAccountless(gw.app.operator)
+    const replaced = await admin('link', 'replace', accountless)
+    expect(replaced.json.dashboardLink).toMatch(/\/dashboard#link=[A-Za-z0-9_-]{43}$/)
+    expect((await admin('link', 'revoke', accountless)).json).toEqual({ accountId: accountless, revoked: true })
+    // An account made with `account create` has no identity either: a link hands it over.
+    expect((await admin('link', 'replace', await gw.account('0'))).json.dashboardLink).toContain('#link=')
+    expect(errorCode(await admin('link', 'revoke', 'acct_none'))).toBe('not_found')
   })
 
   test('guardrail create, update, list, assignment by key update, and delete', async () => {
