@@ -32,7 +32,7 @@ import { resolveOperatorToken } from './ops/operator-token.ts'
 import { siteServer } from './http/site-server.ts'
 import type { AdminDeps } from './http/admin/admin-deps.ts'
 import { systemClock } from './core/clock.ts'
-import { createMailer } from './accounts/people/mailer.ts'
+import { createMailer, outboxPath } from './accounts/people/mailer.ts'
 import { resolveAltchaKey } from './accounts/people/altcha-key.ts'
 import { CreditAlerts } from './accounts/alerts/credit-alerts.ts'
 import { resolveVapidKeys } from './accounts/alerts/vapid-keys.ts'
@@ -137,7 +137,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
   const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR })
   // Credit alerts are checked off the request path, after the writer committed an account's charges.
-  const alerts = new CreditAlerts({ sql, store, mailer, vapid: await resolveVapidKeys(config), siteUrl: config.PUBLIC_SITE_URL })
+  if (mailer.kind === 'outbox') log.warn(`SMTP_URL is not set: mail (sign-in links, invitations, credit alerts) is written to ${outboxPath(config.DATA_DIR)}, not sent`)
+  const alerts = new CreditAlerts({
+    sql,
+    store,
+    mailer,
+    vapid: await resolveVapidKeys(config),
+    siteUrl: config.PUBLIC_SITE_URL,
+    retry: { baseMs: config.ALERT_RETRY_BASE_MS, maxAttempts: config.ALERT_MAX_ATTEMPTS },
+  })
   writer.onCharged = (accountIds) => alerts.charged(accountIds)
   const admin: AdminDeps = {
     ...operator,
@@ -179,6 +187,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     listen(options = {}) {
       writer.start()
       stopMaintenance = startMaintenance({ sql, store, inflight, responses: gateway.responses }, config.SWEEP_INTERVAL_MS)
+      alerts.start(config.ALERT_DELIVERY_INTERVAL_MS)
       pauseTimer = setInterval(() => health.refreshPauses(sql).catch((error) => log.warn('provider pauses not read', { error })), config.PAUSE_REFRESH_MS)
       // The body limit is the pipeline's (32 MB, refused in the gateway's error shape), not the server's.
       api.listen({ hostname: config.HOST, port: config.PORT, reusePort: config.WORKERS > 1, maxRequestBodySize: 1024 * 1024 * 1024, idleTimeout: 0 })
@@ -196,6 +205,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         if (listening.length > 0) log.info('drained', drained)
         stopMaintenance?.()
         clearInterval(pauseTimer)
+        alerts.stop()
         await writer.stop()
         await alerts.idle()
         await store.close()

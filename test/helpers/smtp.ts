@@ -1,6 +1,7 @@
 /**
  * A real SMTP server on 127.0.0.1 for tests (`smtp-server`): it accepts every message and keeps it, so a
- * test can read the link a mail carries. Point the gateway's SMTP_URL at `url`.
+ * test can read the link a mail carries. Point the gateway's SMTP_URL at `url`. `refusing(n)` makes it
+ * answer the next n messages with a temporary failure (451), as a mail server under load does.
  */
 import { SMTPServer } from 'smtp-server'
 
@@ -11,12 +12,15 @@ export type TestSmtp = {
   messages: ReceivedMail[]
   /** The next message to `to` (waits for it up to `timeoutMs`). */
   next(to: string, timeoutMs?: number): Promise<ReceivedMail>
+  /** Refuses the next `count` messages with 451 (a temporary failure); `Infinity` until told otherwise. */
+  refusing(count: number): void
   close(): Promise<void>
 }
 
 export async function startSmtpServer(): Promise<TestSmtp> {
   const messages: ReceivedMail[] = []
   const read = new Set<ReceivedMail>()
+  let refuse = 0
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
@@ -25,6 +29,10 @@ export async function startSmtpServer(): Promise<TestSmtp> {
       const chunks: Buffer[] = []
       stream.on('data', (chunk: Buffer) => chunks.push(chunk))
       stream.on('end', () => {
+        if (refuse > 0) {
+          refuse -= 1
+          return callback(Object.assign(new Error('Mailbox busy, try again later'), { responseCode: 451 }))
+        }
         const raw = Buffer.concat(chunks).toString('utf8')
         messages.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw, text: decodeQuotedPrintable(raw) })
         callback()
@@ -47,6 +55,9 @@ export async function startSmtpServer(): Promise<TestSmtp> {
         await Bun.sleep(10)
       }
       throw new Error(`no mail to ${to} within ${timeoutMs} ms`)
+    },
+    refusing(count) {
+      refuse = count
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }

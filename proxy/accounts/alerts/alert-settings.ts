@@ -9,6 +9,8 @@ import { nanoToUsd, usdToNano } from '../../../shared/money.ts'
 import type { AlertChanges, AlertSettings, PushSubscription } from '../../../shared/schemas/admin/alerts.ts'
 import { loadAccount } from '../../stores/admission/load-account.ts'
 import type { AdmissionStore } from '../../stores/admission/store.ts'
+import type { Mailer } from '../people/mailer.ts'
+import { recipients } from './credit-alerts.ts'
 
 type Row = {
   kind: 'accountless' | 'identity'
@@ -19,12 +21,17 @@ type Row = {
   subscriptions: number
 }
 
-export async function readAlertSettings(sql: Sql, accountId: string): Promise<AlertSettings> {
+type DeliveryRow = { channel: 'email' | 'push'; recipient: string; state: 'pending' | 'sent' | 'failed'; attempts: number; last_error: string | null; created_at: Date; sent_at: Date | null }
+
+export async function readAlertSettings(sql: Sql, accountId: string, mailDelivery: AlertSettings['mailDelivery']): Promise<AlertSettings> {
   const [row] = await sql<Row[]>`
     SELECT kind, alert_threshold_nano, alert_email, alert_push, alert_armed,
            (SELECT count(*) FROM push_subscriptions p WHERE p.account_id = a.id)::int AS subscriptions
     FROM accounts a WHERE id = ${accountId}`
   if (!row) throw new ServiceError('not_found', `No account ${accountId}.`)
+  const deliveries = await sql<DeliveryRow[]>`
+    SELECT channel, recipient, state, attempts, last_error, created_at, sent_at FROM alert_deliveries
+    WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC LIMIT 10`
   return {
     eligible: row.kind === 'identity',
     thresholdUsd: row.alert_threshold_nano === null ? null : nanoToUsd(row.alert_threshold_nano),
@@ -33,6 +40,17 @@ export async function readAlertSettings(sql: Sql, accountId: string): Promise<Al
     push: row.alert_push,
     armed: row.alert_armed,
     pushSubscriptions: row.subscriptions,
+    mailDelivery,
+    deliveries: deliveries.map((delivery) => ({
+      channel: delivery.channel,
+      // A push endpoint is a capability URL: only its service's host is shown.
+      to: delivery.channel === 'email' ? delivery.recipient : new URL(delivery.recipient).host,
+      state: delivery.state,
+      attempts: delivery.attempts,
+      lastError: delivery.last_error,
+      createdAt: delivery.created_at.toISOString(),
+      sentAt: delivery.sent_at?.toISOString() ?? null,
+    })),
   }
 }
 
@@ -41,8 +59,15 @@ export async function readAlertSettings(sql: Sql, accountId: string): Promise<Al
  * setting a threshold the balance is already below sends nothing (the owner is looking at the balance);
  * the alert arms once a credit lifts the balance over it.
  */
-export async function saveAlertSettings(deps: { sql: Sql; store: AdmissionStore }, accountId: string, changes: AlertChanges): Promise<AlertSettings> {
+export async function saveAlertSettings(deps: { sql: Sql; store: AdmissionStore; mailer: Mailer }, accountId: string, changes: AlertChanges): Promise<AlertSettings> {
   await requireIdentity(deps.sql, accountId)
+  if (changes.email && (await recipients(deps.sql, accountId)).length === 0) {
+    throw new ServiceError(
+      'invalid_request',
+      'email: no owner or admin of this account has an e-mail address to send alerts to. Sign in with e-mail (or invite an admin who has one), or use browser push.',
+      { param: 'email' },
+    )
+  }
   const thresholdNano = changes.thresholdUsd === null ? null : usdToNano(changes.thresholdUsd)
   if (thresholdNano === undefined || thresholdNano === 0) {
     throw new ServiceError('invalid_request', 'thresholdUsd: must be a USD amount above 0 (or null to turn the alert off).', { param: 'thresholdUsd' })
@@ -59,8 +84,10 @@ export async function saveAlertSettings(deps: { sql: Sql; store: AdmissionStore 
   await deps.sql`
     UPDATE accounts SET alert_threshold_nano = ${thresholdNano}, alert_email = ${changes.email}, alert_push = ${changes.push}, alert_armed = ${armed}
     WHERE id = ${accountId}`
-  return readAlertSettings(deps.sql, accountId)
+  return readAlertSettings(deps.sql, accountId, mailDelivery(deps.mailer))
 }
+
+export const mailDelivery = (mailer: Mailer): AlertSettings['mailDelivery'] => (mailer.kind === 'smtp' ? 'smtp' : 'file')
 
 /** Registers (or moves to this account) a browser's push subscription. */
 export async function addPushSubscription(

@@ -6,7 +6,7 @@
 import { Elysia } from 'elysia'
 import { AlertChanges, AlertSettings, PushSubscription, PushSubscriptionRef, VapidPublicKey } from '../../../shared/schemas/admin/alerts.ts'
 import { Done } from '../../../shared/schemas/admin/session.ts'
-import { addPushSubscription, readAlertSettings, removePushSubscription, saveAlertSettings } from '../../accounts/alerts/alert-settings.ts'
+import { addPushSubscription, mailDelivery, readAlertSettings, removePushSubscription, saveAlertSettings } from '../../accounts/alerts/alert-settings.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
 
@@ -16,7 +16,7 @@ export function alertRoutes(deps: AdminDeps) {
       '',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'read')
-        return readAlertSettings(deps.sql, session.accountId)
+        return readAlertSettings(deps.sql, session.accountId, mailDelivery(deps.mailer))
       },
       { response: AlertSettings, detail: { summary: 'Credit alert settings' } },
     )

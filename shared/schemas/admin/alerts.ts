@@ -6,6 +6,20 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.ts'
 
+/** One message of a fired alert: sent, still being tried, or failed after the last attempt. */
+export const AlertDelivery = Type.Object({
+  channel: Type.Union([Type.Literal('email'), Type.Literal('push')]),
+  /** The e-mail address; for a push, the push service's host. */
+  to: Type.String(),
+  state: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('failed')]),
+  attempts: Type.Integer({ minimum: 0 }),
+  /** Why the last attempt failed. */
+  lastError: Nullable(Type.String()),
+  createdAt: Type.String(),
+  sentAt: Nullable(Type.String()),
+})
+export type AlertDelivery = Static<typeof AlertDelivery>
+
 export const AlertSettings = Type.Object({
   /** false for accountless accounts: alerts need an identity (claim the account first). */
   eligible: Type.Boolean(),
@@ -18,6 +32,10 @@ export const AlertSettings = Type.Object({
   armed: Type.Boolean(),
   /** Browser push subscriptions registered for the account. */
   pushSubscriptions: Type.Integer({ minimum: 0 }),
+  /** `file`: the server has no mail server configured and writes mail to a local file; e-mail alerts reach nobody. */
+  mailDelivery: Type.Union([Type.Literal('smtp'), Type.Literal('file')]),
+  /** The latest alert deliveries, newest first. */
+  deliveries: Type.Array(AlertDelivery),
 })
 export type AlertSettings = Static<typeof AlertSettings>
 

@@ -225,3 +225,118 @@ describeWith(['postgres', 'redis'], 'credit alerts', () => {
     expect(stored.publicKey).toBe(gw.app.admin.alerts.vapidPublicKey)
   })
 })
+
+describeWith(['postgres', 'redis'], 'credit alert deliveries', () => {
+  let gw: TestGateway
+  let smtp: TestSmtp
+
+  beforeAll(async () => {
+    smtp = await startSmtpServer()
+    gw = await startTestGateway({
+      store: 'redis',
+      database: 'postgres',
+      models: [pricey],
+      env: { SMTP_URL: smtp.url, ALERT_RETRY_BASE_MS: '100', ALERT_MAX_ATTEMPTS: '3', PUBLIC_SITE_URL: 'http://site.test' },
+    })
+  })
+  afterAll(async () => {
+    await gw.close()
+    await smtp.close()
+  })
+
+  async function fired(usd: string) {
+    const accountId = await gw.account(usd)
+    await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+    const owner = await sessionFor(gw, accountId, 'owner', `owner-${accountId}@people.test`)
+    const { key } = await gw.key(accountId)
+    expect((await admin(gw, 'PUT', '/admin/v1/alerts', { cookie: owner.cookie, body: { thresholdUsd: '0.95', email: true, push: false } })).status).toBe(200)
+    const response = await gw.chat(key, { model: 'test/pricey', messages: [{ role: 'user', content: PROMPT }], max_tokens: 5 })
+    await response.arrayBuffer()
+    await gw.app.gateway.inflight.ended(response.headers.get('x-request-id')!)
+    await gw.app.gateway.writer.drain()
+    await gw.app.admin.alerts.idle()
+    const settings = async () => (await (await admin(gw, 'GET', '/admin/v1/alerts', { cookie: owner.cookie })).json()) as AlertSettings
+    return { accountId, address: `owner-${accountId}@people.test`, settings }
+  }
+  const retryDue = async () => {
+    await Bun.sleep(450)
+    await gw.app.admin.alerts.deliver()
+  }
+
+  test('a mail the server refuses is not lost: tried again after a pause, sent once it is accepted', async () => {
+    smtp.refusing(1)
+    const alert = await fired('1')
+    expect(smtp.messages.filter((message) => message.to.includes(alert.address))).toHaveLength(0)
+    const waiting = await alert.settings()
+    expect(waiting.mailDelivery).toBe('smtp')
+    expect(waiting.deliveries).toMatchObject([{ channel: 'email', to: alert.address, state: 'pending', attempts: 1 }])
+    expect(waiting.deliveries[0]!.lastError).toContain('451')
+    // Before its pause is over nothing is tried again.
+    await gw.app.admin.alerts.deliver()
+    expect((await alert.settings()).deliveries[0]!.attempts).toBe(1)
+    await retryDue()
+    await smtp.next(alert.address)
+    expect((await alert.settings()).deliveries).toMatchObject([{ state: 'sent', attempts: 2, lastError: null }])
+    // Sent is sent: nothing more goes out.
+    await retryDue()
+    expect(smtp.messages.filter((message) => message.to.includes(alert.address))).toHaveLength(1)
+  })
+
+  test('after the last attempt a delivery is failed, and the dashboard says so', async () => {
+    smtp.refusing(Number.POSITIVE_INFINITY)
+    try {
+      const alert = await fired('1')
+      await retryDue()
+      await Bun.sleep(300)
+      await retryDue()
+      const settings = await alert.settings()
+      expect(settings.deliveries).toMatchObject([{ state: 'failed', attempts: 3, sentAt: null }])
+      expect(settings.deliveries[0]!.lastError).toContain('451')
+    } finally {
+      smtp.refusing(0)
+    }
+  })
+
+  test('another process sends what one left: a claim that ran out is taken over', async () => {
+    const alert = await fired('1')
+    await smtp.next(alert.address)
+    const { sql } = gw.app.operator
+    // A delivery claimed by a process that died before sending it: pending, its claim over.
+    await sql`UPDATE alert_deliveries SET state = 'pending', sent_at = NULL, next_attempt_at = now() - interval '1 second' WHERE account_id = ${alert.accountId}`
+    const sibling = await startTestGateway({ store: 'redis', database: 'postgres', models: [pricey], sibling: gw, env: { SMTP_URL: smtp.url } })
+    try {
+      await Promise.all([sibling.app.admin.alerts.deliver(), gw.app.admin.alerts.deliver()])
+      await smtp.next(alert.address)
+      await Bun.sleep(100)
+      expect(smtp.messages.filter((message) => message.to.includes(alert.address))).toHaveLength(2)
+    } finally {
+      await sibling.close()
+    }
+  })
+
+  test('e-mail alerts need someone with an e-mail address to send them to', async () => {
+    const accountId = await gw.account('1')
+    await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+    const owner = await sessionFor(gw, accountId, 'owner')
+    await gw.app.operator.sql`UPDATE users SET email = NULL, wallet_address = ${`0x${'ab'.repeat(20)}`} WHERE id = ${owner.userId}`
+    const refused = await admin(gw, 'PUT', '/admin/v1/alerts', { cookie: owner.cookie, body: { thresholdUsd: '1', email: true, push: false } })
+    expect(refused.status).toBe(400)
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('email')
+    expect((await admin(gw, 'PUT', '/admin/v1/alerts', { cookie: owner.cookie, body: { thresholdUsd: '1', email: false, push: true } })).status).toBe(200)
+  })
+})
+
+describeWith('postgres', 'credit alerts without a mail server', () => {
+  test('the alert settings say mail goes to a file', async () => {
+    const gw = await startTestGateway({ store: 'memory', database: 'postgres' })
+    try {
+      const accountId = await gw.account('1')
+      await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+      const owner = await sessionFor(gw, accountId, 'owner', `owner-${accountId}@people.test`)
+      const settings = (await (await admin(gw, 'GET', '/admin/v1/alerts', { cookie: owner.cookie })).json()) as AlertSettings
+      expect(settings.mailDelivery).toBe('file')
+    } finally {
+      await gw.close()
+    }
+  })
+})
