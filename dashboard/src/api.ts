@@ -63,7 +63,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 export const get = <T>(path: string) => api<T>('GET', path)
 
 /** A query string from the defined, non-empty values. */
-export function query(values: Record<string, string | number | undefined | null>): string {
+export function queryString(values: Record<string, string | number | undefined | null>): string {
   const params = new URLSearchParams()
   for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
   const text = params.toString()

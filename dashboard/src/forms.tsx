@@ -8,21 +8,31 @@ import { ApiError } from './api.ts'
 type FieldProps = {
   label: string
   hint?: JSX.Element
+  /** A passing note under the hint, such as why the control's options are missing. */
+  status?: JSX.Element
   error?: string | null
+  /** Classes beside `field`. */
+  class?: string
   children: (id: string, describedBy: string | undefined) => JSX.Element
 }
 
-/** A label, the control (given its id), a hint and an error, wired with aria-describedby. */
+/** A label, the control (given its id), a hint, a status note and an error, wired with aria-describedby. */
 export function Field(props: FieldProps) {
   const id = createUniqueId()
-  const described = () => [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined
+  const described = () =>
+    [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : '', props.status ? `${id}-status` : ''].filter(Boolean).join(' ') || undefined
   return (
-    <div class="field" classList={{ invalid: !!props.error }}>
+    <div class={props.class ? `field ${props.class}` : 'field'} classList={{ invalid: !!props.error }}>
       <label for={id}>{props.label}</label>
       {props.children(id, described())}
       <Show when={props.hint}>
         <p class="hint" id={`${id}-hint`}>
           {props.hint}
+        </p>
+      </Show>
+      <Show when={props.status}>
+        <p class="hint" id={`${id}-status`}>
+          {props.status}
         </p>
       </Show>
       <Show when={props.error}>
@@ -63,15 +73,23 @@ export function TextField(props: TextFieldProps) {
 export function SelectField(props: {
   label: string
   hint?: JSX.Element
+  error?: string | null
   value: string
   onValue: (value: string) => void
   options: readonly { value: string; label: string }[]
   name?: string
 }) {
   return (
-    <Field label={props.label} hint={props.hint}>
+    <Field label={props.label} hint={props.hint} error={props.error}>
       {(id, describedBy) => (
-        <select id={id} name={props.name} aria-describedby={describedBy} value={props.value} onChange={(event) => props.onValue(event.currentTarget.value)}>
+        <select
+          id={id}
+          name={props.name}
+          aria-describedby={describedBy}
+          aria-invalid={props.error ? 'true' : undefined}
+          value={props.value}
+          onChange={(event) => props.onValue(event.currentTarget.value)}
+        >
           <For each={props.options}>{(option) => <option value={option.value}>{option.label}</option>}</For>
         </select>
       )}

@@ -1,11 +1,16 @@
 /**
  * Choosing IDs from a long list: a labelled combobox that filters as you type, with the chosen IDs as
  * removable chips (the WAI-ARIA combobox pattern: typing, a click or Down opens the list, arrows move,
- * Enter picks, Escape closes, Backspace on an empty field removes the last chip). ModelPicker feeds it the public catalog (`GET /api/v1/models`),
- * read once per page load; every page that sets allowed models, fallbacks or providers uses these.
+ * Enter picks, Escape closes, Backspace on an empty field removes the last chip), inside the shared
+ * `Field` (label, hint, status note and error). ModelPicker feeds it the public catalog (`GET
+ * /api/v1/models`, read once per page load); every page that sets allowed models, fallbacks or providers
+ * uses these.
  */
-import { createMemo, createResource, createSignal, createUniqueId, For, Show, type JSX } from 'solid-js'
-import { ApiError } from './api.ts'
+import { revalidate } from '@solidjs/router'
+import { createMemo, createSignal, For, Show, type JSX } from 'solid-js'
+import { getCatalog, type CatalogEntry } from './data.ts'
+import { Field } from './forms.tsx'
+import { createOptional } from './reading.ts'
 
 export type PickerOption = { id: string; label?: string; detail?: string }
 
@@ -31,7 +36,15 @@ type MultiSelectProps = {
 const SHOWN = 200
 
 export function MultiSelect(props: MultiSelectProps) {
-  const id = createUniqueId()
+  return (
+    <Field label={props.label} hint={props.hint} status={props.status} error={props.error} class="picker">
+      {(id, describedBy) => <Combobox {...props} id={id} describedBy={describedBy} />}
+    </Field>
+  )
+}
+
+/** The chosen chips, the text field and its list of options; `id` is the field's, from the label. */
+function Combobox(props: MultiSelectProps & { id: string; describedBy: string | undefined }) {
   const [text, setText] = createSignal('')
   const [open, setOpen] = createSignal(false)
   const [active, setActive] = createSignal(0)
@@ -53,7 +66,7 @@ export function MultiSelect(props: MultiSelectProps) {
     // A typed ID comes after the listed matches: Enter picks the first match, as people expect.
     return [...hits.slice(0, SHOWN), ...other]
   })
-  const optionId = (index: number) => `${id}-option-${index}`
+  const optionId = (index: number) => `${props.id}-option-${index}`
   const activeOption = () => matches()[active()]
 
   const toggle = (option: PickerOption) => {
@@ -94,13 +107,10 @@ export function MultiSelect(props: MultiSelectProps) {
       props.onChange(props.value.slice(0, -1))
     }
   }
-  const described = () =>
-    [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : '', props.status ? `${id}-status` : ''].filter(Boolean).join(' ') || undefined
   const labelOf = (value: string) => props.options.find((option) => option.id === value)?.label
 
   return (
-    <div class="field picker" classList={{ invalid: !!props.error }}>
-      <label for={id}>{props.label}</label>
+    <>
       <ul class="chips" aria-label={`${props.label}: chosen`}>
         <For each={props.value} fallback={<li class="muted small">{props.emptyText ?? 'None chosen'}</li>}>
           {(value) => (
@@ -118,16 +128,16 @@ export function MultiSelect(props: MultiSelectProps) {
       <div class="picker-box">
         <input
           ref={input}
-          id={id}
+          id={props.id}
           type="text"
           role="combobox"
           autocomplete="off"
           spellcheck={false}
           aria-autocomplete="list"
           aria-expanded={open()}
-          aria-controls={`${id}-list`}
+          aria-controls={`${props.id}-list`}
           aria-activedescendant={open() && activeOption() ? optionId(active()) : undefined}
-          aria-describedby={described()}
+          aria-describedby={props.describedBy}
           aria-invalid={props.error ? 'true' : undefined}
           disabled={props.disabled}
           placeholder={props.disabled ? 'Read only' : full() ? `At most ${props.max}: remove one to add another` : (props.placeholder ?? 'Search…')}
@@ -141,7 +151,7 @@ export function MultiSelect(props: MultiSelectProps) {
           onBlur={() => setOpen(false)}
           onKeyDown={onKeyDown}
         />
-        <ul id={`${id}-list`} role="listbox" class="picker-list" aria-label={props.label} aria-multiselectable={props.max !== 1} hidden={!open()}>
+        <ul id={`${props.id}-list`} role="listbox" class="picker-list" aria-label={props.label} aria-multiselectable={props.max !== 1} hidden={!open()}>
           <For each={matches()} fallback={<li class="picker-empty">No match</li>}>
             {(option, index) => (
               <li
@@ -169,52 +179,8 @@ export function MultiSelect(props: MultiSelectProps) {
           </For>
         </ul>
       </div>
-      <Show when={props.hint}>
-        <p class="hint" id={`${id}-hint`}>
-          {props.hint}
-        </p>
-      </Show>
-      <Show when={props.status}>
-        <p class="hint" id={`${id}-status`}>
-          {props.status}
-        </p>
-      </Show>
-      <Show when={props.error}>
-        <p class="field-error" id={`${id}-error`}>
-          {props.error}
-        </p>
-      </Show>
-    </div>
+    </>
   )
-}
-
-/** One entry of `GET /api/v1/models`, the fields the pickers use. */
-export type CatalogEntry = {
-  id: string
-  display_name?: string
-  free?: boolean
-  alias_of?: string
-  auto_candidates?: string[]
-  pricing?: { input: string; output: string }
-}
-
-let catalogRead: Promise<CatalogEntry[]> | undefined
-
-/** The public catalog, fetched once per page load (a failed read is tried again next time). */
-export function readCatalog(): Promise<CatalogEntry[]> {
-  catalogRead ??= fetch('/api/v1/models', { headers: { accept: 'application/json' } })
-    .then(async (response) => {
-      if (!response.ok) {
-        const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }
-        throw new ApiError(response.status, body.error?.code ?? 'internal_error', body.error?.message ?? `The model list answered ${response.status}.`)
-      }
-      return ((await response.json()) as { data: CatalogEntry[] }).data
-    })
-    .catch((error: unknown) => {
-      catalogRead = undefined
-      throw error instanceof ApiError ? error : new ApiError(0, 'network', 'The model list could not be reached.')
-    })
-  return catalogRead
 }
 
 /** `author/model` or `service/auto…`: worth sending to the server to check. */
@@ -233,19 +199,29 @@ function describe(entry: CatalogEntry): string {
  * aliases and automatic choices (what a preset's model and fallbacks may be).
  */
 export function ModelPicker(props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & { choices: 'exact' | 'any' }) {
-  const [catalog, { refetch }] = createResource(readCatalog)
+  const catalog = createOptional(() => getCatalog())
+  // From "try again" until its answer is in: the note says the list is loading again.
+  const [retrying, setRetrying] = createSignal(false)
+  const retry = async () => {
+    setRetrying(true)
+    void revalidate(getCatalog.key)
+    // The catalog is read once and shared, so this is the answer the picker is about to show.
+    await getCatalog().catch(() => undefined)
+    setRetrying(false)
+  }
   const options = createMemo<PickerOption[]>(() =>
-    (catalog.latest ?? [])
+    (catalog.latest() ?? [])
       .filter((entry) => props.choices === 'any' || (!entry.alias_of && !entry.auto_candidates))
       .map((entry) => ({ id: entry.id, label: describe(entry) || undefined })),
   )
   const status = () => {
-    if (catalog.loading) return 'Loading the model list…'
-    if (catalog.error) {
+    if (catalog.loading() || retrying()) return 'Loading the model list…'
+    const error = catalog.error()
+    if (error) {
       return (
         <>
-          The model list could not be loaded ({catalog.error instanceof Error ? catalog.error.message : 'unknown error'}); type exact model IDs, or{' '}
-          <button type="button" class="link-button" onClick={() => void refetch()}>
+          The model list could not be loaded ({error instanceof Error ? error.message : 'unknown error'}); type exact model IDs, or{' '}
+          <button type="button" class="link-button" onClick={() => void retry()}>
             try again
           </button>
           .

@@ -1,13 +1,14 @@
 /**
  * The signed-in frame: navigation, the account and role, sign-out, and the session every page reads.
- * A dashboard link (`/dashboard#link=<secret>`) is exchanged here for the session cookie, and the
- * fragment removed from the address bar and history at once. Without a session the user is sent to
- * sign in, and brought back afterwards.
+ * The session read (`getMe`, preloaded by the /dashboard route) first exchanges a dashboard link
+ * (`/dashboard#link=<secret>`) for the session cookie. Without a session the user is sent to sign in,
+ * and brought back afterwards.
  */
-import { A, useLocation, useNavigate, type RouteSectionProps } from '@solidjs/router'
-import { createResource, For, onCleanup, Show, Suspense } from 'solid-js'
-import type { Me } from '../../shared/schemas/admin/session.ts'
-import { api, ApiError, get, onSignedOut } from './api.ts'
+import { A, revalidate, useLocation, useNavigate, type RouteSectionProps } from '@solidjs/router'
+import { For, onCleanup, Show, Suspense } from 'solid-js'
+import { api, ApiError, onSignedOut } from './api.ts'
+import { getMe } from './data.ts'
+import { createOptional } from './reading.ts'
 import { SessionContext } from './session.tsx'
 import { Button, ErrorNotice, Loading, Notice, announce } from './ui.tsx'
 
@@ -27,23 +28,16 @@ const NAV: NavItem[] = [
   { href: '/dashboard/support', label: 'Support', group: 'Help' },
 ]
 
-/** Exchanges a dashboard link in the fragment for a session; the secret leaves the address bar first. */
-async function exchangeLink(): Promise<void> {
-  const match = /(?:^#|&)link=([^&]+)/.exec(window.location.hash)
-  if (!match) return
-  history.replaceState(history.state, '', window.location.pathname + window.location.search)
-  await api('POST', '/session/link', { secret: decodeURIComponent(match[1]!) })
-}
-
-async function loadMe(): Promise<Me> {
-  await exchangeLink()
-  return get<Me>('/me')
-}
-
 export function Shell(props: RouteSectionProps) {
   const navigate = useNavigate()
   const location = useLocation()
-  const [me, { refetch }] = createResource(loadMe)
+  // The shell draws its own states of the session read: opening, failed (or signed out), or the frame.
+  const me = createOptional(() => getMe())
+  const rereadMe = () => revalidate(getMe.key)
+  const refused = () => {
+    const error = me.error()
+    return error instanceof ApiError && error.status === 401
+  }
   const toSignIn = () => navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true })
   onCleanup(onSignedOut(toSignIn))
 
@@ -53,22 +47,20 @@ export function Shell(props: RouteSectionProps) {
   }
   const switchAccount = async (accountId: string) => {
     await api('PUT', '/session/account', { accountId })
-    await refetch()
+    // Everything read so far was the other account's: every query is read again (the shown ones at once).
+    await revalidate()
     announce('Switched account.')
   }
 
   return (
     <Show
-      when={me.latest}
+      when={me.latest()}
       fallback={
         <main class="public" id="main">
-          <Show when={me.error} fallback={<Loading label="Opening your dashboard…" />}>
-            <Show
-              when={!(me.error instanceof ApiError && me.error.status === 401)}
-              fallback={<SignedOutRedirect go={toSignIn} />}
-            >
+          <Show when={me.error()} fallback={<Loading label="Opening your dashboard…" />}>
+            <Show when={!refused()} fallback={<SignedOutRedirect go={toSignIn} />}>
               <div class="card">
-                <ErrorNotice error={me.error} retry={refetch} />
+                <ErrorNotice error={me.error()} retry={() => void rereadMe()} />
                 <a href="/sign-in">Sign in again</a>
               </div>
             </Show>
@@ -77,7 +69,7 @@ export function Shell(props: RouteSectionProps) {
       }
     >
       {(current) => (
-        <SessionContext.Provider value={{ me: current, refresh: async () => refetch() }}>
+        <SessionContext.Provider value={{ me: current, refresh: rereadMe }}>
           <a class="skip-link" href="#main">
             Skip to content
           </a>

@@ -3,8 +3,10 @@
  * buttons, secrets shown once, badges and a polite status region. Every async state (loading, failed,
  * empty) has its own visible form. Form controls are in forms.tsx, modal dialogs in dialogs.tsx.
  */
-import { createSignal, createUniqueId, Show, splitProps, type JSX, type Resource } from 'solid-js'
+import type { AccessorWithLatest } from '@solidjs/router'
+import { createEffect, createSignal, createUniqueId, ErrorBoundary, on, Show, splitProps, Suspense, type JSX } from 'solid-js'
 import { ApiError } from './api.ts'
+import { Field } from './forms.tsx'
 
 export function Page(props: { title: string; description?: JSX.Element; actions?: JSX.Element; children: JSX.Element }) {
   return (
@@ -110,14 +112,39 @@ export function Empty(props: { title: string; children?: JSX.Element }) {
   )
 }
 
-/** A resource's three states: loading, failed (with retry), loaded. */
-export function Loaded<T>(props: { data: Resource<T>; retry?: () => void; children: (value: T) => JSX.Element }) {
+/**
+ * A card's data in its three states: loading (the first read only), failed (with Try again) and loaded.
+ * `data` is a `createAsync` accessor: it suspends while its first answer is on its way and throws when
+ * the read failed. A read again (`revalidate`, new filters in the address) happens in a transition, so
+ * the answer on screen stays until the new one is in; after a failure the error stays until then.
+ */
+export function Loaded<T>(props: {
+  data: AccessorWithLatest<T | undefined>
+  retry: () => Promise<unknown>
+  loading?: string
+  children: (value: T) => JSX.Element
+}) {
+  const answered = () => {
+    try {
+      return props.data.latest !== undefined
+    } catch {
+      return false
+    }
+  }
   return (
-    <Show when={!props.data.error} fallback={<ErrorNotice error={props.data.error} retry={props.retry} />}>
-      <Show when={props.data.latest !== undefined} fallback={<Loading />}>
-        {props.children(props.data.latest as T)}
-      </Show>
-    </Show>
+    <ErrorBoundary
+      fallback={(error, reset) => {
+        // Whatever read it again (Try again, Refresh, new filters), a new answer takes the error's place.
+        createEffect(on(answered, (ok) => ok && reset(), { defer: true }))
+        return <ErrorNotice error={error} retry={() => void props.retry()} />
+      }}
+    >
+      <Suspense fallback={<Loading label={props.loading} />}>
+        <Show when={props.data()} keyed>
+          {(value) => props.children(value)}
+        </Show>
+      </Suspense>
+    </ErrorBoundary>
   )
 }
 
@@ -162,16 +189,16 @@ export function CopyButton(props: { text: string; label: string; variant?: Butto
 }
 
 /** A secret shown once: monospace, selectable, with a copy button. */
-export function SecretValue(props: { label: string; value: string }) {
-  const id = createUniqueId()
+export function SecretValue(props: { label: string; value: string; hint?: JSX.Element }) {
   return (
-    <div class="secret">
-      <label for={id}>{props.label}</label>
-      <div class="secret-row">
-        <input id={id} class="mono" readonly value={props.value} onFocus={(event) => event.currentTarget.select()} />
-        <CopyButton text={props.value} label={`Copy ${props.label.toLowerCase()}`} variant="primary" />
-      </div>
-    </div>
+    <Field label={props.label} hint={props.hint} class="secret">
+      {(id, describedBy) => (
+        <div class="secret-row">
+          <input id={id} class="mono" readonly aria-describedby={describedBy} value={props.value} onFocus={(event) => event.currentTarget.select()} />
+          <CopyButton text={props.value} label={`Copy ${props.label.toLowerCase()}`} variant="primary" />
+        </div>
+      )}
+    </Field>
   )
 }
 

@@ -5,21 +5,19 @@
  * that just finished may need a Refresh.
  */
 import { A } from '@solidjs/router'
-import { createEffect, createResource, createSignal, For, on, Show } from 'solid-js'
+import { createEffect, createSignal, For, Show } from 'solid-js'
 import { errorWords } from '../../../shared/error-words.ts'
 import { errorTable, type ErrorCode } from '../../../shared/errors.ts'
-import type { ApiKey, ApiKeys } from '../../../shared/schemas/admin/keys.ts'
-import type { Activity as ActivityPage, ActivityItem, Usage } from '../../../shared/schemas/admin/usage.ts'
-import { get, query } from '../api.ts'
+import type { ApiKey } from '../../../shared/schemas/admin/keys.ts'
+import type { ActivityItem } from '../../../shared/schemas/admin/usage.ts'
+import { ACTIVITY_FILTERS, getActivity, getKeys, getUsedModels, readActivityPage } from '../data.ts'
 import { count, usd } from '../format.ts'
 import { createKeysetList, KeysetView } from '../keyset-list.tsx'
+import { createOptional } from '../reading.ts'
 import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
 import { Field, SelectField, TextField } from '../forms.tsx'
 import { Badge, Button, CopyButton, Empty, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
-
-const FILTERS = ['keyId', 'model', 'status', 'from', 'to'] as const
-const MODEL_LOOKBACK_MS = 90 * 86_400_000
 
 const PHRASES: Record<number, string> = {
   200: 'OK',
@@ -48,17 +46,17 @@ const STATUS_OPTIONS = [
 ]
 
 export default function Activity() {
-  const filters = useUrlFilters(FILTERS)
-  const [keys] = createResource(() => get<ApiKeys>('/keys').then((answer) => answer.keys))
-  // The models this account used lately, from the rollup: what is worth filtering by.
-  const [models] = createResource(async () => {
-    const usage = await get<Usage>(`/usage${query({ granularity: 'day', groupBy: 'model', from: new Date(Date.now() - MODEL_LOOKBACK_MS).toISOString() })}`)
-    return [...new Set(usage.buckets.map((bucket) => bucket.model ?? ''))].filter(Boolean).sort()
+  const filters = useUrlFilters(ACTIVITY_FILTERS)
+  // Key names and the models used lately only fill in the filters and rows: the list shows without them.
+  const keys = createOptional(() => getKeys())
+  const models = createOptional(() => getUsedModels())
+  const list = createKeysetList({
+    first: () => getActivity(filters.values()),
+    older: (before) => readActivityPage(filters.values(), before),
+    key: getActivity.key,
   })
-  const list = createKeysetList<ActivityItem>((before) => get<ActivityPage>(`/activity${query({ ...filters.values(), before })}`))
-  createEffect(on(filters.values, () => void list.reload()))
 
-  const keyOf = (keyId: string) => keys.latest?.find((entry) => entry.id === keyId)
+  const keyOf = (keyId: string) => keys.latest()?.keys.find((entry) => entry.id === keyId)
 
   return (
     <Page
@@ -70,7 +68,7 @@ export default function Activity() {
         </Button>
       }
     >
-      <ActivityFilters filters={filters} keys={keys.latest ?? []} models={models.latest ?? []} />
+      <ActivityFilters filters={filters} keys={keys.latest()?.keys ?? []} models={models.latest() ?? []} />
       <KeysetView
         list={list}
         loading="Loading requests…"
@@ -122,7 +120,7 @@ export default function Activity() {
   )
 }
 
-function ActivityFilters(props: { filters: UrlFilters<(typeof FILTERS)[number]>; keys: ApiKey[]; models: string[] }) {
+function ActivityFilters(props: { filters: UrlFilters<(typeof ACTIVITY_FILTERS)[number]>; keys: ApiKey[]; models: string[] }) {
   const [keyId, setKeyId] = createSignal('')
   const [model, setModel] = createSignal('')
   const [status, setStatus] = createSignal('')

@@ -2,39 +2,39 @@
  * Guardrails: content filters (block or redact), an allowed-model list and a monthly budget, shared by
  * the keys they are assigned to. List, create, edit, delete, and assign keys. Members see them only.
  */
-import { createResource, createSignal, For, Show } from 'solid-js'
-import type { ApiKeys } from '../../../shared/schemas/admin/keys.ts'
-import type { Guardrail, GuardrailDeleted, Guardrails as GuardrailList } from '../../../shared/schemas/admin/policy.ts'
-import { api, get } from '../api.ts'
+import { createAsyncStore, revalidate } from '@solidjs/router'
+import { createSignal, For, Show } from 'solid-js'
+import type { Guardrail, GuardrailDeleted } from '../../../shared/schemas/admin/policy.ts'
+import { api } from '../api.ts'
+import { getGuardrails, getKeys } from '../data.ts'
+import { createOptional } from '../reading.ts'
 import { useAbilities } from '../session.tsx'
 import { Dialog } from '../dialogs.tsx'
 import { announce, Button, Empty, Loaded, Page } from '../ui.tsx'
 import { GuardrailCard } from './policy/guardrail-card.tsx'
 import { GuardrailForm } from './policy/guardrail-form.tsx'
 import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
-import { reconciled } from './policy/reconciled.ts'
 
 export default function Guardrails() {
   const can = useAbilities()
-  const [guardrails, { refetch }] = createResource(() => get<GuardrailList>('/guardrails'), { storage: reconciled })
-  const [keys, keyActions] = createResource(() => get<ApiKeys>('/keys'), { storage: reconciled })
+  // Reconciled by id: a card's open dialog or focused button survives the lists being read again.
+  const guardrails = createAsyncStore(() => getGuardrails(), { reconcile: { key: 'id' } })
+  // The keys name a guardrail's keys and the ones to assign; the guardrails show without them.
+  const keys = createOptional(() => getKeys(), { reconcile: { key: 'id' } })
   const [editing, setEditing] = createSignal<Guardrail | 'new'>()
 
   const saved = (guardrail: Guardrail | undefined) => {
     const created = editing() === 'new'
     setEditing(undefined)
     announce(guardrail ? `${created ? 'Created' : 'Saved'} ${guardrail.name}.` : 'Nothing changed.')
-    if (guardrail) void refetch()
+    if (guardrail) void revalidate(getGuardrails.key)
   }
+  // A key's guardrail is on both lists: a deletion or an assignment changes both.
+  const reread = () => revalidate([getGuardrails.key, getKeys.key])
   const remove = async (guardrail: Guardrail) => {
     const deleted = await api<GuardrailDeleted>('DELETE', `/guardrails/${guardrail.id}`)
     announce(`Deleted ${guardrail.name}${deleted.unassignedKeyIds.length > 0 ? `; ${deleted.unassignedKeyIds.length} keys no longer use it` : ''}.`)
-    void refetch()
-    void keyActions.refetch()
-  }
-  const reread = () => {
-    void refetch()
-    void keyActions.refetch()
+    void reread()
   }
 
   return (
@@ -50,7 +50,7 @@ export default function Guardrails() {
       <Show when={!can().manage}>
         <ReadOnlyNote what="guardrails" />
       </Show>
-      <Loaded data={guardrails} retry={refetch}>
+      <Loaded data={guardrails} retry={() => revalidate(getGuardrails.key)}>
         {(list) => (
           <Show
             when={list.guardrails.length > 0}
@@ -66,12 +66,12 @@ export default function Guardrails() {
                 {(guardrail) => (
                   <GuardrailCard
                     guardrail={guardrail}
-                    keys={keys.latest?.keys}
+                    keys={keys.latest()?.keys}
                     guardrails={list.guardrails}
                     canManage={can().manage}
                     onEdit={() => setEditing(guardrail)}
                     onDelete={() => remove(guardrail)}
-                    onAssigned={reread}
+                    onAssigned={() => void reread()}
                   />
                 )}
               </For>

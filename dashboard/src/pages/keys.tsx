@@ -2,10 +2,12 @@
  * API keys: the account's keys with their status, limits, models and guardrail; create (the secret shown
  * once), edit, rotate (the old key works 24 more hours) and revoke (at once). Members see the list only.
  */
-import { createResource, createSignal, Show } from 'solid-js'
-import type { ApiKey, ApiKeys, CreatedApiKey, KeyDefaults, RotatedKey } from '../../../shared/schemas/admin/keys.ts'
-import type { Guardrails } from '../../../shared/schemas/admin/policy.ts'
-import { api, get } from '../api.ts'
+import { createAsyncStore, revalidate } from '@solidjs/router'
+import { createSignal, Show } from 'solid-js'
+import type { ApiKey, CreatedApiKey, RotatedKey } from '../../../shared/schemas/admin/keys.ts'
+import { api } from '../api.ts'
+import { getGuardrails, getKeyDefaults, getKeys } from '../data.ts'
+import { createOptional } from '../reading.ts'
 import { useAbilities } from '../session.tsx'
 import { Dialog } from '../dialogs.tsx'
 import { announce, Button, Card, Empty, Loaded, Page } from '../ui.tsx'
@@ -13,13 +15,15 @@ import { KeyForm } from './keys/key-form.tsx'
 import { KeySecretDialog, type Revealed } from './keys/key-secret.tsx'
 import { keyLabel, KeyTable } from './keys/key-table.tsx'
 import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
-import { reconciled } from './policy/reconciled.ts'
 
 export default function Keys() {
   const can = useAbilities()
-  const [keys, { refetch }] = createResource(() => get<ApiKeys>('/keys'), { storage: reconciled })
-  const [guardrails] = createResource(() => get<Guardrails>('/guardrails'))
-  const [defaults] = createResource(() => get<KeyDefaults>('/keys/defaults'))
+  // Reconciled by id: a row's open dialog or focused button survives the list being read again.
+  const keys = createAsyncStore(() => getKeys(), { reconcile: { key: 'id' } })
+  // Guardrail names and the default caps fill in the table and the form; the list shows without them.
+  const guardrails = createOptional(() => getGuardrails())
+  const defaults = createOptional(() => getKeyDefaults())
+  const reread = () => revalidate(getKeys.key)
   /** The key being edited, 'new' while creating, undefined when the form is closed. */
   const [editing, setEditing] = createSignal<ApiKey | 'new'>()
   const [revealed, setRevealed] = createSignal<Revealed>()
@@ -27,23 +31,23 @@ export default function Keys() {
   const created = (key: CreatedApiKey) => {
     setEditing(undefined)
     setRevealed({ key: key.key, name: keyLabel(key) })
-    void refetch()
+    void reread()
   }
   const saved = (key: ApiKey | undefined) => {
     setEditing(undefined)
     announce(key ? `Saved ${keyLabel(key)}.` : 'Nothing changed.')
-    if (key) void refetch()
+    if (key) void reread()
   }
   const rotate = async (key: ApiKey) => {
     const rotated = await api<RotatedKey>('POST', `/keys/${key.id}/rotate`)
     // After the confirmation dialog has closed, so the secret's dialog is the one on top.
     setTimeout(() => setRevealed({ key: rotated.key, name: keyLabel(key), replaced: { prefix: key.prefix, expiresAt: rotated.oldKey.expiresAt } }))
-    void refetch()
+    void reread()
   }
   const revoke = async (key: ApiKey) => {
     await api<ApiKey>('POST', `/keys/${key.id}/revoke`)
     announce(`Revoked ${keyLabel(key)}.`)
-    void refetch()
+    void reread()
   }
 
   return (
@@ -60,7 +64,7 @@ export default function Keys() {
         <ReadOnlyNote what="keys" />
       </Show>
       <Card>
-        <Loaded data={keys} retry={refetch}>
+        <Loaded data={keys} retry={reread}>
           {(list) => (
             <Show
               when={list.keys.length > 0}
@@ -74,7 +78,7 @@ export default function Keys() {
             >
               <KeyTable
                 keys={list.keys}
-                guardrails={guardrails.latest?.guardrails}
+                guardrails={guardrails.latest()?.guardrails}
                 canManage={can().manage}
                 onEdit={setEditing}
                 onRotate={rotate}
@@ -94,8 +98,8 @@ export default function Keys() {
           {(target) => (
             <KeyForm
               apiKey={target === 'new' ? undefined : target}
-              defaults={defaults.latest}
-              guardrails={guardrails.latest?.guardrails}
+              defaults={defaults.latest()}
+              guardrails={guardrails.latest()?.guardrails}
               onCreated={created}
               onSaved={saved}
               onCancel={() => setEditing(undefined)}

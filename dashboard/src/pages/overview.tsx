@@ -1,9 +1,7 @@
 /** The first page after sign-in: money, the last 24 hours, and where to go next. */
-import { A } from '@solidjs/router'
-import { createResource, Show } from 'solid-js'
-import type { Billing } from '../../../shared/schemas/admin/billing.ts'
-import type { ActivitySummary } from '../../../shared/schemas/admin/usage.ts'
-import { get } from '../api.ts'
+import { A, createAsync, revalidate } from '@solidjs/router'
+import { Show } from 'solid-js'
+import { getActivitySummary, getBilling } from '../data.ts'
 import { count, usd } from '../format.ts'
 import { useAbilities, useSession } from '../session.tsx'
 import { Card, Loaded, Page } from '../ui.tsx'
@@ -11,13 +9,13 @@ import { Card, Loaded, Page } from '../ui.tsx'
 export default function Overview() {
   const { me } = useSession()
   const can = useAbilities()
-  const [billing, billingActions] = createResource(() => get<Billing>('/billing'))
-  const [summary, summaryActions] = createResource(() => get<ActivitySummary>('/activity/summary'))
+  const billing = createAsync(() => getBilling())
+  const summary = createAsync(() => getActivitySummary())
   return (
     <Page title="Overview" description={`Account ${me().account.id}, signed in as ${me().role}.`}>
       <div class="grid">
         <Card title="Balance">
-          <Loaded data={billing} retry={billingActions.refetch}>
+          <Loaded data={billing} retry={() => revalidate(getBilling.key)}>
             {(money) => (
               <div class="stack">
                 <div class="stat">
@@ -33,7 +31,7 @@ export default function Overview() {
           </Loaded>
         </Card>
         <Card title="Last 24 hours">
-          <Loaded data={summary} retry={summaryActions.refetch}>
+          <Loaded data={summary} retry={() => revalidate(getActivitySummary.key)}>
             {(day) => (
               <div class="stack">
                 <div class="stat">

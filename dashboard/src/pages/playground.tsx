@@ -3,12 +3,13 @@
  * paid chat (charged to the balance like an API request) is only ever the user's explicit choice, never
  * a fallback. Answers stream in as they are written, each with its cost.
  */
-import { A } from '@solidjs/router'
-import { createResource, createSignal, createUniqueId, Show } from 'solid-js'
-import type { Billing } from '../../../shared/schemas/admin/billing.ts'
+import { A, revalidate } from '@solidjs/router'
+import { createSignal, createUniqueId, Show } from 'solid-js'
 import type { TrialStatus } from '../../../shared/schemas/admin/playground.ts'
-import { ApiError, get } from '../api.ts'
+import { ApiError } from '../api.ts'
+import { getBilling, getTrial } from '../data.ts'
 import { usd } from '../format.ts'
+import { createOptional } from '../reading.ts'
 import { useAbilities } from '../session.tsx'
 import { Field } from '../forms.tsx'
 import { announce, Button, Card, ErrorNotice, Notice, Page } from '../ui.tsx'
@@ -20,10 +21,11 @@ type Mode = 'free' | 'paid'
 
 export default function Playground() {
   const can = useAbilities()
-  const [trial, trialActions] = createResource(() => get<TrialStatus>('/playground/trial'))
+  // The free message count and the balance say what a message costs; the chat works without them.
+  const trial = createOptional(() => getTrial())
   const [mode, setMode] = createSignal<Mode>('free')
   const [model, setModel] = createSignal('')
-  const [billing, billingActions] = createResource(() => mode() === 'paid', () => get<Billing>('/billing'))
+  const billing = createOptional(() => (mode() === 'paid' ? getBilling() : Promise.resolve(undefined)))
   const [draft, setDraft] = createSignal('')
   const [system, setSystem] = createSignal('')
   const chat = createConversation()
@@ -32,7 +34,7 @@ export default function Playground() {
     const refusal = chat.refusal()
     return refusal instanceof ApiError ? refusal : undefined
   }
-  const freeUsedUp = () => trial.latest?.remaining === 0 || refusalCode()?.code === 'trial_exhausted'
+  const freeUsedUp = () => trial.latest()?.remaining === 0 || refusalCode()?.code === 'trial_exhausted'
   // The server's "cannot serve now" refusals of free chat are 5xx; it never substitutes a paid request.
   const freeUnavailable = () => {
     const refusal = refusalCode()
@@ -40,7 +42,7 @@ export default function Playground() {
   }
   const blocked = (): string | undefined => {
     if (!can().chat) return 'The playground is unavailable while the account is suspended.'
-    if (mode() === 'free' && trial.latest?.remaining === 0) return 'No free messages are left: choose paid chat to continue.'
+    if (mode() === 'free' && trial.latest()?.remaining === 0) return 'No free messages are left: choose paid chat to continue.'
     if (mode() === 'paid' && !model()) return 'Choose a model for paid chat.'
     return undefined
   }
@@ -60,8 +62,7 @@ export default function Playground() {
       const failed = result.end.failure
       announce(failed ? `The answer failed: ${failed.message}` : `Answer complete, ${costText(result.end.cost)}.`)
     }
-    if (paid) void billingActions.refetch()
-    else void trialActions.refetch()
+    void revalidate(paid ? getBilling.key : getTrial.key)
   }
 
   return (
@@ -70,7 +71,7 @@ export default function Playground() {
       description="Try models from the browser. Free messages come first; paid chat is charged to the account's balance and only used when you choose it."
     >
       <Card title="How to chat">
-        <ModeChooser mode={mode()} onMode={setMode} trial={trial.latest} trialError={trial.error} retryTrial={trialActions.refetch} />
+        <ModeChooser mode={mode()} onMode={setMode} trial={trial.latest()} trialError={trial.error()} retryTrial={() => void revalidate(getTrial.key)} />
         <Show when={mode() === 'free' && freeUsedUp()}>
           <Notice title="Your free messages are used up">
             <p>
@@ -83,7 +84,7 @@ export default function Playground() {
           <div class="stack">
             <PaidModelPicker value={model()} onValue={setModel} />
             <p class="small muted">
-              <Show when={billing.latest} fallback={billing.error ? 'The balance could not be loaded.' : 'Loading the balance…'}>
+              <Show when={billing.latest()} fallback={billing.error() ? 'The balance could not be loaded.' : 'Loading the balance…'}>
                 {(money) => <>Available balance: {usd(money().availableUsd)}. </>}
               </Show>
               <A href="/dashboard/billing">Billing and top-up</A>
@@ -93,7 +94,7 @@ export default function Playground() {
       </Card>
 
       <Card title="Conversation" class="chat-card">
-        <ChatLog turns={chat.turns} freeModel={trial.latest?.model} />
+        <ChatLog turns={chat.turns} freeModel={trial.latest()?.model} />
         <Show when={chat.refusal()}>
           <ErrorNotice error={chat.refusal()} />
         </Show>

@@ -2,9 +2,11 @@
  * Presets: a saved model, fallbacks and default parameters that clients call as `@preset/<slug>`, so the
  * model can change here without changing clients. List, create, edit, delete, and how to call one.
  */
-import { createResource, createSignal, For, Show } from 'solid-js'
-import type { Preset, PresetDeleted, Presets as PresetList } from '../../../shared/schemas/admin/policy.ts'
-import { api, get } from '../api.ts'
+import { createAsyncStore, revalidate } from '@solidjs/router'
+import { createSignal, For, Show } from 'solid-js'
+import type { Preset, PresetDeleted } from '../../../shared/schemas/admin/policy.ts'
+import { api } from '../api.ts'
+import { getPresets } from '../data.ts'
 import { dateTime, relative } from '../format.ts'
 import { useAbilities } from '../session.tsx'
 import { ConfirmButton, Dialog } from '../dialogs.tsx'
@@ -13,22 +15,23 @@ import { announce, Button, Card, CopyButton, Empty, Loaded, Page } from '../ui.t
 import { PresetForm } from './policy/preset-form.tsx'
 import { PresetSample } from './policy/preset-sample.tsx'
 import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
-import { reconciled } from './policy/reconciled.ts'
 
 export default function Presets() {
   const can = useAbilities()
-  const [presets, { refetch }] = createResource(() => get<PresetList>('/presets'), { storage: reconciled })
+  // Reconciled by id: a row's open dialog or focused button survives the list being read again.
+  const presets = createAsyncStore(() => getPresets(), { reconcile: { key: 'id' } })
+  const reread = () => revalidate(getPresets.key)
   const [editing, setEditing] = createSignal<Preset | 'new'>()
 
   const saved = (preset: Preset) => {
     setEditing(undefined)
     announce(`Saved ${preset.id}.`)
-    void refetch()
+    void reread()
   }
   const remove = async (preset: Preset) => {
     await api<PresetDeleted>('DELETE', `/presets/${encodeURIComponent(preset.slug)}`)
     announce(`Deleted ${preset.id}.`)
-    void refetch()
+    void reread()
   }
 
   return (
@@ -44,7 +47,7 @@ export default function Presets() {
       <Show when={!can().manage}>
         <ReadOnlyNote what="presets" />
       </Show>
-      <Loaded data={presets} retry={refetch}>
+      <Loaded data={presets} retry={reread}>
         {(list) => (
           <Show
             when={list.presets.length > 0}

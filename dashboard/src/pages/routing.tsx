@@ -2,10 +2,13 @@
  * Routing restrictions: the models every key of the account may call and the providers that may serve
  * them, account-wide. An empty list is no restriction (saved as null); "Remove restrictions" clears both.
  */
-import { createMemo, createResource, createSignal, For, Show } from 'solid-js'
+import { createAsync, revalidate } from '@solidjs/router'
+import { createMemo, createSignal, For, Show } from 'solid-js'
 import type { Routing as RoutingView, RoutingProviders } from '../../../shared/schemas/admin/policy.ts'
-import { api, ApiError, get } from '../api.ts'
+import { api, ApiError } from '../api.ts'
+import { getRouting, getRoutingProviders } from '../data.ts'
 import { ModelPicker, MultiSelect } from '../model-picker.tsx'
+import { createOptional } from '../reading.ts'
 import { useAbilities } from '../session.tsx'
 import { ConfirmButton } from '../dialogs.tsx'
 import { fieldError, useSubmit } from '../forms.tsx'
@@ -14,8 +17,9 @@ import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
 
 export default function Routing() {
   const can = useAbilities()
-  const [routing, { refetch }] = createResource(() => get<RoutingView>('/routing'))
-  const [providers] = createResource(() => get<RoutingProviders>('/routing/providers'))
+  const routing = createAsync(() => getRouting())
+  // The providers fill in their picker; the form works without them.
+  const providers = createOptional(() => getRoutingProviders())
   return (
     <Page
       title="Routing"
@@ -24,8 +28,8 @@ export default function Routing() {
       <Show when={!can().manage}>
         <ReadOnlyNote what="routing restrictions" />
       </Show>
-      <Loaded data={routing} retry={refetch}>
-        {(current) => <RoutingForm current={current} providers={providers.latest?.providers} providersError={providers.error} canManage={can().manage} />}
+      <Loaded data={routing} retry={() => revalidate(getRouting.key)}>
+        {(current) => <RoutingForm current={current} providers={providers.latest()?.providers} providersError={providers.error()} canManage={can().manage} />}
       </Loaded>
     </Page>
   )

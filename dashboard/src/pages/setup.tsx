@@ -4,11 +4,11 @@
  * confirmation that both are saved, 3 the top-up step, which the server offers only after that
  * confirmation. The setup answer opens a dashboard-link session, so the dashboard opens right after.
  */
-import { A, useNavigate } from '@solidjs/router'
-import { createEffect, createResource, createSignal, For, Match, on, onCleanup, Show, Switch } from 'solid-js'
-import type { TopUp } from '../../../shared/schemas/admin/billing.ts'
+import { A, createAsync, revalidate, useNavigate } from '@solidjs/router'
+import { createEffect, createSignal, For, Match, on, onCleanup, Show, Switch } from 'solid-js'
 import type { SecretsConfirmed, SetupResult } from '../../../shared/schemas/admin/setup.ts'
 import { api } from '../api.ts'
+import { forgetReads, getTopUp } from '../data.ts'
 import { Checkbox, useSubmit } from '../forms.tsx'
 import { Button, ErrorNotice, Loaded, Loading, SecretValue } from '../ui.tsx'
 import { BotCheck, type BotCheckHandle } from './setup/bot-check.tsx'
@@ -22,6 +22,8 @@ const STEPS: { id: Step; label: string }[] = [
 ]
 
 export default function Setup() {
+  // The account made here is a new session: nothing read before it is shown in its dashboard.
+  forgetReads()
   const [step, setStep] = createSignal<Step>('check')
   const [created, setCreated] = createSignal<SetupResult>()
   let heading: HTMLHeadingElement | undefined
@@ -140,10 +142,16 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
       <p>
         Account <span class="mono">{props.result.accountId}</span> is ready. These secrets are shown only this once.
       </p>
-      <SecretValue label="API key" value={props.result.key} />
-      <p class="hint">Send it as <code>Authorization: Bearer …</code> with every API request.</p>
-      <SecretValue label="Dashboard link" value={props.result.dashboardLink} />
-      <p class="hint">Open it to sign in to this dashboard. It keeps working when you rotate keys.</p>
+      <SecretValue
+        label="API key"
+        value={props.result.key}
+        hint={
+          <>
+            Send it as <code>Authorization: Bearer …</code> with every API request.
+          </>
+        }
+      />
+      <SecretValue label="Dashboard link" value={props.result.dashboardLink} hint="Open it to sign in to this dashboard. It keeps working when you rotate keys." />
       <div class="notice warning" role="note">
         <strong>Without these there is no way back in</strong>
         <p>{props.result.warning}</p>
@@ -170,7 +178,7 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
 
 function TopUpStep(props: StepProps) {
   const navigate = useNavigate()
-  const [topUp, { refetch }] = createResource(() => api<TopUp>('POST', '/billing/top-up'))
+  const topUp = createAsync(() => getTopUp())
   return (
     <div class="stack setup-step">
       <h2 ref={props.headingRef} tabindex="-1">
@@ -180,7 +188,7 @@ function TopUpStep(props: StepProps) {
         The account starts with no credit: API requests are refused with <code>402</code> until it has some. The playground's free messages
         work right away.
       </p>
-      <Loaded data={topUp} retry={refetch}>
+      <Loaded data={topUp} retry={() => revalidate(getTopUp.key)}>
         {(answer) => (
           <div class="notice info">
             <strong>How to top up</strong>

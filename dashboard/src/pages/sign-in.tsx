@@ -6,6 +6,7 @@ import { A, useNavigate, useSearchParams } from '@solidjs/router'
 import { createSignal, Match, Show, Switch } from 'solid-js'
 import type { MailSent, SignedIn, WalletNonce } from '../../../shared/schemas/admin/sign-in.ts'
 import { api, get } from '../api.ts'
+import { forgetReads } from '../data.ts'
 import { TextField, fieldError, useSubmit } from '../forms.tsx'
 import { Button, ErrorNotice, Notice } from '../ui.tsx'
 
@@ -20,6 +21,8 @@ export function afterSignIn(next: string | string[] | undefined): string {
 }
 
 export default function SignIn() {
+  // Whoever signs in next may be someone else: nothing read for the last session is shown to them.
+  forgetReads()
   const [params] = useSearchParams()
   const [method, setMethod] = createSignal<Method>('email')
   const tabs: { id: Method; label: string }[] = [

@@ -3,10 +3,10 @@
  * one, optionally about a request (`?requestId=` from Activity opens the form with it filled in). The
  * open ticket is in the address (`?ticket=`), so a refresh or a shared link shows it again.
  */
-import { useSearchParams } from '@solidjs/router'
-import { createResource, createSignal, For, Show } from 'solid-js'
-import type { Ticket, TicketList } from '../../../shared/schemas/admin/support.ts'
-import { get } from '../api.ts'
+import { createAsync, revalidate, useSearchParams } from '@solidjs/router'
+import { createSignal, For, Show } from 'solid-js'
+import type { Ticket } from '../../../shared/schemas/admin/support.ts'
+import { getTickets } from '../data.ts'
 import { relative } from '../format.ts'
 import { Badge, Button, Card, Empty, Loaded, Page, announce } from '../ui.tsx'
 import { NewTicketForm } from './support/new-ticket-form.tsx'
@@ -19,12 +19,13 @@ export default function Support() {
     return (Array.isArray(raw) ? raw[0] : raw) ?? ''
   }
   const [composing, setComposing] = createSignal(param('requestId') !== '')
-  const [tickets, { refetch }] = createResource(() => get<TicketList>('/support/tickets').then((answer) => answer.tickets))
+  const tickets = createAsync(() => getTickets())
+  const reread = () => revalidate(getTickets.key)
   const opened = (ticket: Ticket) => {
     setComposing(false)
     setParams({ requestId: null, ticket: ticket.id })
     announce('Ticket sent. Support answers here and by e-mail.')
-    void refetch()
+    void reread()
   }
   return (
     <Page
@@ -48,7 +49,7 @@ export default function Support() {
       </Show>
       <div class="support-layout">
         <Card title="Your tickets">
-          <Loaded data={tickets} retry={refetch}>
+          <Loaded data={tickets} retry={reread}>
             {(list) => (
               <Show when={list.length > 0} fallback={<Empty title="No tickets yet">Open one with New ticket.</Empty>}>
                 <ul class="ticket-list">
@@ -77,7 +78,7 @@ export default function Support() {
           </Loaded>
         </Card>
         <Show when={param('ticket')} fallback={<p class="muted support-hint">Choose a ticket to read the conversation and reply.</p>}>
-          {(ticketId) => <TicketView ticketId={ticketId()} changed={() => void refetch()} />}
+          {(ticketId) => <TicketView ticketId={ticketId()} changed={() => void reread()} />}
         </Show>
       </div>
     </Page>

@@ -4,10 +4,12 @@
  * marked and disabled. An accountless account has no team until it is claimed: the page says why and
  * shows the claim request.
  */
-import { createResource, createSignal, For, Show } from 'solid-js'
+import { createAsync, revalidate } from '@solidjs/router'
+import { createSignal, For, Show } from 'solid-js'
 import type { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
 import type { InvitedRole, Team as TeamList, TeamMember } from '../../../shared/schemas/admin/team.ts'
-import { api, get } from '../api.ts'
+import { api } from '../api.ts'
+import { getTeam } from '../data.ts'
 import { dateTime, relative } from '../format.ts'
 import { useAbilities, useSession } from '../session.tsx'
 import { shortWallet } from '../shell.tsx'
@@ -21,24 +23,34 @@ const ROLE_OPTIONS: { value: InvitedRole; label: string }[] = [
   { value: 'admin', label: 'Admin: also manages keys, presets, guardrails and routing' },
 ]
 
+/** After a change the team is read again. */
+const rereadTeam = () => revalidate(getTeam.key)
+
 export default function Team() {
   const { me } = useSession()
-  const [team, { refetch }] = createResource(() => me().account.kind === 'identity', () => get<TeamList>('/team'))
   return (
     <Page title="Team" description="Who can use this account, and what each role may do. The owner tops up and manages the team.">
       <Show when={me().account.kind === 'identity'} fallback={<ClaimAccount />}>
         <OwnerOnlyNote />
-        <Loaded data={team} retry={refetch}>
-          {(list) => (
-            <>
-              <Members members={list.members} onChanged={refetch} />
-              <Invites invites={list.invites} />
-            </>
-          )}
-        </Loaded>
-        <InviteForm onInvited={refetch} />
+        <TeamLists />
+        <InviteForm onInvited={() => void rereadTeam()} />
       </Show>
     </Page>
+  )
+}
+
+/** Members and pending invitations: read only for an account that can have a team. */
+function TeamLists() {
+  const team = createAsync(() => getTeam())
+  return (
+    <Loaded data={team} retry={rereadTeam}>
+      {(list) => (
+        <>
+          <Members members={list.members} onChanged={() => void rereadTeam()} />
+          <Invites invites={list.invites} />
+        </>
+      )}
+    </Loaded>
   )
 }
 

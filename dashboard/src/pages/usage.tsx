@@ -3,20 +3,19 @@
  * hourly rollup (`GET /admin/v1/usage`). Totals come from the server as they are; every chart has a
  * name, a one-sentence summary and its numbers in a table beside it.
  */
-import { A } from '@solidjs/router'
-import { createMemo, createResource, For, Show } from 'solid-js'
+import { A, createAsync, revalidate, useIsRouting } from '@solidjs/router'
+import { createMemo, For, Show } from 'solid-js'
 import { nanoToUsd } from '../../../shared/money.ts'
-import type { Usage as UsageView, UsageBucket } from '../../../shared/schemas/admin/usage.ts'
+import type { UsageBucket } from '../../../shared/schemas/admin/usage.ts'
 import { dayLabel, OTHER_COLOR, PALETTE, TimeChart, type ChartSeries } from '../chart.tsx'
-import { get, query } from '../api.ts'
+import { getUsage, type UsageData } from '../data.ts'
 import { compact, count, usd } from '../format.ts'
+import { createRefresh } from '../reading.ts'
 import { Button, Card, Empty, Loaded, Page } from '../ui.tsx'
 import { useUrlFilters } from '../url-filters.ts'
-import { busiestDay, perDay, perGroup, periodDays, periodStartMs, PERIODS, type Group, type Period } from './usage/usage-data.ts'
+import { busiestDay, perDay, perGroup, periodFrom, type Group, type Period } from './usage/usage-data.ts'
 import { NumbersTable } from './usage/numbers-table.tsx'
 import { PeriodPicker } from './usage/period-picker.tsx'
-
-type UsageData = { days: number[]; total: UsageView; byModel: UsageView; byKey: UsageView }
 
 const axisUsd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', notation: 'compact', maximumSignificantDigits: 3 })
 
@@ -24,18 +23,13 @@ const axisUsd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'U
 const dollars = (nano: number) => nano / 1e9
 const money = (nano: number) => usd(nanoToUsd(nano))
 
-async function loadUsage(days: Period): Promise<UsageData> {
-  const now = Date.now()
-  const from = new Date(periodStartMs(days, now)).toISOString()
-  const read = (groupBy?: 'model' | 'key') => get<UsageView>(`/usage${query({ granularity: 'day', from, groupBy })}`)
-  const [total, byModel, byKey] = await Promise.all([read(), read('model'), read('key')])
-  return { days: periodDays(days, now), total, byModel, byKey }
-}
-
 export default function Usage() {
   const filters = useUrlFilters(['days'] as const)
-  const period = (): Period => PERIODS.find((days) => String(days) === filters.value('days')) ?? 30
-  const [usage, { refetch }] = createResource(period, loadUsage)
+  const period = (): Period => periodFrom(filters.value('days'))
+  const usage = createAsync(() => getUsage(period()))
+  const refresh = createRefresh(getUsage.key)
+  // A new period is read while the address changes: Refresh is busy then too.
+  const routing = useIsRouting()
   return (
     <Page
       title="Usage"
@@ -43,13 +37,13 @@ export default function Usage() {
       actions={
         <>
           <PeriodPicker value={period()} onChange={(days) => filters.apply({ days: days === 30 ? '' : String(days) })} />
-          <Button variant="ghost" busy={usage.loading} onClick={() => void refetch()}>
+          <Button variant="ghost" busy={refresh.busy() || routing()} onClick={() => void refresh.run()}>
             Refresh
           </Button>
         </>
       }
     >
-      <Loaded data={usage} retry={refetch}>
+      <Loaded data={usage} retry={() => revalidate(getUsage.key)}>
         {(data) => (
           <Show
             when={data.total.totals.requests > 0}

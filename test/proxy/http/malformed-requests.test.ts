@@ -23,7 +23,7 @@ function random(seed: number): () => number {
   }
 }
 
-type Shot = { server: 'api' | 'site'; method: string; path: string; headers: Record<string, string>; body?: string | Uint8Array }
+type Shot = { server: 'api' | 'site'; method: string; path: string; headers: Record<string, string>; body?: string | Uint8Array<ArrayBuffer> }
 
 function generator(next: () => number, validKey: string) {
   const pick = <T,>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!
@@ -90,7 +90,7 @@ function generator(next: () => number, validKey: string) {
       { model: 'test/image', prompt: value(3), size: value(3) },
       value(0),
     ])
-  const body = (): string | Uint8Array | undefined =>
+  const body = (): string | Uint8Array<ArrayBuffer> | undefined =>
     pick([
       () => undefined,
       () => JSON.stringify(almost()),

@@ -4,20 +4,26 @@
  * threshold and re-arms when a credit lifts it back. Owners and admins change the settings; any member
  * may subscribe their own browser. Accountless accounts have nobody to tell until they are claimed.
  */
-import { createResource, createSignal, Show } from 'solid-js'
+import { createAsync, revalidate } from '@solidjs/router'
+import { createSignal, Show } from 'solid-js'
 import type { AlertChanges, AlertSettings } from '../../../../shared/schemas/admin/alerts.ts'
-import { api, get } from '../../api.ts'
+import { api } from '../../api.ts'
+import { getAlerts } from '../../data.ts'
 import { count, usd } from '../../format.ts'
+import { createOptional } from '../../reading.ts'
 import { useAbilities } from '../../session.tsx'
 import { Checkbox, TextField, fieldError, useSubmit } from '../../forms.tsx'
 import { Badge, Button, Card, ErrorNotice, Loaded, Notice, announce } from '../../ui.tsx'
-import { currentSubscription, disablePush, enablePush, notificationPermission, pushSupported } from './browser-push.ts'
+import { disablePush, enablePush, getPushSubscription, notificationPermission, pushSupported } from './browser-push.ts'
+
+/** After a change the settings are read again, and the card is drawn anew from them. */
+const rereadSettings = () => revalidate(getAlerts.key)
 
 export function AlertsCard() {
-  const [settings, { refetch, mutate }] = createResource(() => get<AlertSettings>('/alerts'))
+  const settings = createAsync(() => getAlerts())
   return (
     <Card title="Credit alerts" class="alerts">
-      <Loaded data={settings} retry={refetch}>
+      <Loaded data={settings} retry={rereadSettings}>
         {(current) => (
           <Show
             when={current.eligible}
@@ -30,8 +36,8 @@ export function AlertsCard() {
           >
             <div class="stack">
               <AlertStatus settings={current} />
-              <AlertForm settings={current} saved={(next) => mutate(next)} />
-              <PushSection settings={current} changed={() => void refetch()} />
+              <AlertForm settings={current} saved={() => void rereadSettings()} />
+              <PushSection settings={current} changed={() => void rereadSettings()} />
             </div>
           </Show>
         )}
@@ -62,7 +68,7 @@ function AlertStatus(props: { settings: AlertSettings }) {
   )
 }
 
-function AlertForm(props: { settings: AlertSettings; saved: (settings: AlertSettings) => void }) {
+function AlertForm(props: { settings: AlertSettings; saved: () => void }) {
   const can = useAbilities()
   const [threshold, setThreshold] = createSignal(props.settings.thresholdUsd ?? '')
   const [email, setEmail] = createSignal(props.settings.email)
@@ -71,7 +77,7 @@ function AlertForm(props: { settings: AlertSettings; saved: (settings: AlertSett
   const save = async (changes: AlertChanges, done: string) => {
     const next = await submit.run(() => api<AlertSettings>('PUT', '/alerts', changes))
     if (!next) return
-    props.saved(next)
+    props.saved()
     announce(done)
   }
   const onSubmit = (event: SubmitEvent) => {
@@ -122,7 +128,7 @@ function AlertForm(props: { settings: AlertSettings; saved: (settings: AlertSett
 }
 
 function PushSection(props: { settings: AlertSettings; changed: () => void }) {
-  const [subscription, { refetch }] = createResource(currentSubscription)
+  const subscription = createOptional(() => getPushSubscription())
   const [permission, setPermission] = createSignal(pushSupported() ? notificationPermission() : 'denied')
   const submit = useSubmit()
   const run = async (action: () => Promise<void>, done: string) => {
@@ -131,7 +137,7 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
       return true
     })
     setPermission(notificationPermission())
-    await refetch()
+    void revalidate(getPushSubscription.key)
     if (!ok) return
     announce(done)
     // The settings are read again (the subscription count): this section is drawn anew from them.
@@ -158,10 +164,10 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
           <ErrorNotice error={submit.error()} />
         </Show>
         <Show
-          when={subscription.latest}
+          when={subscription.latest()}
           fallback={
             <div class="row">
-              <Button busy={submit.busy()} disabled={permission() === 'denied' || subscription.loading} onClick={() => void run(enablePush, 'Browser notifications are on for this browser.')}>
+              <Button busy={submit.busy()} disabled={permission() === 'denied' || subscription.loading()} onClick={() => void run(enablePush, 'Browser notifications are on for this browser.')}>
                 Enable browser notifications
               </Button>
             </div>

@@ -3,22 +3,26 @@
  * what requests in progress hold, by key. Holds end within moments of a request (charged or released), so
  * the card offers a Refresh rather than polling.
  */
-import { For, Show, type Resource } from 'solid-js'
-import type { Billing } from '../../../../shared/schemas/admin/billing.ts'
+import { createAsync } from '@solidjs/router'
+import { For, Show } from 'solid-js'
+import { getBilling } from '../../data.ts'
 import { count, usd } from '../../format.ts'
+import { createRefresh } from '../../reading.ts'
 import { Button, Card, Loaded } from '../../ui.tsx'
 
-export function BalanceCard(props: { billing: Resource<Billing>; refetch: () => void }) {
+export function BalanceCard() {
+  const billing = createAsync(() => getBilling())
+  const refresh = createRefresh(getBilling.key)
   return (
     <Card
       title="Balance"
       actions={
-        <Button variant="ghost" onClick={props.refetch} busy={props.billing.loading}>
+        <Button variant="ghost" onClick={() => void refresh.run()} busy={refresh.busy()}>
           Refresh
         </Button>
       }
     >
-      <Loaded data={props.billing} retry={props.refetch}>
+      <Loaded data={billing} retry={refresh.run}>
         {(money) => (
           <div class="stack">
             <div class="grid stats">

@@ -3,8 +3,9 @@
  * (`/push-sw.js`, which shows the alert), a subscription with the server's VAPID key, and its
  * registration with the admin API. Push needs a secure context (https, or localhost).
  */
+import { query } from '@solidjs/router'
 import type { VapidPublicKey } from '../../../../shared/schemas/admin/alerts.ts'
-import { api, ApiError, get, query } from '../../api.ts'
+import { api, ApiError, get, queryString } from '../../api.ts'
 
 const WORKER = '/push-sw.js'
 /** The browser's push service answers a subscription within seconds; without a network it may never. */
@@ -24,6 +25,9 @@ export async function currentSubscription(): Promise<PushSubscription | null> {
   const registration = await navigator.serviceWorker.getRegistration(WORKER)
   return (await registration?.pushManager.getSubscription()) ?? null
 }
+
+/** This browser's subscription as a query, read again after it is turned on or off here. */
+export const getPushSubscription = query(() => currentSubscription(), 'pushSubscription')
 
 /** Asks for permission, subscribes with the server's key and registers the subscription. */
 export async function enablePush(): Promise<void> {
@@ -51,7 +55,7 @@ export async function enablePush(): Promise<void> {
 export async function disablePush(): Promise<void> {
   const subscription = await currentSubscription()
   if (!subscription) return
-  await api('DELETE', `/alerts/push-subscriptions${query({ endpoint: subscription.endpoint })}`).catch((error: unknown) => {
+  await api('DELETE', `/alerts/push-subscriptions${queryString({ endpoint: subscription.endpoint })}`).catch((error: unknown) => {
     // Already gone on the server (another account now, or removed): unsubscribing is still right.
     if (!(error instanceof ApiError && error.status === 404)) throw error
   })

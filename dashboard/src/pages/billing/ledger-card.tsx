@@ -3,9 +3,9 @@
  * kind and time (kept in the address), older entries a page at a time. The balance is the sum of the
  * amounts; a write-off is cost the service absorbed (its reason says why).
  */
-import { createEffect, createSignal, For, on, Show } from 'solid-js'
-import type { Ledger, LedgerEntry, LedgerKind } from '../../../../shared/schemas/admin/billing.ts'
-import { get, query } from '../../api.ts'
+import { createEffect, createSignal, For, Show } from 'solid-js'
+import type { LedgerEntry, LedgerKind } from '../../../../shared/schemas/admin/billing.ts'
+import { getLedger, LEDGER_FILTERS, readLedgerPage } from '../../data.ts'
 import { count, usd } from '../../format.ts'
 import { createKeysetList, KeysetView } from '../../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue } from '../../time-inputs.ts'
@@ -38,9 +38,12 @@ const KIND_OPTIONS = [
 ]
 
 export function LedgerCard() {
-  const filters = useUrlFilters(['kind', 'from', 'to'] as const)
-  const list = createKeysetList<LedgerEntry>((before) => get<Ledger>(`/billing/ledger${query({ ...filters.values(), before })}`))
-  createEffect(on(filters.values, () => void list.reload()))
+  const filters = useUrlFilters(LEDGER_FILTERS)
+  const list = createKeysetList({
+    first: () => getLedger(filters.values()),
+    older: (before) => readLedgerPage(filters.values(), before),
+    key: getLedger.key,
+  })
 
   const [kind, setKind] = createSignal('')
   const [from, setFrom] = createSignal('')

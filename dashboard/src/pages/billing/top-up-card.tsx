@@ -3,17 +3,21 @@
  * confirmed saved; not while suspended) and says why not: the reason stands next to the disabled button.
  * Until online payments exist the step answers with instructions to ask the operator.
  */
-import { createSignal, createUniqueId, Show, type Resource } from 'solid-js'
-import type { Billing, TopUp } from '../../../../shared/schemas/admin/billing.ts'
+import { createSignal, createUniqueId, Show } from 'solid-js'
+import type { TopUp } from '../../../../shared/schemas/admin/billing.ts'
 import { api } from '../../api.ts'
+import { getBilling } from '../../data.ts'
 import { useSubmit } from '../../forms.tsx'
+import { createOptional } from '../../reading.ts'
 import { Badge, Button, Card, CopyButton, ErrorNotice, Notice } from '../../ui.tsx'
 
-export function TopUpCard(props: { billing: Resource<Billing> }) {
+export function TopUpCard() {
   const reasonId = createUniqueId()
   const submit = useSubmit()
   const [answer, setAnswer] = createSignal<TopUp>()
-  const topUp = () => props.billing.latest?.topUp
+  // Whether this session may top up comes with the balance; the balance card shows that read's states.
+  const billing = createOptional(() => getBilling())
+  const topUp = () => billing.latest()?.topUp
   const start = async () => {
     const result = await submit.run(() => api<TopUp>('POST', '/billing/top-up'))
     if (result) setAnswer(result)

@@ -177,10 +177,8 @@ export function KeyForm(props: Props) {
             Content filters, models and a monthly budget shared by its keys. <A href="/dashboard/guardrails">Manage guardrails</A>
           </>
         }
+        error={error('guardrailId')}
       />
-      <Show when={error('guardrailId')}>
-        <p class="field-error">{error('guardrailId')}</p>
-      </Show>
       <Show when={otherError()}>
         <ErrorNotice error={otherError()} />
       </Show>

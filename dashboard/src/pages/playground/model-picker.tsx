@@ -1,21 +1,22 @@
 /**
- * The model picker of paid chat: one choice from the public catalog (`GET /api/v1/models`, read through
- * the dashboard's shared catalog read), automatic choices first, then every model with its price per
+ * The model picker of paid chat: one choice from the public catalog (`GET /api/v1/models`, the
+ * dashboard's shared catalog query), automatic choices first, then every model with its price per
  * million tokens, in a native select. Aliases are left out: each names a model already listed.
  */
-import { createEffect, createResource, Show } from 'solid-js'
+import { createAsync, revalidate } from '@solidjs/router'
+import { createEffect } from 'solid-js'
+import { getCatalog, type CatalogEntry } from '../../data.ts'
 import { usd } from '../../format.ts'
-import { readCatalog, type CatalogEntry } from '../../model-picker.tsx'
 import { SelectField } from '../../forms.tsx'
-import { ErrorNotice, Loading } from '../../ui.tsx'
+import { Loaded } from '../../ui.tsx'
 
 export type ModelOption = { value: string; label: string }
 
 /** The default choice: the general automatic choice when the catalog has it. */
 export const PREFERRED_MODEL = 'service/auto'
 
-async function loadModels(): Promise<ModelOption[]> {
-  const entries = (await readCatalog()).filter((entry) => !entry.alias_of)
+function modelOptions(catalog: CatalogEntry[]): ModelOption[] {
+  const entries = catalog.filter((entry) => !entry.alias_of)
   const autos = entries.filter((entry) => entry.auto_candidates).sort((a, b) => a.id.localeCompare(b.id))
   const models = entries.filter((entry) => !entry.auto_candidates).sort((a, b) => a.id.localeCompare(b.id))
   return [
@@ -32,27 +33,29 @@ function modelLabel(entry: CatalogEntry): string {
 }
 
 export function PaidModelPicker(props: { value: string; onValue: (model: string) => void }) {
-  const [options, { refetch }] = createResource(loadModels)
-  // Until the user picks, the first load chooses the default.
+  const options = createAsync(() => getCatalog().then(modelOptions))
+  return (
+    <Loaded data={options} retry={() => revalidate(getCatalog.key)} loading="Loading models…">
+      {(list) => <ModelSelect options={list} value={props.value} onValue={props.onValue} />}
+    </Loaded>
+  )
+}
+
+function ModelSelect(props: { options: ModelOption[]; value: string; onValue: (model: string) => void }) {
+  // Until the user picks, the first list chooses the default.
   createEffect(() => {
-    const list = options.latest
-    if (!list?.length || list.some((option) => option.value === props.value)) return
+    const list = props.options
+    if (!list.length || list.some((option) => option.value === props.value)) return
     props.onValue(list.find((option) => option.value === PREFERRED_MODEL)?.value ?? list[0]!.value)
   })
   return (
-    <Show when={!options.error} fallback={<ErrorNotice error={options.error} retry={refetch} />}>
-      <Show when={options.latest} fallback={<Loading label="Loading models…" />}>
-        {(list) => (
-          <SelectField
-            label="Model"
-            name="model"
-            value={props.value}
-            onValue={props.onValue}
-            options={list()}
-            hint="Charged at this model's price per token, like an API request."
-          />
-        )}
-      </Show>
-    </Show>
+    <SelectField
+      label="Model"
+      name="model"
+      value={props.value}
+      onValue={props.onValue}
+      options={props.options}
+      hint="Charged at this model's price per token, like an API request."
+    />
   )
 }

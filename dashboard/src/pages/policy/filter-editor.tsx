@@ -88,8 +88,14 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters
               <fieldset>
                 <legend>Filter {index + 1}</legend>
                 <div class="row">
-                  <SelectField label="Detector" value={filter().detector} onValue={(detector) => update(index, { detector })} options={DETECTORS} />
-                  <SelectField label="Action" value={filter().action} onValue={(action) => update(index, { action })} options={ACTIONS} />
+                  <SelectField
+                    label="Detector"
+                    value={filter().detector}
+                    onValue={(detector) => update(index, { detector })}
+                    options={DETECTORS}
+                    error={errorFor(index, 'detector')}
+                  />
+                  <SelectField label="Action" value={filter().action} onValue={(action) => update(index, { action })} options={ACTIONS} error={errorFor(index, 'action')} />
                   <TextField
                     label="Label (optional)"
                     value={filter().name}
@@ -123,9 +129,6 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters
                       />
                     )}
                   </Field>
-                </Show>
-                <Show when={errorFor(index, 'detector') || errorFor(index, 'action')}>
-                  <p class="field-error">{props.error}</p>
                 </Show>
                 <Button variant="ghost" aria-label={`Remove filter ${index + 1}`} onClick={() => props.onChange(props.filters.filter((_, i) => i !== index))}>
                   Remove filter

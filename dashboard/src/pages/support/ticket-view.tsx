@@ -2,11 +2,14 @@
  * One ticket: its conversation with support (operator answers included) and a reply box. A reply
  * reopens an answered or closed ticket. Answers arrive by e-mail too; Refresh shows new ones here.
  */
-import { createResource, createSignal, For, Show } from 'solid-js'
+import { createAsync, revalidate } from '@solidjs/router'
+import { createSignal, For, Show } from 'solid-js'
 import type { Ticket, TicketStatus } from '../../../../shared/schemas/admin/support.ts'
-import { api, get } from '../../api.ts'
+import { api } from '../../api.ts'
+import { getTicket } from '../../data.ts'
 import { dateTime, relative } from '../../format.ts'
 import { Field, fieldError, useSubmit } from '../../forms.tsx'
+import { createRefresh } from '../../reading.ts'
 import { Badge, Button, Card, CopyButton, ErrorNotice, Loaded, announce } from '../../ui.tsx'
 
 export const STATUS: Record<TicketStatus, { label: string; tone: 'good' | 'warn' | 'neutral'; explain: string }> = {
@@ -16,15 +19,16 @@ export const STATUS: Record<TicketStatus, { label: string; tone: 'good' | 'warn'
 }
 
 export function TicketView(props: { ticketId: string; changed: () => void }) {
-  const [ticket, { refetch, mutate }] = createResource(() => props.ticketId, (id) => get<Ticket>(`/support/tickets/${encodeURIComponent(id)}`))
+  const ticket = createAsync(() => getTicket(props.ticketId))
+  const refresh = createRefresh(getTicket.key)
   return (
-    <Loaded data={ticket} retry={refetch}>
+    <Loaded data={ticket} retry={refresh.run}>
       {(current) => (
         <Card
           title={current.subject}
           class="ticket"
           actions={
-            <Button variant="ghost" busy={ticket.loading} onClick={() => void refetch()}>
+            <Button variant="ghost" busy={refresh.busy()} onClick={() => void refresh.run()}>
               Refresh
             </Button>
           }
@@ -57,8 +61,8 @@ export function TicketView(props: { ticketId: string; changed: () => void }) {
           </ol>
           <ReplyForm
             ticketId={current.id}
-            replied={(next) => {
-              mutate(next)
+            replied={() => {
+              void revalidate(getTicket.key)
               props.changed()
             }}
           />
@@ -68,7 +72,7 @@ export function TicketView(props: { ticketId: string; changed: () => void }) {
   )
 }
 
-function ReplyForm(props: { ticketId: string; replied: (ticket: Ticket) => void }) {
+function ReplyForm(props: { ticketId: string; replied: () => void }) {
   const [body, setBody] = createSignal('')
   const submit = useSubmit()
   const send = async (event: SubmitEvent) => {
@@ -76,7 +80,7 @@ function ReplyForm(props: { ticketId: string; replied: (ticket: Ticket) => void 
     const next = await submit.run(() => api<Ticket>('POST', `/support/tickets/${encodeURIComponent(props.ticketId)}/messages`, { body: body().trim() }))
     if (!next) return
     setBody('')
-    props.replied(next)
+    props.replied()
     announce('Reply sent.')
   }
   return (

@@ -13,6 +13,11 @@ export const TOP_GROUPS = 5
 export const PERIODS = [7, 30, 90] as const
 export type Period = (typeof PERIODS)[number]
 
+/** The period the address names (`?days=7`); 30 days when it names none or another. */
+export function periodFrom(days: string): Period {
+  return PERIODS.find((period) => String(period) === days) ?? 30
+}
+
 /** The first UTC day of a period of `days` days ending today. */
 export function periodStartMs(days: number, nowMs: number): number {
   return Math.floor(nowMs / DAY_MS) * DAY_MS - (days - 1) * DAY_MS
