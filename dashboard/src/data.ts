@@ -9,7 +9,7 @@ import type { AlertSettings } from '../../shared/schemas/admin/alerts.ts'
 import type { Billing, Ledger, TopUp } from '../../shared/schemas/admin/billing.ts'
 import type { ApiKeys, KeyDefaults } from '../../shared/schemas/admin/keys.ts'
 import type { TrialStatus } from '../../shared/schemas/admin/playground.ts'
-import type { Guardrails, Presets, Routing, RoutingProviders } from '../../shared/schemas/admin/policy.ts'
+import type { AccountLimits, Guardrails, Presets, Routing, RoutingProviders } from '../../shared/schemas/admin/policy.ts'
 import type { Me } from '../../shared/schemas/admin/session.ts'
 import type { Ticket, TicketList } from '../../shared/schemas/admin/support.ts'
 import type { Team } from '../../shared/schemas/admin/team.ts'
@@ -50,6 +50,8 @@ export const getKeyDefaults = query(() => read<KeyDefaults>('/keys/defaults'), '
 export const getGuardrails = query(() => read<Guardrails>('/guardrails'), 'guardrails')
 export const getPresets = query(() => read<Presets>('/presets'), 'presets')
 export const getRouting = query(() => read<Routing>('/routing'), 'routing')
+/** The limits every key of the account shares: its own, and those in force. */
+export const getAccountLimits = query(() => read<AccountLimits>('/account/limits'), 'accountLimits')
 /** The providers the account may restrict routing to, with the models each serves. */
 export const getRoutingProviders = query(() => read<RoutingProviders>('/routing/providers'), 'providers')
 export const getAlerts = query(() => read<AlertSettings>('/alerts'), 'alerts')

@@ -8,6 +8,7 @@ import { onCleanup } from 'solid-js'
 import {
   ACTIVITY_FILTERS,
   getActivity,
+  getAccountLimits,
   getActivitySummary,
   getAlerts,
   getBilling,
@@ -64,7 +65,7 @@ export const preloadSession = reads(getMe)
 export const preloadOverview = reads(getBilling, getActivitySummary)
 export const preloadKeys = reads(getKeys, getGuardrails, getKeyDefaults)
 export const preloadGuardrails = reads(getGuardrails, getKeys)
-export const preloadRouting = reads(getRouting, getRoutingProviders, getCatalog)
+export const preloadRouting = reads(getRouting, getRoutingProviders, getCatalog, getAccountLimits)
 export const preloadPresets = reads(getPresets)
 export const preloadPlayground = reads(getTrial)
 export const preloadTeam = reads(getTeam)

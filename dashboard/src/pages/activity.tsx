@@ -255,6 +255,13 @@ function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefined }) 
             </div>
           )}
         </Show>
+        <Show when={item().guardrailRedactions}>
+          {(redactions) => (
+            <div class="small muted" title="What the key's guardrail replaced before the model read the request (never the text itself)">
+              Redacted: <span class="mono">{redactions()}</span>
+            </div>
+          )}
+        </Show>
       </td>
     </tr>
   )

@@ -1,6 +1,7 @@
 /**
  * Routing restrictions: the models every key of the account may call and the providers that may serve
  * them, account-wide. An empty list is no restriction (saved as null); "Remove restrictions" clears both.
+ * Below, the account-level rate and concurrency limits its keys share.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createMemo, createSignal, For, Show } from 'solid-js'
@@ -14,6 +15,7 @@ import { ConfirmButton } from '../dialogs.tsx'
 import { fieldError, useSubmit } from '../forms.tsx'
 import { announce, Button, Card, ErrorNotice, Loaded, Notice, Page } from '../ui.tsx'
 import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
+import { AccountLimitsCard } from './routing/account-limits.tsx'
 
 export default function Routing() {
   const can = useAbilities()
@@ -31,6 +33,7 @@ export default function Routing() {
       <Loaded data={routing} retry={() => revalidate(getRouting.key)}>
         {(current) => <RoutingForm current={current} providers={providers.latest()?.providers} providersError={providers.error()} canManage={can().manage} />}
       </Loaded>
+      <AccountLimitsCard canManage={can().manage} />
     </Page>
   )
 }

@@ -2,7 +2,7 @@
  * The account's team: members with their roles, pending invitations, and (for the owner) inviting by
  * e-mail, changing roles and removing members. Other roles see the same lists with the owner's actions
  * marked and disabled. An accountless account has no team until it is claimed: the page says why and
- * shows the claim request.
+ * shows the claim request, and lets the owner replace or revoke the dashboard link.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
@@ -17,6 +17,7 @@ import { ConfirmButton, Dialog } from '../dialogs.tsx'
 import { SelectField, TextField, fieldError, useSubmit } from '../forms.tsx'
 import { announce, Badge, Button, Card, Empty, ErrorNotice, Loaded, Notice, Page } from '../ui.tsx'
 import { ClaimAccount } from './team/claim-account.tsx'
+import { DashboardLinkCard } from './team/dashboard-link.tsx'
 
 const ROLE_OPTIONS: { value: InvitedRole; label: string }[] = [
   { value: 'member', label: 'Member: reads everything, uses the playground and support' },
@@ -30,7 +31,15 @@ export default function Team() {
   const { me } = useSession()
   return (
     <Page title="Team" description="Who can use this account, and what each role may do. The owner tops up and manages the team.">
-      <Show when={me().account.kind === 'identity'} fallback={<ClaimAccount />}>
+      <Show
+        when={me().account.kind === 'identity'}
+        fallback={
+          <>
+            <ClaimAccount />
+            <DashboardLinkCard />
+          </>
+        }
+      >
         <OwnerOnlyNote />
         <TeamLists />
         <InviteForm onInvited={() => void rereadTeam()} />

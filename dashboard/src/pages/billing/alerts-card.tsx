@@ -5,8 +5,8 @@
  * may subscribe their own browser. Accountless accounts have nobody to tell until they are claimed.
  */
 import { createAsync, revalidate } from '@solidjs/router'
-import { createSignal, Show } from 'solid-js'
-import type { AlertChanges, AlertSettings } from '../../../../shared/schemas/admin/alerts.ts'
+import { createSignal, For, Show } from 'solid-js'
+import type { AlertChanges, AlertDelivery, AlertSettings } from '../../../../shared/schemas/admin/alerts.ts'
 import { api } from '../../api.ts'
 import { getAlerts } from '../../data.ts'
 import { count, usd } from '../../format.ts'
@@ -36,8 +36,15 @@ export function AlertsCard() {
           >
             <div class="stack">
               <AlertStatus settings={current} />
+              <Show when={current.mailDelivery === 'file'}>
+                <Notice tone="warning" title="This server sends no e-mail">
+                  It has no mail server configured, so e-mail alerts are written to a file on the server instead of being sent. Use browser
+                  push, or ask the operator to set up mail.
+                </Notice>
+              </Show>
               <AlertForm settings={current} saved={() => void rereadSettings()} />
               <PushSection settings={current} changed={() => void rereadSettings()} />
+              <Deliveries deliveries={current.deliveries} />
             </div>
           </Show>
         )}
@@ -184,5 +191,48 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
         </Show>
       </Show>
     </section>
+  )
+}
+
+const DELIVERY_STATES = { sent: ['good', 'Sent'], pending: ['warn', 'Trying again'], failed: ['bad', 'Failed'] } as const
+
+/** The latest alert messages: sent, still being tried after a failure, or given up on. */
+function Deliveries(props: { deliveries: AlertDelivery[] }) {
+  return (
+    <Show when={props.deliveries.length > 0}>
+      <div class="table-wrap">
+      <table aria-label="Latest alert messages">
+        <thead>
+          <tr>
+            <th scope="col">Sent to</th>
+            <th scope="col">When</th>
+            <th scope="col">Status</th>
+          </tr>
+        </thead>
+        <tbody>
+          <For each={props.deliveries}>
+            {(delivery) => (
+              <tr>
+                <td>
+                  {delivery.channel === 'email' ? 'E-mail' : 'Push'}: <span class="mono">{delivery.to}</span>
+                </td>
+                <td>
+                  <time datetime={delivery.sentAt ?? delivery.createdAt}>{new Date(delivery.sentAt ?? delivery.createdAt).toLocaleString()}</time>
+                </td>
+                <td>
+                  <Badge tone={DELIVERY_STATES[delivery.state][0]}>{DELIVERY_STATES[delivery.state][1]}</Badge>
+                  <Show when={delivery.state !== 'sent' && delivery.lastError}>
+                    <div class="small muted">
+                      {delivery.attempts === 1 ? '1 attempt' : `${delivery.attempts} attempts`}: {delivery.lastError}
+                    </div>
+                  </Show>
+                </td>
+              </tr>
+            )}
+          </For>
+        </tbody>
+      </table>
+      </div>
+    </Show>
   )
 }

@@ -26,8 +26,8 @@ export function ClaimAccount() {
     <Card title="Teams need an identity">
       <p>
         This account has no e-mail address or wallet, so it cannot have a team: members are invited by e-mail and sign in with their own
-        identity. Claim the account first by attaching your e-mail address (or a wallet). You become its owner, and its keys, balance and
-        dashboard link keep working. Claiming also gives the account recovery.
+        identity. Claim the account first by attaching your e-mail address (or a wallet). You become its owner and its keys and balance
+        carry on; the dashboard link stops working, since you then sign in with your address. Claiming also gives the account recovery.
       </p>
       <ol class="stack claim-steps">
         <li>
