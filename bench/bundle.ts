@@ -6,18 +6,32 @@
  */
 import { join } from 'node:path'
 
-type Chunk = { file: string; src?: string; imports?: string[]; dynamicImports?: string[]; css?: string[]; isEntry?: boolean }
+type Chunk = {
+  file: string
+  src?: string
+  imports?: string[]
+  dynamicImports?: string[]
+  css?: string[]
+  isEntry?: boolean
+}
 
 const root = join(import.meta.dir, '..')
 const dist = join(root, 'dashboard', 'dist')
 
 if (!process.argv.includes('--no-build')) {
-  const build = Bun.spawnSync(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], { cwd: root, stderr: 'inherit' })
+  const build = Bun.spawnSync(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], {
+    cwd: root,
+    stderr: 'inherit',
+  })
   if (build.exitCode !== 0) process.exit(build.exitCode ?? 1)
 }
 
-const manifest = (await Bun.file(join(dist, '.vite', 'manifest.json')).json()) as Record<string, Chunk>
-const gzipped = async (file: string) => Bun.gzipSync(new Uint8Array(await Bun.file(join(dist, file)).arrayBuffer())).length
+const manifest = (await Bun.file(join(dist, '.vite', 'manifest.json')).json()) as Record<
+  string,
+  Chunk
+>
+const gzipped = async (file: string) =>
+  Bun.gzipSync(new Uint8Array(await Bun.file(join(dist, file)).arrayBuffer())).length
 
 /** The files a chunk brings with its static imports (not its dynamic ones), stylesheets included. */
 function closure(key: string, into = new Set<string>()): Set<string> {
@@ -38,12 +52,21 @@ const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`
 
 const first = closure('index.html')
 const firstBytes = (await sum(first)) + (await gzipped('index.html'))
-const rows: string[] = [`| first load (HTML, entry, Solid and the router, styles) | ${kb(firstBytes)} |`]
+const rows: string[] = [
+  `| first load (HTML, entry, Solid and the router, styles) | ${kb(firstBytes)} |`,
+]
 for (const [key, chunk] of Object.entries(manifest)) {
   if (!key.startsWith('src/pages/')) continue
   const added = [...closure(key)].filter((file) => !first.has(file))
-  const onDemand = (chunk.dynamicImports ?? []).map((imported) => `${manifest[imported]!.file.replace(/^assets\//, '').replace(/-[\w-]{8}\.js$/, '')}`)
-  const note = onDemand.length ? ` (+ ${onDemand.join(', ')} on demand: ${kb(await sum(chunk.dynamicImports!.flatMap((imported) => [...closure(imported)].filter((file) => !first.has(file)))))})` : ''
-  rows.push(`| ${key.replace('src/pages/', '').replace('.tsx', '')} page | +${kb(await sum(added))}${note} |`)
+  const onDemand = (chunk.dynamicImports ?? []).map(
+    (imported) =>
+      `${manifest[imported]!.file.replace(/^assets\//, '').replace(/-[\w-]{8}\.js$/, '')}`,
+  )
+  const note = onDemand.length
+    ? ` (+ ${onDemand.join(', ')} on demand: ${kb(await sum(chunk.dynamicImports!.flatMap((imported) => [...closure(imported)].filter((file) => !first.has(file)))))})`
+    : ''
+  rows.push(
+    `| ${key.replace('src/pages/', '').replace('.tsx', '')} page | +${kb(await sum(added))}${note} |`,
+  )
 }
 console.log(`| Dashboard, gzipped | Size |\n|---|---|\n${rows.join('\n')}`)

@@ -9,24 +9,45 @@ import type { AccountState, OperatorClient } from './gateway.ts'
 export type Probe = { url: string; body: string; headers: Record<string, string> }
 
 /** Sends `probe` once and throws unless the answer is what a healthy target gives. */
-export async function checkTarget(target: string, probe: Probe, stream: boolean, expectCost: boolean): Promise<void> {
-  const response = await fetch(probe.url, { method: 'POST', body: probe.body, headers: probe.headers })
+export async function checkTarget(
+  target: string,
+  probe: Probe,
+  stream: boolean,
+  expectCost: boolean,
+): Promise<void> {
+  const response = await fetch(probe.url, {
+    method: 'POST',
+    body: probe.body,
+    headers: probe.headers,
+  })
   const text = await response.text()
   const what = `${target}, ${stream ? 'streaming' : 'non-streaming'}`
-  if (response.status !== 200) throw new Error(`${what}: status ${response.status}: ${text.slice(0, 500)}`)
+  if (response.status !== 200)
+    throw new Error(`${what}: status ${response.status}: ${text.slice(0, 500)}`)
   if (stream) {
-    if (!text.trimEnd().endsWith('data: [DONE]')) throw new Error(`${what}: the stream does not end with "data: [DONE]":\n${text.slice(-500)}`)
+    if (!text.trimEnd().endsWith('data: [DONE]'))
+      throw new Error(`${what}: the stream does not end with "data: [DONE]":\n${text.slice(-500)}`)
     return
   }
   const json = JSON.parse(text) as { usage?: { cost?: unknown } }
-  if (expectCost && typeof json.usage?.cost !== 'number') throw new Error(`${what}: no usage.cost in the answer: ${text.slice(0, 500)}`)
+  if (expectCost && typeof json.usage?.cost !== 'number')
+    throw new Error(`${what}: no usage.cost in the answer: ${text.slice(0, 500)}`)
 }
 
 /** The account state once the gateway has settled everything, and whether it is consistent. */
-export type FinalState = { state: AccountState; holdsEnded: boolean; ledgerMatches: boolean; waitedMs: number }
+export type FinalState = {
+  state: AccountState
+  holdsEnded: boolean
+  ledgerMatches: boolean
+  waitedMs: number
+}
 
 /** Polls the account until no hold is open and the ledger caught up with the live balance, or `timeoutMs`. */
-export async function settledAccount(operator: OperatorClient, accountId: string, timeoutMs: number): Promise<FinalState> {
+export async function settledAccount(
+  operator: OperatorClient,
+  accountId: string,
+  timeoutMs: number,
+): Promise<FinalState> {
   const started = Date.now()
   await Bun.sleep(500)
   for (;;) {
@@ -34,7 +55,8 @@ export async function settledAccount(operator: OperatorClient, accountId: string
     const holdsEnded = state.heldNano === 0 && state.inFlight === 0
     const ledgerMatches = state.balanceNano === state.ledgerBalanceNano
     const waitedMs = Date.now() - started
-    if ((holdsEnded && ledgerMatches) || waitedMs >= timeoutMs) return { state, holdsEnded, ledgerMatches, waitedMs }
+    if ((holdsEnded && ledgerMatches) || waitedMs >= timeoutMs)
+      return { state, holdsEnded, ledgerMatches, waitedMs }
     await Bun.sleep(250)
   }
 }

@@ -21,7 +21,11 @@ export function optionOf(model: string, name: 'delay' | 'interval' | 'events'): 
   return query ? Number(new URLSearchParams(query).get(name) ?? 0) || 0 : 0
 }
 
-const usage = { prompt_tokens: PROMPT_TOKENS, completion_tokens: WORDS.length, total_tokens: PROMPT_TOKENS + WORDS.length }
+const usage = {
+  prompt_tokens: PROMPT_TOKENS,
+  completion_tokens: WORDS.length,
+  total_tokens: PROMPT_TOKENS + WORDS.length,
+}
 const encoder = new TextEncoder()
 let sequence = 0
 
@@ -31,22 +35,56 @@ function completion(model: string): Response {
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
-    choices: [{ index: 0, message: { role: 'assistant', content: WORDS.join(''), refusal: null }, logprobs: null, finish_reason: 'stop' }],
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: WORDS.join(''), refusal: null },
+        logprobs: null,
+        finish_reason: 'stop',
+      },
+    ],
     usage,
   })
 }
 
 function completionStream(model: string, includeUsage: boolean): Response {
-  const base = { id: `chatcmpl-bench-${++sequence}`, object: 'chat.completion.chunk', created: Math.floor(Date.now() / 1000), model }
+  const base = {
+    id: `chatcmpl-bench-${++sequence}`,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model,
+  }
   const event = (choices: unknown[], extra: object = {}) =>
-    encoder.encode(`data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`)
+    encoder.encode(
+      `data: ${JSON.stringify({ ...base, choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`,
+    )
   const interval = optionOf(model, 'interval')
-  const words = interval > 0 ? Array.from({ length: optionOf(model, 'events') || WORDS.length }, (_, index) => WORDS[index % WORDS.length]!) : WORDS
+  const words =
+    interval > 0
+      ? Array.from(
+          { length: optionOf(model, 'events') || WORDS.length },
+          (_, index) => WORDS[index % WORDS.length]!,
+        )
+      : WORDS
   const events = [
-    event([{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }]),
-    ...words.map((word) => event([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }])),
+    event([
+      { index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null },
+    ]),
+    ...words.map((word) =>
+      event([{ index: 0, delta: { content: word }, logprobs: null, finish_reason: null }]),
+    ),
     event([{ index: 0, delta: {}, logprobs: null, finish_reason: 'stop' }]),
-    ...(includeUsage ? [event([], { usage: { ...usage, completion_tokens: words.length, total_tokens: PROMPT_TOKENS + words.length } })] : []),
+    ...(includeUsage
+      ? [
+          event([], {
+            usage: {
+              ...usage,
+              completion_tokens: words.length,
+              total_tokens: PROMPT_TOKENS + words.length,
+            },
+          }),
+        ]
+      : []),
     encoder.encode('data: [DONE]\n\n'),
   ]
   let cancelled = false
@@ -64,7 +102,9 @@ function completionStream(model: string, includeUsage: boolean): Response {
       cancelled = true
     },
   })
-  return new Response(body, { headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' } })
+  return new Response(body, {
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
+  })
 }
 
 /** Starts the fake provider on `port` (0: any free port). */
@@ -76,7 +116,8 @@ export function startFakeUpstream(port: number): ReturnType<typeof Bun.serve> {
     async fetch(request) {
       const path = new URL(request.url).pathname
       if (request.method === 'GET' && path === '/health') return new Response('ok')
-      if (request.method !== 'POST' || path !== '/v1/chat/completions') return Response.json({ error: { message: 'not found' } }, { status: 404 })
+      if (request.method !== 'POST' || path !== '/v1/chat/completions')
+        return Response.json({ error: { message: 'not found' } }, { status: 404 })
       const body = (await request.json()) as ChatBody
       const model = typeof body.model === 'string' ? body.model : 'echo'
       const delay = optionOf(model, 'delay')

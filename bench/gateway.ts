@@ -81,10 +81,25 @@ export async function startGateway(options: {
     // As `bun run start` sets it: the gateway process itself, not a restarted child, is the one measured.
     BUN_CONFIG_MAX_HTTP_REQUESTS: '65535',
   }
-  const child = spawnChild('gateway', [process.execPath, 'proxy/main.ts'], { cwd: options.repoDir, env, logFile })
+  const child = spawnChild('gateway', [process.execPath, 'proxy/main.ts'], {
+    cwd: options.repoDir,
+    env,
+    logFile,
+  })
   const siteUrl = `http://127.0.0.1:${sitePort}`
-  await waitForHttp(`${siteUrl}/health`, child, 120_000, async () => `gateway log (${logFile}):\n${await tail(logFile)}`)
-  return { pid: child.pid, apiUrl: `http://127.0.0.1:${port}`, siteUrl, logFile, operator: new OperatorClient(siteUrl, adminToken) }
+  await waitForHttp(
+    `${siteUrl}/health`,
+    child,
+    120_000,
+    async () => `gateway log (${logFile}):\n${await tail(logFile)}`,
+  )
+  return {
+    pid: child.pid,
+    apiUrl: `http://127.0.0.1:${port}`,
+    siteUrl,
+    logFile,
+    operator: new OperatorClient(siteUrl, adminToken),
+  }
 }
 
 /** The live money state of an account, as GET /operator/v1/accounts/:id reports it. */
@@ -117,12 +132,23 @@ export class OperatorClient {
 
   /** A new account with `creditUsd` of credit. */
   async createAccount(creditUsd: string): Promise<string> {
-    return (await this.call<{ accountId: string }>('POST', '/accounts', { creditNano: usdToNano(creditUsd) })).accountId
+    return (
+      await this.call<{ accountId: string }>('POST', '/accounts', {
+        creditNano: usdToNano(creditUsd),
+      })
+    ).accountId
   }
 
   /** A key without key-level rate limits (omitted) or spend caps (null). */
   async createKey(accountId: string): Promise<string> {
-    return (await this.call<{ key: string }>('POST', '/keys', { accountId, name: 'bench', dailyLimitNano: null, monthlyLimitNano: null })).key
+    return (
+      await this.call<{ key: string }>('POST', '/keys', {
+        accountId,
+        name: 'bench',
+        dailyLimitNano: null,
+        monthlyLimitNano: null,
+      })
+    ).key
   }
 
   account(accountId: string): Promise<AccountState> {

@@ -30,9 +30,15 @@ export type BenchOptions = {
 
 export class UsageError extends Error {}
 
-function wholeNumber(value: string | undefined, name: string, fallback: number, minimum: number): number {
+function wholeNumber(
+  value: string | undefined,
+  name: string,
+  fallback: number,
+  minimum: number,
+): number {
   if (value === undefined) return fallback
-  if (!/^\d+$/.test(value) || Number(value) < minimum) throw new UsageError(`--${name} must be a whole number ≥ ${minimum}`)
+  if (!/^\d+$/.test(value) || Number(value) < minimum)
+    throw new UsageError(`--${name} must be a whole number ≥ ${minimum}`)
   return Number(value)
 }
 
@@ -53,7 +59,9 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     },
   })
   if (values.help) return undefined
-  const connections = (values.connections ?? '1,16,64').split(',').map((part) => wholeNumber(part.trim(), 'connections', 0, 1))
+  const connections = (values.connections ?? '1,16,64')
+    .split(',')
+    .map((part) => wholeNumber(part.trim(), 'connections', 0, 1))
   return {
     durationS: wholeNumber(values.duration, 'duration', values.quick ? 1 : 5, 1),
     warmupS: wholeNumber(values.warmup, 'warmup', values.quick ? 0 : 1, 0),

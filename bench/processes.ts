@@ -46,7 +46,10 @@ export function interrupted(): string | undefined {
 
 /** Runs the cleanup steps on Ctrl-C or SIGTERM, then exits with the conventional status. */
 export function cleanUpOnSignals(): void {
-  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  for (const [signal, code] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const) {
     process.on(signal, () => {
       if (interruptedBy) return
       interruptedBy = signal
@@ -58,9 +61,19 @@ export function cleanUpOnSignals(): void {
 }
 
 /** Spawns a child whose stdout and stderr go to one file; it is stopped (SIGTERM, then SIGKILL) at cleanup. */
-export function spawnChild(name: string, cmd: string[], options: { cwd?: string; env?: Record<string, string | undefined>; logFile: string }): Subprocess {
+export function spawnChild(
+  name: string,
+  cmd: string[],
+  options: { cwd?: string; env?: Record<string, string | undefined>; logFile: string },
+): Subprocess {
   const log = openSync(options.logFile, 'a')
-  const child = Bun.spawn(cmd, { cwd: options.cwd, env: options.env, stdin: 'ignore', stdout: log, stderr: log })
+  const child = Bun.spawn(cmd, {
+    cwd: options.cwd,
+    env: options.env,
+    stdin: 'ignore',
+    stdout: log,
+    stderr: log,
+  })
   closeSync(log)
   children.add(child)
   cleanup.add(`stop ${name}`, () => stopChild(child))
@@ -68,11 +81,17 @@ export function spawnChild(name: string, cmd: string[], options: { cwd?: string;
 }
 
 /** Runs a command to its end and returns what it printed; killed with the bench if interrupted. */
-export async function capture(cmd: string[]): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+export async function capture(
+  cmd: string[],
+): Promise<{ stdout: string; stderr: string; exitCode: number }> {
   const child = Bun.spawn(cmd, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   children.add(child)
   try {
-    const [stdout, stderr, exitCode] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+    const [stdout, stderr, exitCode] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ])
     return { stdout, stderr, exitCode }
   } finally {
     children.delete(child)
@@ -83,7 +102,10 @@ export async function capture(cmd: string[]): Promise<{ stdout: string; stderr: 
 export async function stopChild(child: Subprocess, graceMs = 10_000): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return
   child.kill('SIGTERM')
-  const exited = await Promise.race([child.exited.then(() => true), Bun.sleep(graceMs).then(() => false)])
+  const exited = await Promise.race([
+    child.exited.then(() => true),
+    Bun.sleep(graceMs).then(() => false),
+  ])
   if (!exited) {
     child.kill('SIGKILL')
     await child.exited
@@ -98,16 +120,28 @@ export function freePort(): Promise<number> {
     server.once('error', reject)
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      )
     })
   })
 }
 
 /** Polls `url` until it answers 200; fails early if `child` exits, and after `timeoutMs`. */
-export async function waitForHttp(url: string, child: Subprocess, timeoutMs: number, describeFailure: () => Promise<string>): Promise<void> {
+export async function waitForHttp(
+  url: string,
+  child: Subprocess,
+  timeoutMs: number,
+  describeFailure: () => Promise<string>,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the process exited with status ${child.exitCode} before ${url} answered\n${await describeFailure()}`)
+    if (child.exitCode !== null)
+      throw new Error(
+        `the process exited with status ${child.exitCode} before ${url} answered\n${await describeFailure()}`,
+      )
     try {
       const response = await fetch(url)
       await response.arrayBuffer()

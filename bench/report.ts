@@ -48,18 +48,24 @@ const mode = (cell: Cell) => (cell.stream ? 'streaming' : 'non-streaming')
 const ms = (us: number) => (us / 1000).toFixed(2)
 const signedMs = (us: number) => `${us >= 0 ? '+' : '−'}${ms(Math.abs(us))}`
 const rps = (value: number) => Math.round(value).toLocaleString('en-US')
-const busy = (fraction: number | undefined) => (fraction === undefined ? '' : `; ${Math.round(fraction * 100)}% busy just before the run`)
+const busy = (fraction: number | undefined) =>
+  fraction === undefined ? '' : `; ${Math.round(fraction * 100)}% busy just before the run`
 const usd = (nano: number) => `$${(nano / 1e9).toFixed(6)}`
 
 function table(head: string[], align: ('l' | 'r')[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.join(' | ')} |`
-  return [line(head), line(align.map((a) => (a === 'r' ? '---:' : '---'))), ...rows.map(line)].join('\n')
+  return [line(head), line(align.map((a) => (a === 'r' ? '---:' : '---'))), ...rows.map(line)].join(
+    '\n',
+  )
 }
 
 function failures(cell: CellResult): string {
   const parts = targets.flatMap((target) => {
     const r = cell.results[target]
-    return [r.non2xx ? `${target} ${r.non2xx} non-2xx` : '', r.failed ? `${target} ${r.failed} socket errors` : ''].filter(Boolean)
+    return [
+      r.non2xx ? `${target} ${r.non2xx} non-2xx` : '',
+      r.failed ? `${target} ${r.failed} socket errors` : '',
+    ].filter(Boolean)
   })
   return parts.length > 0 ? parts.join(', ') : '0'
 }
@@ -67,9 +73,31 @@ function failures(cell: CellResult): string {
 function throughputTable(cells: CellResult[]): string {
   const rows = cells.map((cell) => {
     const { direct, bare, gateway } = cell.results
-    return [mode(cell), `${cell.delayMs} ms`, String(cell.connections), rps(direct.rps), rps(bare.rps), rps(gateway.rps), fraction(gateway, bare), failures(cell)]
+    return [
+      mode(cell),
+      `${cell.delayMs} ms`,
+      String(cell.connections),
+      rps(direct.rps),
+      rps(bare.rps),
+      rps(gateway.rps),
+      fraction(gateway, bare),
+      failures(cell),
+    ]
   })
-  return table(['Mode', 'Upstream delay', 'Conns', 'Direct rps', 'Bare proxy rps', 'Gateway rps', 'Gateway ÷ bare', 'Errors'], ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'], rows)
+  return table(
+    [
+      'Mode',
+      'Upstream delay',
+      'Conns',
+      'Direct rps',
+      'Bare proxy rps',
+      'Gateway rps',
+      'Gateway ÷ bare',
+      'Errors',
+    ],
+    ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'l'],
+    rows,
+  )
 }
 
 function fraction(gateway: LoadResult, bare: LoadResult): string {
@@ -93,7 +121,19 @@ function latencyTable(cells: CellResult[]): string {
       signedMs(gateway.p99Us - direct.p99Us),
     ]
   })
-  const head = ['Mode', 'Upstream delay', 'Conns', 'p50 direct', 'p50 bare', 'p50 gateway', 'p99 direct', 'p99 bare', 'p99 gateway', 'Added p50', 'Added p99']
+  const head = [
+    'Mode',
+    'Upstream delay',
+    'Conns',
+    'p50 direct',
+    'p50 bare',
+    'p50 gateway',
+    'p99 direct',
+    'p99 bare',
+    'p99 gateway',
+    'Added p50',
+    'Added p99',
+  ]
   return table(head, ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'], rows)
 }
 
@@ -109,7 +149,11 @@ function firstByteTable(firstByte: Record<Target, FirstByte>): string {
     ms(pick(gateway)),
     signedMs(pick(gateway) - pick(direct)),
   ]
-  return table(['First byte of a stream', 'direct', 'bare', 'gateway', 'Added by the gateway'], ['l', 'r', 'r', 'r', 'r'], [row('p50', (r) => r.p50Us), row('p99', (r) => r.p99Us)])
+  return table(
+    ['First byte of a stream', 'direct', 'bare', 'gateway', 'Added by the gateway'],
+    ['l', 'r', 'r', 'r', 'r'],
+    [row('p50', (r) => r.p50Us), row('p99', (r) => r.p99Us)],
+  )
 }
 
 function openStreamLines(openStreams: BenchReport['openStreams']): string[] {
@@ -126,7 +170,9 @@ function openStreamLines(openStreams: BenchReport['openStreams']): string[] {
 function targetLines(report: BenchReport): string[] {
   const lines: string[] = []
   const met = (ok: boolean) => (ok ? 'met' : '**missed**')
-  for (const cell of report.cells.filter((c) => c.delayMs === 0 && c.connections === THROUGHPUT_TARGET.connections)) {
+  for (const cell of report.cells.filter(
+    (c) => c.delayMs === 0 && c.connections === THROUGHPUT_TARGET.connections,
+  )) {
     const ratio = cell.results.bare.rps > 0 ? cell.results.gateway.rps / cell.results.bare.rps : 0
     lines.push(
       `- Throughput, ${mode(cell)}, zero delay, ${cell.connections} connections: gateway ${ratio.toFixed(2)} × bare proxy ` +
@@ -145,9 +191,14 @@ function targetLines(report: BenchReport): string[] {
   const open = report.openStreams.gateway
   if (open) {
     const kb = open.perStreamBytes / 1024
-    lines.push(`- Memory per open stream: ${kb.toFixed(1)} KB (target ≤ ${OPEN_STREAM_TARGET_BYTES / 1024} KB): ${met(open.perStreamBytes <= OPEN_STREAM_TARGET_BYTES)}`)
+    lines.push(
+      `- Memory per open stream: ${kb.toFixed(1)} KB (target ≤ ${OPEN_STREAM_TARGET_BYTES / 1024} KB): ${met(open.perStreamBytes <= OPEN_STREAM_TARGET_BYTES)}`,
+    )
   }
-  if (!report.stores.real.redis) lines.push('- The throughput target is stated for real Redis; this run used the in-process admission store.')
+  if (!report.stores.real.redis)
+    lines.push(
+      '- The throughput target is stated for real Redis; this run used the in-process admission store.',
+    )
   return lines
 }
 
@@ -160,9 +211,13 @@ function checkLines(report: BenchReport): string[] {
     `- After the load (${(waitedMs / 1000).toFixed(1)} s later): held ${state.heldNano} nano, in flight ${state.inFlight}: ` +
       (holdsEnded ? 'every hold ended.' : '**holds are still open.**'),
     `- Live balance ${state.balanceNano} nano, ledger ${state.ledgerBalanceNano} nano: ` +
-      (ledgerMatches ? 'they match.' : `**they differ by ${state.balanceNano - state.ledgerBalanceNano} nano.**`),
+      (ledgerMatches
+        ? 'they match.'
+        : `**they differ by ${state.balanceNano - state.ledgerBalanceNano} nano.**`),
     `- Charged ${usd(report.creditNano - state.balanceNano)} for ${gatewayRequests.toLocaleString('en-US')} measured gateway requests (plus warm-ups and probes).`,
-    failed.length === 0 ? '- No non-2xx answers or socket errors during the measured runs.' : `- **Errors in ${failed.length} cells** (see the Errors column).`,
+    failed.length === 0
+      ? '- No non-2xx answers or socket errors during the measured runs.'
+      : `- **Errors in ${failed.length} cells** (see the Errors column).`,
     report.gatewayLog.lines === 0
       ? '- The gateway logged no warnings or errors.'
       : `- **The gateway logged ${report.gatewayLog.lines} warning/error lines**, e.g.:\n${report.gatewayLog.samples.map((s) => `  - \`${s}\``).join('\n')}`,

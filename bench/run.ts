@@ -12,10 +12,24 @@ import { checkTarget, settledAccount, type Probe } from './checks.ts'
 import { benchModels, startGateway, type BenchModel } from './gateway.ts'
 import { describeMachine, machineBusy } from './machine.ts'
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts'
-import { capture, cleanup, cleanUpOnSignals, freePort, interrupted, spawnChild, tail, waitForHttp } from './processes.ts'
+import {
+  capture,
+  cleanup,
+  cleanUpOnSignals,
+  freePort,
+  interrupted,
+  spawnChild,
+  tail,
+  waitForHttp,
+} from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
 import { prepareStores } from './stores.ts'
-import { measureFirstByte, measureOpenStreams, type FirstByte, type OpenStreams } from './streams.ts'
+import {
+  measureFirstByte,
+  measureOpenStreams,
+  type FirstByte,
+  type OpenStreams,
+} from './streams.ts'
 import { loadTool, type LoadResult } from './wrk.ts'
 
 const REPO_DIR = join(import.meta.dir, '..')
@@ -38,12 +52,21 @@ function requestBody(model: string, stream: boolean): string {
 }
 
 /** Starts one of the bench's own servers as a process and waits until it answers GET /health. */
-async function startService(name: string, script: string, args: string[], scratchDir: string): Promise<{ origin: string; pid: number }> {
+async function startService(
+  name: string,
+  script: string,
+  args: string[],
+  scratchDir: string,
+): Promise<{ origin: string; pid: number }> {
   const port = await freePort()
   const logFile = join(scratchDir, `${name}.log`)
   // Bun's fetch keeps 256 requests in flight unless told otherwise; the gateway runs with it raised.
   const env = { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
-  const child = spawnChild(name, [process.execPath, join(import.meta.dir, script), String(port), ...args], { logFile, env })
+  const child = spawnChild(
+    name,
+    [process.execPath, join(import.meta.dir, script), String(port), ...args],
+    { logFile, env },
+  )
   const origin = `http://127.0.0.1:${port}`
   await waitForHttp(`${origin}/health`, child, 15_000, async () => tail(logFile))
   return { origin, pid: child.pid }
@@ -53,17 +76,35 @@ async function startService(name: string, script: string, args: string[], scratc
 async function gatewayRevision(): Promise<string> {
   const head = await capture(['git', '-C', REPO_DIR, 'rev-parse', '--short', 'HEAD'])
   if (head.exitCode !== 0) return 'unknown (not a git checkout)'
-  const dirty = await capture(['git', '-C', REPO_DIR, 'status', '--porcelain', '--', 'proxy', 'shared', 'sql', 'package.json', 'bun.lock'])
+  const dirty = await capture([
+    'git',
+    '-C',
+    REPO_DIR,
+    'status',
+    '--porcelain',
+    '--',
+    'proxy',
+    'shared',
+    'sql',
+    'package.json',
+    'bun.lock',
+  ])
   return `commit ${head.stdout.trim()}${dirty.stdout.trim() ? ' with uncommitted changes' : ''}`
 }
 
 function cellsOf(options: BenchOptions): Cell[] {
-  return [false, true].flatMap((stream) => [0, 50].flatMap((delayMs) => options.connections.map((connections) => ({ stream, delayMs, connections }))))
+  return [false, true].flatMap((stream) =>
+    [0, 50].flatMap((delayMs) =>
+      options.connections.map((connections) => ({ stream, delayMs, connections })),
+    ),
+  )
 }
 
 /** Warning and error lines the gateway wrote (its two startup lines aside). */
 async function gatewayLogProblems(logFile: string): Promise<{ lines: number; samples: string[] }> {
-  const lines = (await Bun.file(logFile).text()).split('\n').filter((line) => line.trim() && !/^(API|Site) server:/.test(line))
+  const lines = (await Bun.file(logFile).text())
+    .split('\n')
+    .filter((line) => line.trim() && !/^(API|Site) server:/.test(line))
   const counts = new Map<string, number>()
   for (const line of lines) {
     let key = line.slice(0, 200)
@@ -75,23 +116,53 @@ async function gatewayLogProblems(logFile: string): Promise<{ lines: number; sam
     }
     counts.set(key, (counts.get(key) ?? 0) + 1)
   }
-  return { lines: lines.length, samples: [...counts].slice(0, 8).map(([key, count]) => `${key} (×${count})`) }
+  return {
+    lines: lines.length,
+    samples: [...counts].slice(0, 8).map(([key, count]) => `${key} (×${count})`),
+  }
 }
 
 async function benchmark(options: BenchOptions, scratchDir: string): Promise<string> {
   const startedAt = new Date()
   const runId = String(startedAt.getTime())
   const [machine, tool] = await Promise.all([describeMachine(), loadTool(scratchDir)])
-  progress(`machine: ${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; load tool: ${tool.label}`)
+  progress(
+    `machine: ${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; load tool: ${tool.label}`,
+  )
   const busyBefore = await machineBusy()
-  if (busyBefore !== undefined && busyBefore > 0.1) progress(`warning: the machine is ${Math.round(busyBefore * 100)}% busy before the run; results will be noisy`)
+  if (busyBefore !== undefined && busyBefore > 0.1)
+    progress(
+      `warning: the machine is ${Math.round(busyBefore * 100)}% busy before the run; results will be noisy`,
+    )
 
-  const stores = await prepareStores(process.env.DATABASE_URL || undefined, process.env.REDIS_URL || undefined, runId)
+  const stores = await prepareStores(
+    process.env.DATABASE_URL || undefined,
+    process.env.REDIS_URL || undefined,
+    runId,
+  )
   progress(`gateway stores: ${stores.database}; ${stores.admission}`)
-  const { origin: upstream } = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
-  const { origin: bare, pid: barePid } = await startService('bare-proxy', 'bare-proxy.ts', [upstream], scratchDir)
-  const gateway = await startGateway({ repoDir: REPO_DIR, scratchDir, upstreamOrigin: upstream, storeEnv: stores.env, workers: options.workers })
-  progress(`upstream ${upstream}, bare proxy ${bare}, gateway ${gateway.apiUrl} (site ${gateway.siteUrl})`)
+  const { origin: upstream } = await startService(
+    'fake-upstream',
+    'fake-upstream.ts',
+    [],
+    scratchDir,
+  )
+  const { origin: bare, pid: barePid } = await startService(
+    'bare-proxy',
+    'bare-proxy.ts',
+    [upstream],
+    scratchDir,
+  )
+  const gateway = await startGateway({
+    repoDir: REPO_DIR,
+    scratchDir,
+    upstreamOrigin: upstream,
+    storeEnv: stores.env,
+    workers: options.workers,
+  })
+  progress(
+    `upstream ${upstream}, bare proxy ${bare}, gateway ${gateway.apiUrl} (site ${gateway.siteUrl})`,
+  )
 
   const accountId = await gateway.operator.createAccount(CREDIT_USD)
   const key = await gateway.operator.createKey(accountId)
@@ -102,10 +173,12 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
     body: requestBody(target === 'gateway' ? model : benchModels[model], stream),
     headers,
   })
-  const probe = (target: Target, cell: Pick<Cell, 'stream' | 'delayMs'>) => probeOf(target, DELAYS[cell.delayMs]!, cell.stream)
+  const probe = (target: Target, cell: Pick<Cell, 'stream' | 'delayMs'>) =>
+    probeOf(target, DELAYS[cell.delayMs]!, cell.stream)
 
   for (const target of targets) {
-    for (const stream of [false, true]) await checkTarget(target, probe(target, { stream, delayMs: 0 }), stream, target === 'gateway')
+    for (const stream of [false, true])
+      await checkTarget(target, probe(target, { stream, delayMs: 0 }), stream, target === 'gateway')
   }
   progress('checks before load: passed')
 
@@ -118,25 +191,51 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
       results[target] = await tool.run({ ...spec, durationS: options.durationS })
     }
     cells.push({ ...cell, results })
-    const summary = targets.map((t) => `${t} ${Math.round(results[t].rps)} rps p50 ${(results[t].p50Us / 1000).toFixed(2)} ms`).join(' | ')
-    progress(`${cell.stream ? 'stream' : 'json  '} delay ${String(cell.delayMs).padStart(2)} ms c=${String(cell.connections).padStart(3)}: ${summary}`)
+    const summary = targets
+      .map(
+        (t) =>
+          `${t} ${Math.round(results[t].rps)} rps p50 ${(results[t].p50Us / 1000).toFixed(2)} ms`,
+      )
+      .join(' | ')
+    progress(
+      `${cell.stream ? 'stream' : 'json  '} delay ${String(cell.delayMs).padStart(2)} ms c=${String(cell.connections).padStart(3)}: ${summary}`,
+    )
   }
 
   const firstByte = {} as Record<Target, FirstByte>
-  for (const target of targets) firstByte[target] = await measureFirstByte(probe(target, { stream: true, delayMs: 0 }), options.firstByteSamples, 50)
-  progress(`first byte of a stream, p50: ${targets.map((t) => `${t} ${(firstByte[t].p50Us / 1000).toFixed(2)} ms`).join(' | ')}`)
+  for (const target of targets)
+    firstByte[target] = await measureFirstByte(
+      probe(target, { stream: true, delayMs: 0 }),
+      options.firstByteSamples,
+      50,
+    )
+  progress(
+    `first byte of a stream, p50: ${targets.map((t) => `${t} ${(firstByte[t].p50Us / 1000).toFixed(2)} ms`).join(' | ')}`,
+  )
 
   const openStreams: Partial<Record<'bare' | 'gateway', OpenStreams>> = {}
   if (options.openStreams > 0) {
-    for (const [target, pid] of [['bare', barePid], ['gateway', gateway.pid]] as const) {
-      openStreams[target] = await measureOpenStreams(probeOf(target, 'bench/drip', true), options.openStreams, pid, 1_000)
+    for (const [target, pid] of [
+      ['bare', barePid],
+      ['gateway', gateway.pid],
+    ] as const) {
+      openStreams[target] = await measureOpenStreams(
+        probeOf(target, 'bench/drip', true),
+        options.openStreams,
+        pid,
+        1_000,
+      )
       const result = openStreams[target]!
-      progress(`${options.openStreams} open streams, ${target}: ${(result.perStreamBytes / 1024).toFixed(1)} KB each, ${result.completed} completed`)
+      progress(
+        `${options.openStreams} open streams, ${target}: ${(result.perStreamBytes / 1024).toFixed(1)} KB each, ${result.completed} completed`,
+      )
     }
   }
 
   const final = await settledAccount(gateway.operator, accountId, 10_000)
-  progress(`after load: held ${final.state.heldNano} nano, in flight ${final.state.inFlight}, balance ${final.state.balanceNano} vs ledger ${final.state.ledgerBalanceNano}`)
+  progress(
+    `after load: held ${final.state.heldNano} nano, in flight ${final.state.inFlight}, balance ${final.state.balanceNano} vs ledger ${final.state.ledgerBalanceNano}`,
+  )
   return renderReport({
     startedAt,
     machine,
@@ -163,7 +262,9 @@ async function main(): Promise<number> {
     return 0
   }
   if (options.workers > 1 && !(process.env.DATABASE_URL && process.env.REDIS_URL)) {
-    throw new UsageError('--workers above 1 needs DATABASE_URL and REDIS_URL: the embedded stores belong to one process.')
+    throw new UsageError(
+      '--workers above 1 needs DATABASE_URL and REDIS_URL: the embedded stores belong to one process.',
+    )
   }
   cleanUpOnSignals()
   const scratchDir = await mkdtemp(join(tmpdir(), 'gateway-bench-'))
@@ -190,8 +291,14 @@ main().then(
   (code) => process.exit(code),
   (error) => {
     if (interrupted()) return
-    const badUsage = error instanceof UsageError || String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
-    console.error(badUsage ? `${(error as Error).message}\n\n${usage}` : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`)
+    const badUsage =
+      error instanceof UsageError ||
+      String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
+    console.error(
+      badUsage
+        ? `${(error as Error).message}\n\n${usage}`
+        : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`,
+    )
     process.exit(badUsage ? 2 : 1)
   },
 )

@@ -17,7 +17,11 @@ export type BenchStores = {
 }
 
 /** Prepares the stores named by DATABASE_URL and REDIS_URL (either may be empty); registers their removal. */
-export async function prepareStores(databaseUrl: string | undefined, redisUrl: string | undefined, runId: string): Promise<BenchStores> {
+export async function prepareStores(
+  databaseUrl: string | undefined,
+  redisUrl: string | undefined,
+  runId: string,
+): Promise<BenchStores> {
   const stores: BenchStores = {
     env: {},
     database: 'embedded PGlite (in the gateway process)',
@@ -27,7 +31,9 @@ export async function prepareStores(databaseUrl: string | undefined, redisUrl: s
   if (databaseUrl) {
     const name = `bench_${runId}`
     const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
-    const [{ server_version: version } = { server_version: '?' }] = await admin<{ server_version: string }[]>`SHOW server_version`
+    const [{ server_version: version } = { server_version: '?' }] = await admin<
+      { server_version: string }[]
+    >`SHOW server_version`
     await admin.unsafe(`CREATE DATABASE ${name}`)
     cleanup.add(`drop database ${name}`, async () => {
       await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)

@@ -11,25 +11,39 @@ import type { Probe } from './checks.ts'
 
 export type FirstByte = { p50Us: number; p99Us: number; samples: number }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!
 
 /** Times `count` streamed requests one after another, from sending to the first body bytes. */
-export async function measureFirstByte(probe: Probe, count: number, warmup: number): Promise<FirstByte> {
+export async function measureFirstByte(
+  probe: Probe,
+  count: number,
+  warmup: number,
+): Promise<FirstByte> {
   const samples: number[] = []
   for (let index = 0; index < warmup + count; index++) {
     const started = performance.now()
-    const response = await fetch(probe.url, { method: 'POST', body: probe.body, headers: probe.headers })
+    const response = await fetch(probe.url, {
+      method: 'POST',
+      body: probe.body,
+      headers: probe.headers,
+    })
     const reader = response.body!.getReader()
     const first = await reader.read()
     const elapsedUs = (performance.now() - started) * 1000
-    if (response.status !== 200 || first.done) throw new Error(`first-byte probe to ${probe.url}: status ${response.status}`)
+    if (response.status !== 200 || first.done)
+      throw new Error(`first-byte probe to ${probe.url}: status ${response.status}`)
     while (!(await reader.read()).done) {
       // The rest of the stream, read to its end so the next request starts clean.
     }
     if (index >= warmup) samples.push(elapsedUs)
   }
   samples.sort((a, b) => a - b)
-  return { p50Us: percentile(samples, 0.5), p99Us: percentile(samples, 0.99), samples: samples.length }
+  return {
+    p50Us: percentile(samples, 0.5),
+    p99Us: percentile(samples, 0.99),
+    samples: samples.length,
+  }
 }
 
 /** Resident memory of a process, in bytes (Linux /proc). */
@@ -40,14 +54,25 @@ export async function residentBytes(pid: number): Promise<number> {
   return Number(kb) * 1024
 }
 
-export type OpenStreams = { streams: number; beforeBytes: number; openBytes: number; perStreamBytes: number; completed: number }
+export type OpenStreams = {
+  streams: number
+  beforeBytes: number
+  openBytes: number
+  perStreamBytes: number
+  completed: number
+}
 
 /**
  * Opens `count` streamed requests at once, waits until every one has begun (the proxy answered after the
  * provider's first bytes), samples the proxy's resident memory with all of them open, then reads them all
  * to their end. The provider writes each event on its own, slowly, so the streams stay open meanwhile.
  */
-export async function measureOpenStreams(probe: Probe, count: number, pid: number, settleMs: number): Promise<OpenStreams> {
+export async function measureOpenStreams(
+  probe: Probe,
+  count: number,
+  pid: number,
+  settleMs: number,
+): Promise<OpenStreams> {
   const beforeBytes = await residentBytes(pid)
   const streams = await Promise.all(Array.from({ length: count }, () => openStream(probe)))
   try {
@@ -55,7 +80,13 @@ export async function measureOpenStreams(probe: Probe, count: number, pid: numbe
     await Bun.sleep(settleMs)
     const openBytes = await residentBytes(pid)
     const ends = await Promise.all(streams.map((stream) => stream.ended))
-    return { streams: count, beforeBytes, openBytes, perStreamBytes: (openBytes - beforeBytes) / count, completed: ends.filter(Boolean).length }
+    return {
+      streams: count,
+      beforeBytes,
+      openBytes,
+      perStreamBytes: (openBytes - beforeBytes) / count,
+      completed: ends.filter(Boolean).length,
+    }
   } finally {
     for (const stream of streams) stream.close()
   }
@@ -79,7 +110,8 @@ async function openStream(probe: Probe): Promise<RawStream> {
         tail += decoder.decode(data)
         if (!begun && tail.includes('\r\n\r\n')) {
           begun = true
-          if (!tail.startsWith('HTTP/1.1 200')) signals.reject(new Error(`open stream: ${tail.split('\r\n')[0]}`))
+          if (!tail.startsWith('HTTP/1.1 200'))
+            signals.reject(new Error(`open stream: ${tail.split('\r\n')[0]}`))
           else signals.resolve()
         }
         // Only the end of what arrived is kept: the stream is read, not stored.
@@ -95,7 +127,16 @@ async function openStream(probe: Probe): Promise<RawStream> {
       },
     },
   })
-  const headers = { ...probe.headers, host: `${hostname}:${port}`, 'content-length': String(Buffer.byteLength(probe.body)), connection: 'close' }
-  socket.write(`POST ${pathname} HTTP/1.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}`).join('\r\n')}\r\n\r\n${probe.body}`)
+  const headers = {
+    ...probe.headers,
+    host: `${hostname}:${port}`,
+    'content-length': String(Buffer.byteLength(probe.body)),
+    connection: 'close',
+  }
+  socket.write(
+    `POST ${pathname} HTTP/1.1\r\n${Object.entries(headers)
+      .map(([name, value]) => `${name}: ${value}`)
+      .join('\r\n')}\r\n\r\n${probe.body}`,
+  )
   return { begun: signals.promise, ended: done.promise, close: () => socket.end() }
 }

@@ -26,21 +26,35 @@ export type LoadResult = {
 }
 
 /** A load generator; `label` describes it for the report. */
-export type LoadTool = { name: 'wrk' | 'autocannon'; label: string; run(spec: LoadSpec): Promise<LoadResult> }
+export type LoadTool = {
+  name: 'wrk' | 'autocannon'
+  label: string
+  run(spec: LoadSpec): Promise<LoadResult>
+}
 
 const RESULT_MARK = 'BENCH_RESULT '
 const TIMEOUT_S = 10
 
 /** wrk at WRK_PATH (default /usr/bin/wrk, then wrk on PATH), or autocannon when there is none. */
 export async function loadTool(scratchDir: string): Promise<LoadTool> {
-  const wrk = process.env.WRK_PATH ?? ((await Bun.file('/usr/bin/wrk').exists()) ? '/usr/bin/wrk' : Bun.which('wrk'))
+  const wrk =
+    process.env.WRK_PATH ??
+    ((await Bun.file('/usr/bin/wrk').exists()) ? '/usr/bin/wrk' : Bun.which('wrk'))
   if (wrk && (await Bun.file(wrk).exists())) {
     const version = firstLine(await capture([wrk, '-v']), 'wrk').replace(/\s+Copyright.*$/, '')
     let scripts = 0
-    return { name: 'wrk', label: `${version}, one thread`, run: (spec) => runWrk(wrk, join(scratchDir, `wrk-${++scripts}.lua`), spec) }
+    return {
+      name: 'wrk',
+      label: `${version}, one thread`,
+      run: (spec) => runWrk(wrk, join(scratchDir, `wrk-${++scripts}.lua`), spec),
+    }
   }
   const version = firstLine(await capture(['bunx', 'autocannon', '--version']), 'autocannon')
-  return { name: 'autocannon', label: `${version} via bunx (wrk not found; latencies in whole milliseconds)`, run: runAutocannon }
+  return {
+    name: 'autocannon',
+    label: `${version} via bunx (wrk not found; latencies in whole milliseconds)`,
+    run: runAutocannon,
+  }
 }
 
 function firstLine(printed: { stdout: string; stderr: string }, fallback: string): string {
@@ -72,14 +86,35 @@ end
 `
 }
 
-type WrkLine = { requests: number; durationUs: number; p50Us: number; p99Us: number; connect: number; read: number; write: number; status: number; timeout: number }
+type WrkLine = {
+  requests: number
+  durationUs: number
+  p50Us: number
+  p99Us: number
+  connect: number
+  read: number
+  write: number
+  status: number
+  timeout: number
+}
 
 async function runWrk(wrk: string, scriptPath: string, spec: LoadSpec): Promise<LoadResult> {
   await Bun.write(scriptPath, wrkScript(spec))
-  const cmd = [wrk, '-t1', `-c${spec.connections}`, `-d${spec.durationS}s`, `--timeout`, `${TIMEOUT_S}s`, '-s', scriptPath, spec.url]
+  const cmd = [
+    wrk,
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${spec.durationS}s`,
+    `--timeout`,
+    `${TIMEOUT_S}s`,
+    '-s',
+    scriptPath,
+    spec.url,
+  ]
   const printed = await capture(cmd)
   const line = printed.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_MARK))
-  if (!line) throw new Error(`wrk printed no result for ${spec.url}:\n${printed.stdout}${printed.stderr}`)
+  if (!line)
+    throw new Error(`wrk printed no result for ${spec.url}:\n${printed.stdout}${printed.stderr}`)
   const r = JSON.parse(line.slice(RESULT_MARK.length)) as WrkLine
   return {
     requests: r.requests,
@@ -101,12 +136,26 @@ type AutocannonJson = {
 }
 
 async function runAutocannon(spec: LoadSpec): Promise<LoadResult> {
-  const headers = Object.entries(spec.headers).flatMap(([name, value]) => ['-H', `${name}=${value}`])
+  const headers = Object.entries(spec.headers).flatMap(([name, value]) => [
+    '-H',
+    `${name}=${value}`,
+  ])
   const cmd = ['bunx', 'autocannon', '-j', '-m', 'POST', '-b', spec.body, ...headers]
-  cmd.push('-c', String(spec.connections), '-d', String(spec.durationS), '-t', String(TIMEOUT_S), spec.url)
+  cmd.push(
+    '-c',
+    String(spec.connections),
+    '-d',
+    String(spec.durationS),
+    '-t',
+    String(TIMEOUT_S),
+    spec.url,
+  )
   const printed = await capture(cmd)
   const start = printed.stdout.indexOf('{')
-  if (start < 0) throw new Error(`autocannon printed no result for ${spec.url}:\n${printed.stdout}${printed.stderr}`)
+  if (start < 0)
+    throw new Error(
+      `autocannon printed no result for ${spec.url}:\n${printed.stdout}${printed.stderr}`,
+    )
   const r = JSON.parse(printed.stdout.slice(start)) as AutocannonJson
   return {
     requests: r.requests.total,

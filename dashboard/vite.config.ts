@@ -12,6 +12,17 @@ export default defineConfig({
     manifest: true,
     // Solid and its router in one chunk of their own, preloaded with the entry; pages and their
     // heavier libraries (uPlot, the bot-check widget, SIWE) stay in lazily loaded chunks.
-    rolldownOptions: { output: { codeSplitting: { groups: [{ name: 'solid', test: /node_modules[\\/](solid-js[\\/](dist|web)|@solidjs[\\/]router)[\\/]/ }] } } },
+    rolldownOptions: {
+      output: {
+        codeSplitting: {
+          groups: [
+            {
+              name: 'solid',
+              test: /node_modules[\\/](solid-js[\\/](dist|web)|@solidjs[\\/]router)[\\/]/,
+            },
+          ],
+        },
+      },
+    },
   },
 })

@@ -63,28 +63,50 @@ export type App = {
 export type AppOverrides = { catalog?: Catalog; database?: Database; holdDeadlineMs?: number }
 
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
-  const catalog = overrides.catalog ?? (await loadCatalog(config.CATALOG_FILE, process.env, { builtins: config.DEMO_MODEL }))
+  const catalog =
+    overrides.catalog ??
+    (await loadCatalog(config.CATALOG_FILE, process.env, { builtins: config.DEMO_MODEL }))
   for (const provider of catalog.providers.values()) {
-    if (!provider.available) log.warn(`provider ${provider.id} has no key (${provider.apiKeyEnv} is not set); its routes are skipped`)
-    if (provider.builtin) log.info(`provider ${provider.id} is built in (a demo that needs no key; DEMO_MODEL=false leaves it out)`)
+    if (!provider.available)
+      log.warn(
+        `provider ${provider.id} has no key (${provider.apiKeyEnv} is not set); its routes are skipped`,
+      )
+    if (provider.builtin)
+      log.info(
+        `provider ${provider.id} is built in (a demo that needs no key; DEMO_MODEL=false leaves it out)`,
+      )
   }
 
-  const database = overrides.database ?? (config.DATABASE_URL ? connectPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE) : await startEmbedded(config.DATA_DIR))
+  const database =
+    overrides.database ??
+    (config.DATABASE_URL
+      ? connectPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
+      : await startEmbedded(config.DATA_DIR))
   const applied = await migrate(database.sql)
   if (applied.length > 0) log.info('migrations applied', { applied })
-  log.info(`database: ${database.kind === 'embedded' ? 'embedded PGlite' : 'PostgreSQL'}`, { location: database.location })
+  log.info(`database: ${database.kind === 'embedded' ? 'embedded PGlite' : 'PostgreSQL'}`, {
+    location: database.location,
+  })
 
   const { store, redis } = await openStore(config, overrides.holdDeadlineMs)
   log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
 
   const sql = database.sql
-  const accountDefaults = { rpm: config.ACCOUNT_RPM_LIMIT, tpm: config.ACCOUNT_TPM_LIMIT, concurrency: config.ACCOUNT_CONCURRENCY_LIMIT }
+  const accountDefaults = {
+    rpm: config.ACCOUNT_RPM_LIMIT,
+    tpm: config.ACCOUNT_TPM_LIMIT,
+    concurrency: config.ACCOUNT_CONCURRENCY_LIMIT,
+  }
   const keys = new KeyCache(
     (prefix) => loadKeysByPrefix(sql, prefix, accountDefaults),
     config.KEY_CACHE_TTL_MS,
   )
   if (redis) {
-    const subscriber = redis.duplicate({ enableOfflineQueue: true, commandTimeout: undefined, keyPrefix: undefined })
+    const subscriber = redis.duplicate({
+      enableOfflineQueue: true,
+      commandTimeout: undefined,
+      keyPrefix: undefined,
+    })
     subscriber.on('error', () => {})
     await keys.connect(redis, subscriber, `${config.REDIS_KEY_PREFIX}${redisKeys.keyInvalidation}`)
   }
@@ -96,7 +118,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
   const writer = new RecordWriter(sql, store, config.LEDGER_FLUSH_MS)
   const inflight = new Inflight()
-  const health = new RouteHealth({ failures: config.BREAKER_FAILURES, openMs: config.BREAKER_OPEN_MS })
+  const health = new RouteHealth({
+    failures: config.BREAKER_FAILURES,
+    openMs: config.BREAKER_OPEN_MS,
+  })
   const clock = systemClock()
   await health.refreshPauses(sql)
   const gateway: Gateway = {
@@ -107,7 +132,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     writer,
     ceiling: new Ceiling(config.MAX_CONCURRENT_REQUESTS),
     inflight,
-    responses: new ResponseStore(sql, { retentionDays: config.RESPONSES_RETENTION_DAYS, followUpWaitMs: config.RESPONSES_FOLLOW_UP_WAIT_MS }),
+    responses: new ResponseStore(sql, {
+      retentionDays: config.RESPONSES_RETENTION_DAYS,
+      followUpWaitMs: config.RESPONSES_FOLLOW_UP_WAIT_MS,
+    }),
     catalogReads,
     health,
     clock,
@@ -129,15 +157,25 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     keyDefaults: {
       dailyLimitNano: config.keyDailyLimitNano,
       monthlyLimitNano: config.keyMonthlyLimitNano,
-      accountless: { dailyLimitNano: config.accountlessKeyDailyLimitNano, monthlyLimitNano: config.accountlessKeyMonthlyLimitNano },
+      accountless: {
+        dailyLimitNano: config.accountlessKeyDailyLimitNano,
+        monthlyLimitNano: config.accountlessKeyMonthlyLimitNano,
+      },
     },
     accountDefaults,
     health,
     clock,
   }
-  const mailer = createMailer({ smtpUrl: config.SMTP_URL, from: config.MAIL_FROM, dataDir: config.DATA_DIR })
+  const mailer = createMailer({
+    smtpUrl: config.SMTP_URL,
+    from: config.MAIL_FROM,
+    dataDir: config.DATA_DIR,
+  })
   // Credit alerts are checked off the request path, after the writer committed an account's charges.
-  if (mailer.kind === 'outbox') log.warn(`SMTP_URL is not set: mail (sign-in links, invitations, credit alerts) is written to ${outboxPath(config.DATA_DIR)}, not sent`)
+  if (mailer.kind === 'outbox')
+    log.warn(
+      `SMTP_URL is not set: mail (sign-in links, invitations, credit alerts) is written to ${outboxPath(config.DATA_DIR)}, not sent`,
+    )
   const alerts = new CreditAlerts({
     sql,
     store,
@@ -165,11 +203,23 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
-  const ops: OpsDeps = { readiness: { sql, store, draining: () => draining }, metricsToken: config.METRICS_TOKEN }
-  initMetrics({ knownModel: (id) => catalog.models.has(id), openHolds: () => inflight.size, inflightRequests: () => gateway.ceiling.inUse })
+  const ops: OpsDeps = {
+    readiness: { sql, store, draining: () => draining },
+    metricsToken: config.METRICS_TOKEN,
+  }
+  initMetrics({
+    knownModel: (id) => catalog.models.has(id),
+    openHolds: () => inflight.size,
+    inflightRequests: () => gateway.ceiling.inUse,
+  })
   setBreakerSource(() => health.states())
   const api = apiServer(gateway, ops, admin)
-  const site = siteServer(admin, { operatorToken, catalogReads, dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist'), ops })
+  const site = siteServer(admin, {
+    operatorToken,
+    catalogReads,
+    dashboardDir: join(import.meta.dir, '..', 'dashboard', 'dist'),
+    ops,
+  })
 
   let stopMaintenance: (() => void) | undefined
   let pauseTimer: ReturnType<typeof setInterval> | undefined
@@ -186,11 +236,26 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     operatorToken,
     listen(options = {}) {
       writer.start()
-      stopMaintenance = startMaintenance({ sql, store, inflight, responses: gateway.responses }, config.SWEEP_INTERVAL_MS)
+      stopMaintenance = startMaintenance(
+        { sql, store, inflight, responses: gateway.responses },
+        config.SWEEP_INTERVAL_MS,
+      )
       alerts.start(config.ALERT_DELIVERY_INTERVAL_MS)
-      pauseTimer = setInterval(() => health.refreshPauses(sql).catch((error) => log.warn('provider pauses not read', { error })), config.PAUSE_REFRESH_MS)
+      pauseTimer = setInterval(
+        () =>
+          health
+            .refreshPauses(sql)
+            .catch((error) => log.warn('provider pauses not read', { error })),
+        config.PAUSE_REFRESH_MS,
+      )
       // The body limit is the pipeline's (32 MB, refused in the gateway's error shape), not the server's.
-      api.listen({ hostname: config.HOST, port: config.PORT, reusePort: config.WORKERS > 1, maxRequestBodySize: 1024 * 1024 * 1024, idleTimeout: 0 })
+      api.listen({
+        hostname: config.HOST,
+        port: config.PORT,
+        reusePort: config.WORKERS > 1,
+        maxRequestBodySize: 1024 * 1024 * 1024,
+        idleTimeout: 0,
+      })
       listening.push(api.server!)
       const apiUrl = publicUrl(config.PUBLIC_API_URL, api.server!.url)
       if (options.apiOnly) return { apiUrl, siteUrl: '' }
@@ -201,7 +266,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     stop(options = {}) {
       stopping ??= (async () => {
         draining = true
-        const drained = await drain({ inflight, ceiling: gateway.ceiling, listeners: listening }, options.drainMs ?? config.SHUTDOWN_DRAIN_MS)
+        const drained = await drain(
+          { inflight, ceiling: gateway.ceiling, listeners: listening },
+          options.drainMs ?? config.SHUTDOWN_DRAIN_MS,
+        )
         if (listening.length > 0) log.info('drained', drained)
         stopMaintenance?.()
         clearInterval(pauseTimer)
@@ -217,7 +285,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
 }
 
-async function openStore(config: Config, holdDeadlineMs?: number): Promise<{ store: AdmissionStore; redis?: Redis }> {
+async function openStore(
+  config: Config,
+  holdDeadlineMs?: number,
+): Promise<{ store: AdmissionStore; redis?: Redis }> {
   if (!config.REDIS_URL) return { store: new MemoryAdmissionStore(Date.now, holdDeadlineMs) }
   const store: RedisAdmissionStore = await createRedisStore({
     url: config.REDIS_URL,

@@ -29,13 +29,18 @@ async function main(): Promise<void> {
   setLogLevel(config.LOG_LEVEL)
   const fetchLimit = Number(process.env.BUN_CONFIG_MAX_HTTP_REQUESTS)
   if (fetchLimit < config.MAX_CONCURRENT_REQUESTS) {
-    log.warn('BUN_CONFIG_MAX_HTTP_REQUESTS is below MAX_CONCURRENT_REQUESTS: provider requests past it wait for a free slot', {
-      fetchLimit,
-      ceiling: config.MAX_CONCURRENT_REQUESTS,
-    })
+    log.warn(
+      'BUN_CONFIG_MAX_HTTP_REQUESTS is below MAX_CONCURRENT_REQUESTS: provider requests past it wait for a free slot',
+      {
+        fetchLimit,
+        ceiling: config.MAX_CONCURRENT_REQUESTS,
+      },
+    )
   }
   if (config.WORKERS > 1 && (!config.REDIS_URL || !config.DATABASE_URL)) {
-    throw new ConfigError('WORKERS above 1 needs REDIS_URL and DATABASE_URL: the embedded stores belong to one process.')
+    throw new ConfigError(
+      'WORKERS above 1 needs REDIS_URL and DATABASE_URL: the embedded stores belong to one process.',
+    )
   }
   const apiOnly = process.argv.includes('--api-only')
   if (process.argv.includes(CHILD_FLAG)) followParent()
@@ -43,7 +48,10 @@ async function main(): Promise<void> {
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
   const workers = apiOnly ? [] : startWorkers(config.WORKERS - 1)
   if (!apiOnly) {
-    log.info(`API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`, { url: apiUrl })
+    log.info(
+      `API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`,
+      { url: apiUrl },
+    )
     log.info(`Site server: ${siteUrl}  (dashboard, operator API)`, { url: siteUrl })
   }
   let stopping = false
@@ -53,7 +61,10 @@ async function main(): Promise<void> {
     log.info(`${signal}: draining`, { drainMs: config.SHUTDOWN_DRAIN_MS, workers: workers.length })
     for (const worker of workers) worker.kill('SIGTERM')
     try {
-      await Promise.all([app.stop({ drainMs: config.SHUTDOWN_DRAIN_MS }), ...workers.map((worker) => worker.exited)])
+      await Promise.all([
+        app.stop({ drainMs: config.SHUTDOWN_DRAIN_MS }),
+        ...workers.map((worker) => worker.exited),
+      ])
     } catch (error) {
       log.error('stop failed', { error })
       process.exit(1)
@@ -68,7 +79,11 @@ async function main(): Promise<void> {
 /** Extra API-server processes; the first process keeps the site server and restarts none of them. */
 function startWorkers(count: number) {
   return Array.from({ length: Math.max(0, count) }, () =>
-    Bun.spawn([process.execPath, import.meta.path, '--api-only', CHILD_FLAG], { stdout: 'inherit', stderr: 'inherit', env: process.env }),
+    Bun.spawn([process.execPath, import.meta.path, '--api-only', CHILD_FLAG], {
+      stdout: 'inherit',
+      stderr: 'inherit',
+      env: process.env,
+    }),
   )
 }
 
@@ -93,7 +108,11 @@ async function restartWithFetchLimit(): Promise<never> {
 if (!process.env.BUN_CONFIG_MAX_HTTP_REQUESTS) await restartWithFetchLimit()
 
 main().catch((error) => {
-  if (error instanceof ConfigError || error instanceof CatalogError || error instanceof MigrationError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof CatalogError ||
+    error instanceof MigrationError
+  ) {
     log.error(error.message)
   } else {
     log.error('start failed', { error })

@@ -40,4 +40,3 @@ export const errorWords: Record<ErrorCode, string> = {
   conflict: 'That conflicts with the current state',
   internal_error: 'Something went wrong on our side',
 }
-

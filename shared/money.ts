@@ -28,7 +28,8 @@ export function nanoToUsd(nano: number | bigint): string {
   // Safe integers divide exactly as numbers; larger amounts take the BigInt path.
   const whole = typeof abs === 'number' ? Math.floor(abs / NANO_PER_USD) : abs / 1_000_000_000n
   const rest = typeof abs === 'number' ? abs % NANO_PER_USD : abs % 1_000_000_000n
-  const fraction = rest === 0 || rest === 0n ? '' : rest.toString().padStart(9, '0').replace(/0+$/, '')
+  const fraction =
+    rest === 0 || rest === 0n ? '' : rest.toString().padStart(9, '0').replace(/0+$/, '')
   return `${negative ? '-' : ''}${whole}${fraction ? `.${fraction}` : ''}`
 }
 

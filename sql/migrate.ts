@@ -20,11 +20,17 @@ export async function listMigrations(dir: string = import.meta.dir): Promise<Mig
   const migrations = (await readdir(dir))
     .map((name) => ({ name, match: fileName.exec(name) }))
     .filter((entry) => entry.match)
-    .map((entry) => ({ version: Number(entry.match![1]), name: entry.name, path: join(dir, entry.name) }))
+    .map((entry) => ({
+      version: Number(entry.match![1]),
+      name: entry.name,
+      path: join(dir, entry.name),
+    }))
     .sort((a, b) => a.version - b.version)
   migrations.forEach((migration, index) => {
     if (migration.version !== index + 1) {
-      throw new MigrationError(`Migration ${String(index + 1).padStart(5, '0')} is missing (found ${migration.name})`)
+      throw new MigrationError(
+        `Migration ${String(index + 1).padStart(5, '0')} is missing (found ${migration.name})`,
+      )
     }
   })
   return migrations
@@ -41,10 +47,14 @@ export async function migrate(sql: Sql, dir?: string): Promise<string[]> {
         name        text NOT NULL,
         applied_at  timestamptz NOT NULL DEFAULT now()
       )`
-    const applied = await tx<{ version: number }[]>`SELECT version FROM schema_migrations ORDER BY version`
+    const applied = await tx<
+      { version: number }[]
+    >`SELECT version FROM schema_migrations ORDER BY version`
     const latest = applied.at(-1)?.version ?? 0
     if (latest > migrations.length) {
-      throw new MigrationError(`Database is at migration ${latest}, newer than this code (${migrations.length})`)
+      throw new MigrationError(
+        `Database is at migration ${latest}, newer than this code (${migrations.length})`,
+      )
     }
     const pending = migrations.slice(latest)
     for (const migration of pending) {

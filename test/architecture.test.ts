@@ -10,7 +10,14 @@ import { dirname, join, relative, resolve } from 'node:path'
 const root = join(import.meta.dir, '..')
 
 /** The areas of proxy/, highest first; an area imports only from areas of later rows. */
-export const LAYERS: string[][] = [['http'], ['accounts', 'ops'], ['pipeline'], ['policy'], ['providers', 'stores'], ['core']]
+export const LAYERS: string[][] = [
+  ['http'],
+  ['accounts', 'ops'],
+  ['pipeline'],
+  ['policy'],
+  ['providers', 'stores'],
+  ['core'],
+]
 
 /** proxy/main.ts and proxy/app.ts build the service from every area. */
 const COMPOSITION = new Set(['main.ts', 'app.ts'])
@@ -20,7 +27,8 @@ type Graph = Map<string, string[]>
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
-    if (statSync(path).isDirectory()) return name === 'node_modules' || name === 'dist' ? [] : sourceFiles(path)
+    if (statSync(path).isDirectory())
+      return name === 'node_modules' || name === 'dist' ? [] : sourceFiles(path)
     return /\.tsx?$/.test(name) && !name.endsWith('.d.ts') ? [path] : []
   })
 }
@@ -31,10 +39,15 @@ export function importGraph(dir: string): Graph {
   const files = sourceFiles(dir)
   const known = new Set(files)
   // Vite-style imports leave the extension out.
-  const fileOf = (path: string) => [path, `${path}.ts`, `${path}.tsx`, join(path, 'index.ts'), join(path, 'index.tsx')].find((candidate) => known.has(candidate)) ?? path
+  const fileOf = (path: string) =>
+    [path, `${path}.ts`, `${path}.tsx`, join(path, 'index.ts'), join(path, 'index.tsx')].find(
+      (candidate) => known.has(candidate),
+    ) ?? path
   for (const file of files) {
     const text = readFileSync(file, 'utf8')
-    const targets = [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm)].map((match) => fileOf(resolve(dirname(file), match[1]!)))
+    const targets = [
+      ...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)['"](\.{1,2}\/[^'"]+)['"]/gm),
+    ].map((match) => fileOf(resolve(dirname(file), match[1]!)))
     graph.set(file, targets)
   }
   return graph
@@ -68,7 +81,8 @@ export function cycles(graph: Graph): string[][] {
         onStack.delete(member)
         component.push(member)
       } while (member !== file)
-      if (component.length > 1 || graph.get(file)!.includes(file)) found.push(component.map((path) => relative(root, path)).sort())
+      if (component.length > 1 || graph.get(file)!.includes(file))
+        found.push(component.map((path) => relative(root, path)).sort())
     }
   }
   for (const file of graph.keys()) if (!index.has(file)) visit(file)
@@ -83,7 +97,9 @@ function areaOf(file: string): string | undefined {
 
 /** Imports from an area into one of the same layer or a higher one. */
 export function upwardImports(graph: Graph): string[] {
-  const layerOf = new Map(LAYERS.flatMap((areas, layer) => areas.map((area) => [area, layer] as const)))
+  const layerOf = new Map(
+    LAYERS.flatMap((areas, layer) => areas.map((area) => [area, layer] as const)),
+  )
   const problems: string[] = []
   for (const [file, targets] of graph) {
     if (COMPOSITION.has(relative(join(root, 'proxy'), file))) continue
@@ -92,7 +108,12 @@ export function upwardImports(graph: Graph): string[] {
       if (!target.startsWith(join(root, 'proxy'))) continue
       const to = areaOf(target)
       if (from === to) continue
-      const allowed = from !== undefined && to !== undefined && layerOf.has(from) && layerOf.has(to) && layerOf.get(to)! > layerOf.get(from)!
+      const allowed =
+        from !== undefined &&
+        to !== undefined &&
+        layerOf.has(from) &&
+        layerOf.has(to) &&
+        layerOf.get(to)! > layerOf.get(from)!
       if (!allowed) problems.push(`${relative(root, file)} → ${relative(root, target)}`)
     }
   }
@@ -108,7 +129,10 @@ describe('the import structure', () => {
   })
 
   test('every area says what it holds and what it may import', () => {
-    for (const area of LAYERS.flat()) expect(readFileSync(join(root, 'proxy', area, 'README.md'), 'utf8')).toMatch(/^# \w+\n\n[\s\S]+\nImports: /)
+    for (const area of LAYERS.flat())
+      expect(readFileSync(join(root, 'proxy', area, 'README.md'), 'utf8')).toMatch(
+        /^# \w+\n\n[\s\S]+\nImports: /,
+      )
   })
 
   test('proxy/: imports go down the layers, never up or across', () => {
@@ -131,7 +155,10 @@ describe('the import structure', () => {
       [fake('providers/c.ts'), [fake('stores/d.ts')]],
       [fake('stores/d.ts'), []],
     ])
-    expect(upwardImports(graph)).toEqual(['proxy/core/a.ts → proxy/pipeline/b.ts', 'proxy/providers/c.ts → proxy/stores/d.ts'])
+    expect(upwardImports(graph)).toEqual([
+      'proxy/core/a.ts → proxy/pipeline/b.ts',
+      'proxy/providers/c.ts → proxy/stores/d.ts',
+    ])
     expect(cycles(graph)).toEqual([['proxy/core/a.ts', 'proxy/pipeline/b.ts']])
   })
 })

@@ -19,7 +19,10 @@ async function blocksUnder(heading: string): Promise<Block[]> {
   const rest = readme.slice(from + heading.length + 2)
   const next = rest.search(/\n#{1,6} /)
   const section = next === -1 ? rest : rest.slice(0, next)
-  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({ lang: match[1]!, code: match[2]! }))
+  return [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((match) => ({
+    lang: match[1]!,
+    code: match[2]!,
+  }))
 }
 
 const README_API = 'http://127.0.0.1:8080'
@@ -34,15 +37,31 @@ describe('the README', () => {
 
   /** Runs a shell command as a reader would paste it. */
   async function shell(command: string): Promise<{ code: number; stdout: string; stderr: string }> {
-    const child = Bun.spawn(['sh', '-c', command], { cwd: repositoryRoot, env, stdout: 'pipe', stderr: 'pipe' })
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+    const child = Bun.spawn(['sh', '-c', command], {
+      cwd: repositoryRoot,
+      env,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ])
     return { code, stdout, stderr }
   }
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'gateway-readme-'))
     const ports = await Promise.all([0, 1].map(() => freePort()))
-    env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? dataDir, DATA_DIR: dataDir, PORT: String(ports[0]), SITE_PORT: String(ports[1]), LOG_LEVEL: 'info' }
+    env = {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME ?? dataDir,
+      DATA_DIR: dataDir,
+      PORT: String(ports[0]),
+      SITE_PORT: String(ports[1]),
+      LOG_LEVEL: 'info',
+    }
     server = await startServerProcess(env)
     blocks = await blocksUnder('## First request')
     await mkdir(snippetsDir, { recursive: true })
@@ -64,11 +83,15 @@ describe('the README', () => {
     const created = await shell(createKey.replace('acct_…', accountId))
     expect(created.code).toBe(0)
     const { key } = JSON.parse(created.stdout) as { key: string }
-    const ours = (code: string) => code.replaceAll(README_API, server.apiUrl).replaceAll('svc-live-…', key)
+    const ours = (code: string) =>
+      code.replaceAll(README_API, server.apiUrl).replaceAll('svc-live-…', key)
 
     const answered = await shell(ours(curl.code))
     expect(answered.code).toBe(0)
-    const answer = JSON.parse(answered.stdout) as { choices: { message: { content: string } }[]; usage: { cost: number } }
+    const answer = JSON.parse(answered.stdout) as {
+      choices: { message: { content: string } }[]
+      usage: { cost: number }
+    }
     expect(answer.choices[0]!.message.content).toContain(DEMO_ANSWER)
     expect(answer.usage.cost).toBe(0)
 
@@ -83,7 +106,9 @@ describe('the README', () => {
   })
 
   test('catalog examples: valid as they stand, and the hosted models as catalog.yaml has them', async () => {
-    const examples = (await blocksUnder('### Adding providers and models')).filter((block) => block.lang === 'yaml')
+    const examples = (await blocksUnder('### Adding providers and models')).filter(
+      (block) => block.lang === 'yaml',
+    )
     expect(examples).toHaveLength(2)
     const shipped = await loadCatalog(join(repositoryRoot, 'catalog.yaml'), {})
     for (const example of examples) {
@@ -93,7 +118,10 @@ describe('the README', () => {
         if (!known) continue
         const { name: _, ...shown } = model
         const { name: __, ...expected } = known
-        expect({ ...shown, routes: shown.routes.map((route) => route.upstreamModel) }).toEqual({ ...expected, routes: expected.routes.map((route) => route.upstreamModel) })
+        expect({ ...shown, routes: shown.routes.map((route) => route.upstreamModel) }).toEqual({
+          ...expected,
+          routes: expected.routes.map((route) => route.upstreamModel),
+        })
       }
     }
   })

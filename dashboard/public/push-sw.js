@@ -18,7 +18,10 @@ self.addEventListener('push', (event) => {
   event.waitUntil(
     self.registration.showNotification(title, {
       body,
-      tag: alert.type === 'credit_alert' && alert.accountId ? `credit-alert-${alert.accountId}` : undefined,
+      tag:
+        alert.type === 'credit_alert' && alert.accountId
+          ? `credit-alert-${alert.accountId}`
+          : undefined,
       data: { url: billingUrl(alert.url) },
     }),
   )
@@ -44,7 +47,9 @@ self.addEventListener('notificationclick', (event) => {
 function billingUrl(site) {
   try {
     const base = new URL(site || self.location.origin)
-    return base.origin === self.location.origin ? new URL('/dashboard/billing', base).href : '/dashboard/billing'
+    return base.origin === self.location.origin
+      ? new URL('/dashboard/billing', base).href
+      : '/dashboard/billing'
   } catch {
     return '/dashboard/billing'
   }

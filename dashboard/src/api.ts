@@ -31,27 +31,49 @@ export function onSignedOut(listener: () => void): () => void {
   return () => signedOut.delete(listener)
 }
 
-export async function request(method: string, path: string, body?: unknown, init: { signal?: AbortSignal } = {}): Promise<Response> {
+export async function request(
+  method: string,
+  path: string,
+  body?: unknown,
+  init: { signal?: AbortSignal } = {},
+): Promise<Response> {
   let response: Response
   try {
     response = await fetch(`/admin/v1${path}`, {
       method,
       credentials: 'same-origin',
-      headers: body === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
+      headers:
+        body === undefined
+          ? { accept: 'application/json' }
+          : { 'content-type': 'application/json', accept: 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: init.signal,
     })
   } catch (error) {
     if (error instanceof DOMException && error.name === 'AbortError') throw error
-    throw new ApiError(0, 'network', 'The server could not be reached. Check your connection and try again.')
+    throw new ApiError(
+      0,
+      'network',
+      'The server could not be reached. Check your connection and try again.',
+    )
   }
   if (response.ok) return response
   const parsed = (await response.json().catch(() => ({}))) as ErrorBody
   const code = parsed.error?.code ?? 'internal_error'
-  if (response.status === 401 && !path.startsWith('/auth/') && !path.startsWith('/session/link') && !path.startsWith('/setup')) {
+  if (
+    response.status === 401 &&
+    !path.startsWith('/auth/') &&
+    !path.startsWith('/session/link') &&
+    !path.startsWith('/setup')
+  ) {
     for (const listener of signedOut) listener()
   }
-  throw new ApiError(response.status, code, parsed.error?.message ?? `The server answered ${response.status}.`, parsed.error?.param ?? null)
+  throw new ApiError(
+    response.status,
+    code,
+    parsed.error?.message ?? `The server answered ${response.status}.`,
+    parsed.error?.param ?? null,
+  )
 }
 
 /** A JSON call: the parsed answer, or a thrown ApiError. */
@@ -65,7 +87,8 @@ export const get = <T>(path: string) => api<T>('GET', path)
 /** A query string from the defined, non-empty values. */
 export function queryString(values: Record<string, string | number | undefined | null>): string {
   const params = new URLSearchParams()
-  for (const [name, value] of Object.entries(values)) if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
+  for (const [name, value] of Object.entries(values))
+    if (value !== undefined && value !== null && value !== '') params.set(name, String(value))
   const text = params.toString()
   return text ? `?${text}` : ''
 }

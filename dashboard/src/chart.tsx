@@ -43,7 +43,11 @@ export function TimeChart(props: ChartProps) {
     const style = getComputedStyle(container)
     const muted = style.getPropertyValue('--muted').trim() || '#666'
     const grid = style.getPropertyValue('--border').trim() || '#ddd'
-    const axis = { stroke: muted, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 } }
+    const axis = {
+      stroke: muted,
+      grid: { stroke: grid, width: 1 },
+      ticks: { stroke: grid, width: 1 },
+    }
     const bars = props.kind === 'bars' ? uPlot.paths.bars!({ size: [0.7, 48] }) : undefined
     plot = new uPlot(
       {
@@ -81,7 +85,8 @@ export function TimeChart(props: ChartProps) {
 
   onMount(() => {
     const observer = new ResizeObserver(() => {
-      if (plot && container) plot.setSize({ width: Math.max(container.clientWidth, 280), height: props.height ?? 240 })
+      if (plot && container)
+        plot.setSize({ width: Math.max(container.clientWidth, 280), height: props.height ?? 240 })
     })
     if (container) observer.observe(container)
     onCleanup(() => observer.disconnect())
@@ -101,7 +106,13 @@ export function TimeChart(props: ChartProps) {
 
   return (
     <div class="chart-block">
-      <div class="chart" ref={container} role="img" aria-label={props.label} aria-describedby={summaryId} />
+      <div
+        class="chart"
+        ref={container}
+        role="img"
+        aria-label={props.label}
+        aria-describedby={summaryId}
+      />
       <p id={summaryId} class="small muted chart-summary">
         {props.summary}
       </p>
@@ -127,5 +138,9 @@ export function TimeChart(props: ChartProps) {
 
 /** "Jan 5": a UTC day, as the charts and their tables name it. */
 export function dayLabel(seconds: number): string {
-  return new Date(seconds * 1000).toLocaleDateString(undefined, { timeZone: 'UTC', month: 'short', day: 'numeric' })
+  return new Date(seconds * 1000).toLocaleDateString(undefined, {
+    timeZone: 'UTC',
+    month: 'short',
+    day: 'numeric',
+  })
 }

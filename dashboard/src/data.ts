@@ -9,7 +9,13 @@ import type { AlertSettings } from '../../shared/schemas/admin/alerts.ts'
 import type { Billing, Ledger, TopUp } from '../../shared/schemas/admin/billing.ts'
 import type { ApiKeys, KeyDefaults } from '../../shared/schemas/admin/keys.ts'
 import type { TrialStatus } from '../../shared/schemas/admin/playground.ts'
-import type { AccountLimits, Guardrails, Presets, Routing, RoutingProviders } from '../../shared/schemas/admin/policy.ts'
+import type {
+  AccountLimits,
+  Guardrails,
+  Presets,
+  Routing,
+  RoutingProviders,
+} from '../../shared/schemas/admin/policy.ts'
 import type { Me } from '../../shared/schemas/admin/session.ts'
 import type { Ticket, TicketList } from '../../shared/schemas/admin/support.ts'
 import type { Team } from '../../shared/schemas/admin/team.ts'
@@ -43,7 +49,10 @@ export const getMe = query(async () => {
 
 export const getBilling = query(() => read<Billing>('/billing'), 'billing')
 /** The last 24 hours in totals. */
-export const getActivitySummary = query(() => read<ActivitySummary>('/activity/summary'), 'activitySummary')
+export const getActivitySummary = query(
+  () => read<ActivitySummary>('/activity/summary'),
+  'activitySummary',
+)
 export const getKeys = query(() => read<ApiKeys>('/keys'), 'keys')
 /** The caps a new key gets when its form leaves them empty. */
 export const getKeyDefaults = query(() => read<KeyDefaults>('/keys/defaults'), 'keyDefaults')
@@ -53,20 +62,30 @@ export const getRouting = query(() => read<Routing>('/routing'), 'routing')
 /** The limits every key of the account shares: its own, and those in force. */
 export const getAccountLimits = query(() => read<AccountLimits>('/account/limits'), 'accountLimits')
 /** The providers the account may restrict routing to, with the models each serves. */
-export const getRoutingProviders = query(() => read<RoutingProviders>('/routing/providers'), 'providers')
+export const getRoutingProviders = query(
+  () => read<RoutingProviders>('/routing/providers'),
+  'providers',
+)
 export const getAlerts = query(() => read<AlertSettings>('/alerts'), 'alerts')
 export const getTeam = query(() => read<Team>('/team'), 'team')
 /** The account's free playground messages: how many are left and the model that answers them. */
 export const getTrial = query(() => read<TrialStatus>('/playground/trial'), 'trial')
-export const getTickets = query(() => read<TicketList>('/support/tickets').then((answer) => answer.tickets), 'tickets')
-export const getTicket = query((id: string) => read<Ticket>(`/support/tickets/${encodeURIComponent(id)}`), 'ticketById')
+export const getTickets = query(
+  () => read<TicketList>('/support/tickets').then((answer) => answer.tickets),
+  'tickets',
+)
+export const getTicket = query(
+  (id: string) => read<Ticket>(`/support/tickets/${encodeURIComponent(id)}`),
+  'ticketById',
+)
 
 /** The ledger's filters, as the address and the admin API name them. */
 export const LEDGER_FILTERS = ['kind', 'from', 'to'] as const
 export type LedgerFilters = Record<(typeof LEDGER_FILTERS)[number], string>
 
 /** A page of the ledger, newest first; `before` continues after an earlier page. */
-export const readLedgerPage = (filters: LedgerFilters, before?: string) => read<Ledger>(`/billing/ledger${queryString({ ...filters, before })}`)
+export const readLedgerPage = (filters: LedgerFilters, before?: string) =>
+  read<Ledger>(`/billing/ledger${queryString({ ...filters, before })}`)
 /** The ledger's first page (older ones are appended on request, outside the query). */
 export const getLedger = query((filters: LedgerFilters) => readLedgerPage(filters), 'ledger')
 
@@ -75,15 +94,21 @@ export const ACTIVITY_FILTERS = ['keyId', 'model', 'status', 'from', 'to'] as co
 export type ActivityFilters = Record<(typeof ACTIVITY_FILTERS)[number], string>
 
 /** A page of the account's requests, newest first; `before` continues after an earlier page. */
-export const readActivityPage = (filters: ActivityFilters, before?: string) => read<Activity>(`/activity${queryString({ ...filters, before })}`)
+export const readActivityPage = (filters: ActivityFilters, before?: string) =>
+  read<Activity>(`/activity${queryString({ ...filters, before })}`)
 /** The requests' first page (older ones are appended on request, outside the query). */
-export const getActivity = query((filters: ActivityFilters) => readActivityPage(filters), 'activityPage')
+export const getActivity = query(
+  (filters: ActivityFilters) => readActivityPage(filters),
+  'activityPage',
+)
 
 const MODEL_LOOKBACK_MS = 90 * 86_400_000
 
 /** The models this account used in the last 90 days, from the rollup: what is worth filtering activity by. */
 export const getUsedModels = query(async () => {
-  const usage = await read<Usage>(`/usage${queryString({ granularity: 'day', groupBy: 'model', from: new Date(Date.now() - MODEL_LOOKBACK_MS).toISOString() })}`)
+  const usage = await read<Usage>(
+    `/usage${queryString({ granularity: 'day', groupBy: 'model', from: new Date(Date.now() - MODEL_LOOKBACK_MS).toISOString() })}`,
+  )
   return [...new Set(usage.buckets.map((bucket) => bucket.model ?? ''))].filter(Boolean).sort()
 }, 'usedModels')
 
@@ -93,7 +118,8 @@ export type UsageData = { days: number[]; total: Usage; byModel: Usage; byKey: U
 export const getUsage = query(async (days: Period): Promise<UsageData> => {
   const now = Date.now()
   const from = new Date(periodStartMs(days, now)).toISOString()
-  const byGroup = (groupBy?: 'model' | 'key') => read<Usage>(`/usage${queryString({ granularity: 'day', from, groupBy })}`)
+  const byGroup = (groupBy?: 'model' | 'key') =>
+    read<Usage>(`/usage${queryString({ granularity: 'day', from, groupBy })}`)
   const [total, byModel, byKey] = await Promise.all([byGroup(), byGroup('model'), byGroup('key')])
   return { days: periodDays(days, now), total, byModel, byKey }
 }, 'usage')
@@ -121,14 +147,22 @@ export const getCatalog = query((): Promise<CatalogEntry[]> => {
   catalogRead ??= fetch('/api/v1/models', { headers: { accept: 'application/json' } })
     .then(async (response) => {
       if (!response.ok) {
-        const body = (await response.json().catch(() => ({}))) as { error?: { code?: string; message?: string } }
-        throw new ApiError(response.status, body.error?.code ?? 'internal_error', body.error?.message ?? `The model list answered ${response.status}.`)
+        const body = (await response.json().catch(() => ({}))) as {
+          error?: { code?: string; message?: string }
+        }
+        throw new ApiError(
+          response.status,
+          body.error?.code ?? 'internal_error',
+          body.error?.message ?? `The model list answered ${response.status}.`,
+        )
       }
       return ((await response.json()) as { data: CatalogEntry[] }).data
     })
     .catch((error: unknown) => {
       catalogRead = undefined
-      throw error instanceof ApiError ? error : new ApiError(0, 'network', 'The model list could not be reached.')
+      throw error instanceof ApiError
+        ? error
+        : new ApiError(0, 'network', 'The model list could not be reached.')
     })
   return catalogRead
 }, 'catalog')

@@ -31,7 +31,12 @@ export function ConfirmButton(props: {
   }
   return (
     <>
-      <Button variant={props.variant ?? 'danger'} disabled={props.disabled} aria-label={props.ariaLabel} onClick={() => dialog?.showModal()}>
+      <Button
+        variant={props.variant ?? 'danger'}
+        disabled={props.disabled}
+        aria-label={props.ariaLabel}
+        onClick={() => dialog?.showModal()}
+      >
         {props.label}
       </Button>
       <dialog ref={dialog} class="dialog" aria-labelledby={titleId}>
@@ -54,7 +59,13 @@ export function ConfirmButton(props: {
 }
 
 /** A modal dialog opened by the caller (forms that do not fit in a row). */
-export function Dialog(props: { open: boolean; title: string; onClose: () => void; children: JSX.Element; wide?: boolean }) {
+export function Dialog(props: {
+  open: boolean
+  title: string
+  onClose: () => void
+  children: JSX.Element
+  wide?: boolean
+}) {
   let dialog: HTMLDialogElement | undefined
   const titleId = createUniqueId()
   createEffect(() => {
@@ -64,7 +75,13 @@ export function Dialog(props: { open: boolean; title: string; onClose: () => voi
     if (!open && dialog.open) dialog.close()
   })
   return (
-    <dialog ref={dialog} class="dialog" classList={{ wide: !!props.wide }} aria-labelledby={titleId} onClose={() => props.onClose()}>
+    <dialog
+      ref={dialog}
+      class="dialog"
+      classList={{ wide: !!props.wide }}
+      aria-labelledby={titleId}
+      onClose={() => props.onClose()}
+    >
       <h2 id={titleId}>{props.title}</h2>
       {props.children}
     </dialog>

@@ -2,7 +2,15 @@
  * Form pieces: every control with its label, hint and error wired by id (aria-describedby), and a
  * submission's pending and failed states. A refusal that names a field shows under that field.
  */
-import { createSignal, createUniqueId, For, Show, splitProps, type Accessor, type JSX } from 'solid-js'
+import {
+  createSignal,
+  createUniqueId,
+  For,
+  Show,
+  splitProps,
+  type Accessor,
+  type JSX,
+} from 'solid-js'
 import { ApiError } from './api.ts'
 
 type FieldProps = {
@@ -20,9 +28,18 @@ type FieldProps = {
 export function Field(props: FieldProps) {
   const id = createUniqueId()
   const described = () =>
-    [props.hint ? `${id}-hint` : '', props.error ? `${id}-error` : '', props.status ? `${id}-status` : ''].filter(Boolean).join(' ') || undefined
+    [
+      props.hint ? `${id}-hint` : '',
+      props.error ? `${id}-error` : '',
+      props.status ? `${id}-status` : '',
+    ]
+      .filter(Boolean)
+      .join(' ') || undefined
   return (
-    <div class={props.class ? `field ${props.class}` : 'field'} classList={{ invalid: !!props.error }}>
+    <div
+      class={props.class ? `field ${props.class}` : 'field'}
+      classList={{ invalid: !!props.error }}
+    >
       <label for={id}>{props.label}</label>
       {props.children(id, described())}
       <Show when={props.hint}>
@@ -90,18 +107,32 @@ export function SelectField(props: {
           value={props.value}
           onChange={(event) => props.onValue(event.currentTarget.value)}
         >
-          <For each={props.options}>{(option) => <option value={option.value}>{option.label}</option>}</For>
+          <For each={props.options}>
+            {(option) => <option value={option.value}>{option.label}</option>}
+          </For>
         </select>
       )}
     </Field>
   )
 }
 
-export function Checkbox(props: { label: string; checked: boolean; onChange: (checked: boolean) => void; hint?: string; disabled?: boolean }) {
+export function Checkbox(props: {
+  label: string
+  checked: boolean
+  onChange: (checked: boolean) => void
+  hint?: string
+  disabled?: boolean
+}) {
   const id = createUniqueId()
   return (
     <div class="checkbox">
-      <input id={id} type="checkbox" checked={props.checked} disabled={props.disabled} onChange={(event) => props.onChange(event.currentTarget.checked)} />
+      <input
+        id={id}
+        type="checkbox"
+        checked={props.checked}
+        disabled={props.disabled}
+        onChange={(event) => props.onChange(event.currentTarget.checked)}
+      />
       <label for={id}>
         {props.label}
         <Show when={props.hint}>
@@ -113,7 +144,12 @@ export function Checkbox(props: { label: string; checked: boolean; onChange: (ch
 }
 
 /** A form submission's pending and failed states. */
-export function useSubmit(): { busy: Accessor<boolean>; error: Accessor<unknown>; run: <T>(action: () => Promise<T>) => Promise<T | undefined>; clear: () => void } {
+export function useSubmit(): {
+  busy: Accessor<boolean>
+  error: Accessor<unknown>
+  run: <T>(action: () => Promise<T>) => Promise<T | undefined>
+  clear: () => void
+} {
   const [busy, setBusy] = createSignal(false)
   const [error, setError] = createSignal<unknown>()
   return {

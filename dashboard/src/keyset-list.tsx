@@ -50,9 +50,15 @@ export function createKeysetList<T>(reads: {
     setContinuing(page)
     try {
       const older = await reads.older(before)
-      if (shown() === page) setContinuation({ after: page, items: [...(known?.items ?? []), ...older.items], next: older.nextBefore })
+      if (shown() === page)
+        setContinuation({
+          after: page,
+          items: [...(known?.items ?? []), ...older.items],
+          next: older.nextBefore,
+        })
     } catch (error) {
-      if (shown() === page) setContinuation({ after: page, items: known?.items ?? [], next: before, error })
+      if (shown() === page)
+        setContinuation({ after: page, items: known?.items ?? [], next: before, error })
     } finally {
       if (continuing() === page) setContinuing(undefined)
     }
@@ -86,7 +92,13 @@ type KeysetList = ReturnType<typeof createKeysetList<unknown>>
  * A keyset list's states: loading, failed (with retry), empty (`empty`), else the rows (`children`) and a
  * footer saying how many are shown, with "Load more" while older pages exist.
  */
-export function KeysetView(props: { list: KeysetList; loading: string; empty: JSX.Element; shown: (count: number) => string; children: JSX.Element }) {
+export function KeysetView(props: {
+  list: KeysetList
+  loading: string
+  empty: JSX.Element
+  shown: (count: number) => string
+  children: JSX.Element
+}) {
   return (
     <Loaded data={props.list.first} retry={props.list.reload} loading={props.loading}>
       {() => (
@@ -97,7 +109,14 @@ export function KeysetView(props: { list: KeysetList; loading: string; empty: JS
           <Show when={props.list.items().length > 0} fallback={props.empty}>
             {props.children}
             <div class="row center">
-              <Show when={props.list.hasMore()} fallback={<span class="small muted">{props.shown(props.list.items().length)}: that is all.</span>}>
+              <Show
+                when={props.list.hasMore()}
+                fallback={
+                  <span class="small muted">
+                    {props.shown(props.list.items().length)}: that is all.
+                  </span>
+                }
+              >
                 <Button onClick={() => void props.list.more()} busy={props.list.loadingMore()}>
                   Load more
                 </Button>

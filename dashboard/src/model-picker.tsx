@@ -37,7 +37,13 @@ const SHOWN = 200
 
 export function MultiSelect(props: MultiSelectProps) {
   return (
-    <Field label={props.label} hint={props.hint} status={props.status} error={props.error} class="picker">
+    <Field
+      label={props.label}
+      hint={props.hint}
+      status={props.status}
+      error={props.error}
+      class="picker"
+    >
       {(id, describedBy) => <Combobox {...props} id={id} describedBy={describedBy} />}
     </Field>
   )
@@ -112,12 +118,20 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
   return (
     <>
       <ul class="chips" aria-label={`${props.label}: chosen`}>
-        <For each={props.value} fallback={<li class="muted small">{props.emptyText ?? 'None chosen'}</li>}>
+        <For
+          each={props.value}
+          fallback={<li class="muted small">{props.emptyText ?? 'None chosen'}</li>}
+        >
           {(value) => (
             <li class="chip" title={labelOf(value)}>
               <span class="mono">{value}</span>
               <Show when={!props.disabled}>
-                <button type="button" class="chip-remove" aria-label={`Remove ${value}`} onClick={() => remove(value)}>
+                <button
+                  type="button"
+                  class="chip-remove"
+                  aria-label={`Remove ${value}`}
+                  onClick={() => remove(value)}
+                >
                   ×
                 </button>
               </Show>
@@ -140,7 +154,13 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
           aria-describedby={props.describedBy}
           aria-invalid={props.error ? 'true' : undefined}
           disabled={props.disabled}
-          placeholder={props.disabled ? 'Read only' : full() ? `At most ${props.max}: remove one to add another` : (props.placeholder ?? 'Search…')}
+          placeholder={
+            props.disabled
+              ? 'Read only'
+              : full()
+                ? `At most ${props.max}: remove one to add another`
+                : (props.placeholder ?? 'Search…')
+          }
           value={text()}
           onInput={(event) => {
             setText(event.currentTarget.value)
@@ -151,7 +171,14 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
           onBlur={() => setOpen(false)}
           onKeyDown={onKeyDown}
         />
-        <ul id={`${props.id}-list`} role="listbox" class="picker-list" aria-label={props.label} aria-multiselectable={props.max !== 1} hidden={!open()}>
+        <ul
+          id={`${props.id}-list`}
+          role="listbox"
+          class="picker-list"
+          aria-label={props.label}
+          aria-multiselectable={props.max !== 1}
+          hidden={!open()}
+        >
           <For each={matches()} fallback={<li class="picker-empty">No match</li>}>
             {(option, index) => (
               <li
@@ -172,7 +199,9 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
                 </span>
                 <span class="mono">{option.id}</span>
                 <Show when={option.label || option.detail}>
-                  <span class="muted small">{[option.label, option.detail].filter(Boolean).join(' · ')}</span>
+                  <span class="muted small">
+                    {[option.label, option.detail].filter(Boolean).join(' · ')}
+                  </span>
                 </Show>
               </li>
             )}
@@ -187,7 +216,8 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
 const modelShaped = (text: string) => /^[^\s/]+\/\S+$/.test(text)
 
 function describe(entry: CatalogEntry): string {
-  if (entry.auto_candidates) return `automatic choice of ${entry.auto_candidates.length}${entry.free ? ', free' : ''}`
+  if (entry.auto_candidates)
+    return `automatic choice of ${entry.auto_candidates.length}${entry.free ? ', free' : ''}`
   const parts = [entry.display_name && entry.display_name !== entry.id ? entry.display_name : '']
   if (entry.alias_of) parts.push(`alias of ${entry.alias_of}`)
   if (entry.free) parts.push('free')
@@ -198,7 +228,9 @@ function describe(entry: CatalogEntry): string {
  * Models to choose from: `exact` lists only exact model IDs (what allowed-model lists take), `any` also
  * aliases and automatic choices (what a preset's model and fallbacks may be).
  */
-export function ModelPicker(props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & { choices: 'exact' | 'any' }) {
+export function ModelPicker(
+  props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & { choices: 'exact' | 'any' },
+) {
   const catalog = createOptional(() => getCatalog())
   // From "try again" until its answer is in: the note says the list is loading again.
   const [retrying, setRetrying] = createSignal(false)
@@ -220,7 +252,8 @@ export function ModelPicker(props: Omit<MultiSelectProps, 'options' | 'allowOthe
     if (error) {
       return (
         <>
-          The model list could not be loaded ({error instanceof Error ? error.message : 'unknown error'}); type exact model IDs, or{' '}
+          The model list could not be loaded (
+          {error instanceof Error ? error.message : 'unknown error'}); type exact model IDs, or{' '}
           <button type="button" class="link-button" onClick={() => void retry()}>
             try again
           </button>

@@ -35,7 +35,11 @@ import { filterValues } from './url-filters.ts'
 /** A query as a preload starts it: called with its arguments, and the key of that call. */
 type Read<A extends unknown[]> = { (...args: A): unknown; keyFor: (...args: A) => string }
 
-function start<A extends unknown[]>(intent: RoutePreloadFuncArgs['intent'], read: Read<A>, ...args: A): void {
+function start<A extends unknown[]>(
+  intent: RoutePreloadFuncArgs['intent'],
+  read: Read<A>,
+  ...args: A
+): void {
   if (intent === 'native') void revalidate(read.keyFor(...args))
   void read(...args)
 }

@@ -39,11 +39,17 @@ export type Optional<T> = {
  * A read part of a page can do without. `reconcile` keeps unchanged rows the same objects when the
  * answer is read again (see `createAsyncStore`).
  */
-export function createOptional<T>(read: () => Promise<T>, options: { reconcile?: ReconcileOptions } = {}): Optional<T> {
+export function createOptional<T>(
+  read: () => Promise<T>,
+  options: { reconcile?: ReconcileOptions } = {},
+): Optional<T> {
   // With a starting value `.latest` answers at once instead of suspending the page; a failure it still
   // throws is caught here and kept apart.
   const data = options.reconcile
-    ? createAsyncStore<T | undefined>(() => read(), { initialValue: undefined, reconcile: options.reconcile })
+    ? createAsyncStore<T | undefined>(() => read(), {
+        initialValue: undefined,
+        reconcile: options.reconcile,
+      })
     : createAsync<T | undefined>(() => read(), { initialValue: undefined })
   const settled = createMemo((): { value?: T; error?: unknown } => {
     try {

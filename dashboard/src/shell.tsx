@@ -38,7 +38,10 @@ export function Shell(props: RouteSectionProps) {
     const error = me.error()
     return error instanceof ApiError && error.status === 401
   }
-  const toSignIn = () => navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true })
+  const toSignIn = () =>
+    navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, {
+      replace: true,
+    })
   onCleanup(onSignedOut(toSignIn))
 
   const signOut = async () => {
@@ -110,7 +113,11 @@ export function Shell(props: RouteSectionProps) {
                   <label class="small" for="account-switch">
                     Account
                   </label>
-                  <select id="account-switch" value={current().account.id} onChange={(event) => void switchAccount(event.currentTarget.value)}>
+                  <select
+                    id="account-switch"
+                    value={current().account.id}
+                    onChange={(event) => void switchAccount(event.currentTarget.value)}
+                  >
                     <For each={current().memberships}>
                       {(membership) => (
                         <option value={membership.accountId}>
@@ -128,12 +135,14 @@ export function Shell(props: RouteSectionProps) {
             <main class="main" id="main" tabindex="-1">
               <Show when={current().account.status === 'suspended'}>
                 <Notice tone="warning" title="This account is suspended">
-                  Requests with its keys are refused. You can still read everything here and write to support.
+                  Requests with its keys are refused. You can still read everything here and write
+                  to support.
                 </Notice>
               </Show>
               <Show when={current().account.kind === 'accountless'}>
                 <p class="small muted">
-                  Accountless account: keep your key and dashboard link safe. Without an e-mail address or wallet there is no recovery.
+                  Accountless account: keep your key and dashboard link safe. Without an e-mail
+                  address or wallet there is no recovery.
                 </p>
               </Show>
               <Suspense fallback={<Loading />}>{props.children}</Suspense>

@@ -4,11 +4,26 @@
  * empty) has its own visible form. Form controls are in forms.tsx, modal dialogs in dialogs.tsx.
  */
 import type { AccessorWithLatest } from '@solidjs/router'
-import { createEffect, createSignal, createUniqueId, ErrorBoundary, on, Show, splitProps, Suspense, type JSX } from 'solid-js'
+import {
+  createEffect,
+  createSignal,
+  createUniqueId,
+  ErrorBoundary,
+  on,
+  Show,
+  splitProps,
+  Suspense,
+  type JSX,
+} from 'solid-js'
 import { ApiError } from './api.ts'
 import { Field } from './forms.tsx'
 
-export function Page(props: { title: string; description?: JSX.Element; actions?: JSX.Element; children: JSX.Element }) {
+export function Page(props: {
+  title: string
+  description?: JSX.Element
+  actions?: JSX.Element
+  children: JSX.Element
+}) {
   return (
     <section class="page" aria-labelledby="page-title">
       <header class="page-header">
@@ -27,7 +42,12 @@ export function Page(props: { title: string; description?: JSX.Element; actions?
   )
 }
 
-export function Card(props: { title?: string; children: JSX.Element; actions?: JSX.Element; class?: string }) {
+export function Card(props: {
+  title?: string
+  children: JSX.Element
+  actions?: JSX.Element
+  class?: string
+}) {
   const id = createUniqueId()
   return (
     <section class={`card ${props.class ?? ''}`} aria-labelledby={props.title ? id : undefined}>
@@ -44,10 +64,20 @@ export function Card(props: { title?: string; children: JSX.Element; actions?: J
   )
 }
 
-export type ButtonProps = JSX.ButtonHTMLAttributes<HTMLButtonElement> & { variant?: 'primary' | 'secondary' | 'danger' | 'ghost'; busy?: boolean }
+export type ButtonProps = JSX.ButtonHTMLAttributes<HTMLButtonElement> & {
+  variant?: 'primary' | 'secondary' | 'danger' | 'ghost'
+  busy?: boolean
+}
 
 export function Button(props: ButtonProps) {
-  const [own, rest] = splitProps(props, ['variant', 'busy', 'class', 'children', 'disabled', 'type'])
+  const [own, rest] = splitProps(props, [
+    'variant',
+    'busy',
+    'class',
+    'children',
+    'disabled',
+    'type',
+  ])
   return (
     <button
       type={own.type ?? 'button'}
@@ -81,9 +111,16 @@ export function ErrorNotice(props: { error: unknown; retry?: () => void }) {
   )
 }
 
-export function Notice(props: { tone?: 'info' | 'warning' | 'success'; title?: string; children: JSX.Element }) {
+export function Notice(props: {
+  tone?: 'info' | 'warning' | 'success'
+  title?: string
+  children: JSX.Element
+}) {
   return (
-    <div class={`notice ${props.tone ?? 'info'}`} role={props.tone === 'warning' ? 'alert' : 'status'}>
+    <div
+      class={`notice ${props.tone ?? 'info'}`}
+      role={props.tone === 'warning' ? 'alert' : 'status'}
+    >
       <Show when={props.title}>
         <strong>{props.title}</strong>
       </Show>
@@ -161,13 +198,22 @@ export function announce(text: string): void {
 
 export function Announcer() {
   return (
-    <div class="toast" role="status" aria-live="polite" classList={{ visible: announcement() !== '' }}>
+    <div
+      class="toast"
+      role="status"
+      aria-live="polite"
+      classList={{ visible: announcement() !== '' }}
+    >
       {announcement()}
     </div>
   )
 }
 
-export function CopyButton(props: { text: string; label: string; variant?: ButtonProps['variant'] }) {
+export function CopyButton(props: {
+  text: string
+  label: string
+  variant?: ButtonProps['variant']
+}) {
   const [copied, setCopied] = createSignal(false)
   const copy = async () => {
     try {
@@ -194,14 +240,28 @@ export function SecretValue(props: { label: string; value: string; hint?: JSX.El
     <Field label={props.label} hint={props.hint} class="secret">
       {(id, describedBy) => (
         <div class="secret-row">
-          <input id={id} class="mono" readonly aria-describedby={describedBy} value={props.value} onFocus={(event) => event.currentTarget.select()} />
-          <CopyButton text={props.value} label={`Copy ${props.label.toLowerCase()}`} variant="primary" />
+          <input
+            id={id}
+            class="mono"
+            readonly
+            aria-describedby={describedBy}
+            value={props.value}
+            onFocus={(event) => event.currentTarget.select()}
+          />
+          <CopyButton
+            text={props.value}
+            label={`Copy ${props.label.toLowerCase()}`}
+            variant="primary"
+          />
         </div>
       )}
     </Field>
   )
 }
 
-export function Badge(props: { tone?: 'good' | 'warn' | 'bad' | 'neutral'; children: JSX.Element }) {
+export function Badge(props: {
+  tone?: 'good' | 'warn' | 'bad' | 'neutral'
+  children: JSX.Element
+}) {
   return <span class={`badge ${props.tone ?? 'neutral'}`}>{props.children}</span>
 }

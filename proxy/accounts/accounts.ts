@@ -10,18 +10,35 @@ import { rearmAlert } from './alerts/rearm.ts'
 import { newAccountId, newCreditId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 
-export async function createAccount(deps: OperatorDeps, input: { creditNano?: number }): Promise<{ accountId: string }> {
+export async function createAccount(
+  deps: OperatorDeps,
+  input: { creditNano?: number },
+): Promise<{ accountId: string }> {
   const accountId = newAccountId()
   await deps.sql`INSERT INTO accounts (id) VALUES (${accountId})`
   if (input.creditNano) await creditAccount(deps, accountId, input.creditNano, 'initial credit')
   return { accountId }
 }
 
-export type CreditReceipt = { accountId: string; entryId: string; amountNano: number; amountUsd: string; availableNano: number; availableUsd: string }
+export type CreditReceipt = {
+  accountId: string
+  entryId: string
+  amountNano: number
+  amountUsd: string
+  availableNano: number
+  availableUsd: string
+}
 
-export async function creditAccount(deps: OperatorDeps, accountId: string, amountNano: number, reason: string): Promise<CreditReceipt> {
+export async function creditAccount(
+  deps: OperatorDeps,
+  accountId: string,
+  amountNano: number,
+  reason: string,
+): Promise<CreditReceipt> {
   if (!Number.isSafeInteger(amountNano) || amountNano <= 0) {
-    throw new ServiceError('invalid_request', 'Credit amount must be a positive amount of USD.', { param: 'usd' })
+    throw new ServiceError('invalid_request', 'Credit amount must be a positive amount of USD.', {
+      param: 'usd',
+    })
   }
   await requireAccount(deps, accountId)
   const entryId = newCreditId()
@@ -33,7 +50,14 @@ export async function creditAccount(deps: OperatorDeps, accountId: string, amoun
   const { availableNano } = await deps.store.snapshot(accountId)
   // A credit alert that fired is armed again once the balance is back at its threshold.
   await rearmAlert(deps.sql, accountId, availableNano)
-  return { accountId, entryId, amountNano, amountUsd: nanoToUsd(amountNano), availableNano, availableUsd: nanoToUsd(availableNano) }
+  return {
+    accountId,
+    entryId,
+    amountNano,
+    amountUsd: nanoToUsd(amountNano),
+    availableNano,
+    availableUsd: nanoToUsd(availableNano),
+  }
 }
 
 /** The live money state of an account (loaded from Postgres if the store has none) and its keys' spend. */
@@ -46,7 +70,16 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
   }
   const [ledger] = await deps.sql<{ nano: number }[]>`
     SELECT coalesce(sum(amount_nano), 0)::bigint AS nano FROM ledger WHERE account_id = ${accountId}`
-  const keys = await deps.sql<{ id: string; prefix: string; name: string; status: string; daily_limit_nano: number | null; monthly_limit_nano: number | null }[]>`
+  const keys = await deps.sql<
+    {
+      id: string
+      prefix: string
+      name: string
+      status: string
+      daily_limit_nano: number | null
+      monthly_limit_nano: number | null
+    }[]
+  >`
     SELECT id, prefix, name, status, daily_limit_nano, monthly_limit_nano FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at`
   const spend = new Map(snapshot.keys.map((key) => [key.keyId, key]))
   return {
@@ -70,15 +103,25 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
         status: key.status,
         inFlight: live?.inFlight ?? 0,
         heldNano: live?.heldNano ?? 0,
-        daily: { spentNano: live?.daySpentNano ?? 0, spentUsd: nanoToUsd(live?.daySpentNano ?? 0), limitNano: key.daily_limit_nano },
-        monthly: { spentNano: live?.monthSpentNano ?? 0, spentUsd: nanoToUsd(live?.monthSpentNano ?? 0), limitNano: key.monthly_limit_nano },
+        daily: {
+          spentNano: live?.daySpentNano ?? 0,
+          spentUsd: nanoToUsd(live?.daySpentNano ?? 0),
+          limitNano: key.daily_limit_nano,
+        },
+        monthly: {
+          spentNano: live?.monthSpentNano ?? 0,
+          spentUsd: nanoToUsd(live?.monthSpentNano ?? 0),
+          limitNano: key.monthly_limit_nano,
+        },
       }
     }),
   }
 }
 
 async function requireAccount(deps: OperatorDeps, accountId: string) {
-  const [account] = await deps.sql<{ kind: string; status: string }[]>`SELECT kind, status FROM accounts WHERE id = ${accountId}`
+  const [account] = await deps.sql<
+    { kind: string; status: string }[]
+  >`SELECT kind, status FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   return account
 }

@@ -27,8 +27,13 @@ export async function accountMoney(deps: OperatorDeps, accountId: string) {
     await loadAccount(deps.sql, deps.store, accountId)
     snapshot = await deps.store.snapshot(accountId)
   }
-  const busy = snapshot.keys.filter((key) => key.inFlight > 0 || key.heldNano > 0).sort((a, b) => b.heldNano - a.heldNano || b.inFlight - a.inFlight)
-  const names = busy.length === 0 ? [] : await deps.sql<{ id: string; name: string; prefix: string }[]>`
+  const busy = snapshot.keys
+    .filter((key) => key.inFlight > 0 || key.heldNano > 0)
+    .sort((a, b) => b.heldNano - a.heldNano || b.inFlight - a.inFlight)
+  const names =
+    busy.length === 0
+      ? []
+      : await deps.sql<{ id: string; name: string; prefix: string }[]>`
     SELECT id, name, prefix FROM api_keys WHERE account_id = ${accountId} AND id = ANY(${busy.map((key) => key.keyId)}::text[])`
   const byId = new Map(names.map((row) => [row.id, row]))
   const holds: KeyHolds[] = busy.map((key) => ({
@@ -39,7 +44,13 @@ export async function accountMoney(deps: OperatorDeps, accountId: string) {
     heldNano: key.heldNano,
     heldUsd: nanoToUsd(key.heldNano),
   }))
-  return { balanceNano: snapshot.balanceNano, heldNano: snapshot.heldNano, availableNano: snapshot.availableNano, inFlight: snapshot.inFlight, holds }
+  return {
+    balanceNano: snapshot.balanceNano,
+    heldNano: snapshot.heldNano,
+    availableNano: snapshot.availableNano,
+    inFlight: snapshot.inFlight,
+    holds,
+  }
 }
 
 export async function billingView(deps: OperatorDeps, session: Session): Promise<Billing> {
@@ -66,7 +77,10 @@ export async function topUpInstructions(deps: OperatorDeps, session: Session): P
   }
 }
 
-async function topUpRefusal(deps: OperatorDeps, session: Session): Promise<ServiceError | undefined> {
+async function topUpRefusal(
+  deps: OperatorDeps,
+  session: Session,
+): Promise<ServiceError | undefined> {
   try {
     authorize(session, 'billing')
   } catch (error) {

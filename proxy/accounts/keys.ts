@@ -9,7 +9,14 @@
 import type { Sql, TransactionSql } from 'postgres'
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
-import type { ApiKey, ApiKeyChanges, CreatedApiKey, KeyDefaults, KeyStatus, NewApiKey } from '../../shared/schemas/admin/keys.ts'
+import type {
+  ApiKey,
+  ApiKeyChanges,
+  CreatedApiKey,
+  KeyDefaults,
+  KeyStatus,
+  NewApiKey,
+} from '../../shared/schemas/admin/keys.ts'
 import { generateApiKey } from '../core/api-key.ts'
 import type { KeyRow } from '../stores/keys/key-row.ts'
 import { checkModelIds } from './settings/allowlists.ts'
@@ -39,13 +46,21 @@ const settable = {
 } as const satisfies Record<keyof NewApiKey, string>
 
 export async function listKeys(deps: OperatorDeps, accountId: string): Promise<{ keys: ApiKey[] }> {
-  const rows = await deps.sql<KeyRow[]>`SELECT ${columns(deps.sql)} FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id`
+  const rows = await deps.sql<
+    KeyRow[]
+  >`SELECT ${columns(deps.sql)} FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id`
   const nowMs = deps.clock.now()
   return { keys: rows.map((row) => keyView(row, nowMs)) }
 }
 
-export async function readKey(deps: Pick<OperatorDeps, 'sql' | 'clock'>, keyId: string, scope: KeyScope = {}): Promise<ApiKey> {
-  const [row] = await deps.sql<KeyRow[]>`SELECT ${columns(deps.sql)} FROM api_keys WHERE id = ${keyId} ${inScope(deps.sql, scope)}`
+export async function readKey(
+  deps: Pick<OperatorDeps, 'sql' | 'clock'>,
+  keyId: string,
+  scope: KeyScope = {},
+): Promise<ApiKey> {
+  const [row] = await deps.sql<
+    KeyRow[]
+  >`SELECT ${columns(deps.sql)} FROM api_keys WHERE id = ${keyId} ${inScope(deps.sql, scope)}`
   if (!row) throw noKey(keyId, scope)
   return keyView(row, deps.clock.now())
 }
@@ -54,7 +69,11 @@ export async function readKey(deps: Pick<OperatorDeps, 'sql' | 'clock'>, keyId: 
  * A new key of the account, with its secret this once. Absent spend caps get the configured defaults (on
  * unless set to null; lower for accountless accounts, which have no identity to recover a leaked key by).
  */
-export async function createKey(deps: OperatorDeps, accountId: string, input: NewApiKey = {}): Promise<CreatedApiKey> {
+export async function createKey(
+  deps: OperatorDeps,
+  accountId: string,
+  input: NewApiKey = {},
+): Promise<CreatedApiKey> {
   const values = columnValues(deps, input)
   const id = newKeyId()
   const { key, prefix, hash } = generateApiKey()
@@ -79,13 +98,23 @@ export async function createKey(deps: OperatorDeps, accountId: string, input: Ne
 }
 
 /** Changes a key: an absent field stays, null removes a limit (or the guardrail, or the model list). */
-export async function updateKey(deps: OperatorDeps, keyId: string, changes: ApiKeyChanges, scope: KeyScope = {}): Promise<ApiKey> {
+export async function updateKey(
+  deps: OperatorDeps,
+  keyId: string,
+  changes: ApiKeyChanges,
+  scope: KeyScope = {},
+): Promise<ApiKey> {
   const values = columnValues(deps, changes)
   if (Object.keys(values).length === 0) {
-    throw new ServiceError('invalid_request', `Nothing to change: give ${Object.keys(settable).join(', ')}.`)
+    throw new ServiceError(
+      'invalid_request',
+      `Nothing to change: give ${Object.keys(settable).join(', ')}.`,
+    )
   }
   const prefix = await deps.sql.begin(async (tx) => {
-    const [key] = await tx<{ account_id: string; prefix: string }[]>`SELECT account_id, prefix FROM api_keys WHERE id = ${keyId} ${inScope(tx, scope)} FOR UPDATE`
+    const [key] = await tx<
+      { account_id: string; prefix: string }[]
+    >`SELECT account_id, prefix FROM api_keys WHERE id = ${keyId} ${inScope(tx, scope)} FOR UPDATE`
     if (!key) throw noKey(keyId, scope)
     if (changes.guardrailId) await lockGuardrail(tx, key.account_id, changes.guardrailId)
     await tx`UPDATE api_keys SET ${tx(values)} WHERE id = ${keyId}`
@@ -96,7 +125,11 @@ export async function updateKey(deps: OperatorDeps, keyId: string, changes: ApiK
 }
 
 /** Disables the key at once on every process (also a key in its rotation grace). */
-export async function revokeKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>, keyId: string, scope: KeyScope = {}): Promise<ApiKey> {
+export async function revokeKey(
+  deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>,
+  keyId: string,
+  scope: KeyScope = {},
+): Promise<ApiKey> {
   const [row] = await deps.sql<{ prefix: string }[]>`
     UPDATE api_keys SET status = 'revoked', revoked_at = coalesce(revoked_at, now()) WHERE id = ${keyId} ${inScope(deps.sql, scope)} RETURNING prefix`
   if (!row) throw noKey(keyId, scope)
@@ -105,8 +138,13 @@ export async function revokeKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock
 }
 
 /** The spend caps a new key of the account gets when its creation leaves them out. */
-export async function keyDefaults(deps: { sql: Db; keyDefaults: OperatorDeps['keyDefaults'] }, accountId: string): Promise<KeyDefaults> {
-  const [account] = await deps.sql<{ kind: 'accountless' | 'identity' }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
+export async function keyDefaults(
+  deps: { sql: Db; keyDefaults: OperatorDeps['keyDefaults'] },
+  accountId: string,
+): Promise<KeyDefaults> {
+  const [account] = await deps.sql<
+    { kind: 'accountless' | 'identity' }[]
+  >`SELECT kind FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   const caps = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
   return {
@@ -148,25 +186,42 @@ function keyView(row: KeyRow, nowMs: number): ApiKey {
 }
 
 /** The columns to write for the fields given; the model list is checked against the catalog. */
-function columnValues(deps: Pick<OperatorDeps, 'catalog'>, fields: ApiKeyChanges): Record<string, unknown> {
+function columnValues(
+  deps: Pick<OperatorDeps, 'catalog'>,
+  fields: ApiKeyChanges,
+): Record<string, unknown> {
   const values: Record<string, unknown> = {}
   for (const [field, column] of Object.entries(settable) as [keyof ApiKeyChanges, string][]) {
     const value = fields[field]
     if (value === undefined) continue
-    values[column] = field === 'allowedModels' && value !== null ? checkModelIds(deps.catalog, value as string[], 'allowedModels') : value
+    values[column] =
+      field === 'allowedModels' && value !== null
+        ? checkModelIds(deps.catalog, value as string[], 'allowedModels')
+        : value
   }
   return values
 }
 
 /** The guardrail must be the account's; FOR SHARE: one being deleted (FOR UPDATE, then unassigned) cannot be assigned meanwhile. */
 async function lockGuardrail(tx: Db, accountId: string, guardrailId: string): Promise<void> {
-  const [row] = await tx`SELECT 1 FROM guardrails WHERE id = ${guardrailId} AND account_id = ${accountId} FOR SHARE`
+  const [row] =
+    await tx`SELECT 1 FROM guardrails WHERE id = ${guardrailId} AND account_id = ${accountId} FOR SHARE`
   // Another account's guardrail reads as absent, like its keys.
-  if (!row) throw new ServiceError('invalid_request', `guardrailId: no guardrail ${guardrailId} in this account`, { param: 'guardrailId' })
+  if (!row)
+    throw new ServiceError(
+      'invalid_request',
+      `guardrailId: no guardrail ${guardrailId} in this account`,
+      { param: 'guardrailId' },
+    )
 }
 
-const inScope = (sql: Db, scope: KeyScope) => (scope.accountId === undefined ? sql`` : sql`AND account_id = ${scope.accountId}`)
+const inScope = (sql: Db, scope: KeyScope) =>
+  scope.accountId === undefined ? sql`` : sql`AND account_id = ${scope.accountId}`
 
 const iso = (date: Date | null) => (date ? date.toISOString() : null)
 
-const noKey = (keyId: string, scope: KeyScope) => new ServiceError('not_found', `No key ${keyId}${scope.accountId === undefined ? '' : ' in this account'}.`)
+const noKey = (keyId: string, scope: KeyScope) =>
+  new ServiceError(
+    'not_found',
+    `No key ${keyId}${scope.accountId === undefined ? '' : ' in this account'}.`,
+  )

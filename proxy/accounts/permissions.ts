@@ -37,7 +37,10 @@ const RULES: Record<Action, string> = {
 /** Throws the refusal when the session may not do `action`. */
 export function authorize(session: Session, action: Action): void {
   if (session.accountStatus === 'suspended' && !WHILE_SUSPENDED.has(action)) {
-    throw new ServiceError('account_suspended', 'This account is suspended; it can read its data and contact support. Contact support.')
+    throw new ServiceError(
+      'account_suspended',
+      'This account is suspended; it can read its data and contact support. Contact support.',
+    )
   }
   if (!ALLOWED[action].includes(session.role)) {
     throw new ServiceError('forbidden', `Not allowed for a ${session.role}: ${RULES[action]}.`)

@@ -16,7 +16,11 @@ export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
 
 type OldKey = Pick<KeyRow, 'prefix' | 'status' | 'expires_at' | 'replaced_by'>
 
-export async function rotateKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>, accountId: string, keyId: string): Promise<RotatedKey> {
+export async function rotateKey(
+  deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>,
+  accountId: string,
+  keyId: string,
+): Promise<RotatedKey> {
   const nowMs = deps.clock.now()
   const expiresAt = new Date(nowMs + ROTATION_GRACE_MS)
   const id = newKeyId()
@@ -26,7 +30,8 @@ export async function rotateKey(deps: Pick<OperatorDeps, 'sql' | 'keys' | 'clock
     const [row] = await tx<OldKey[]>`
       SELECT prefix, status, expires_at, replaced_by FROM api_keys WHERE id = ${keyId} AND account_id = ${accountId} FOR UPDATE`
     if (!row) throw new ServiceError('not_found', `No key ${keyId} in this account.`)
-    if (row.status === 'revoked') throw new ServiceError('conflict', `Key ${keyId} is revoked; create a new key instead.`)
+    if (row.status === 'revoked')
+      throw new ServiceError('conflict', `Key ${keyId} is revoked; create a new key instead.`)
     if (row.expires_at) {
       const when = row.expires_at.getTime() > nowMs ? 'stops working' : 'stopped working'
       throw new ServiceError(

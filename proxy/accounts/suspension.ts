@@ -20,15 +20,30 @@ export type SuspensionView = {
 }
 
 type Deps = Pick<OperatorDeps, 'sql' | 'keys' | 'clock'>
-type Row = { id: string; status: 'active' | 'suspended'; suspended_reason: SuspensionReason | null; suspended_note: string | null; suspended_at: Date | null }
+type Row = {
+  id: string
+  status: 'active' | 'suspended'
+  suspended_reason: SuspensionReason | null
+  suspended_note: string | null
+  suspended_at: Date | null
+}
 
 /**
  * Suspends the account. Suspending it again keeps the first `suspendedAt` and records the latest reason
  * and note (a chargeback found on an account already suspended for abuse, for example).
  */
-export async function suspendAccount(deps: Deps, accountId: string, reason: SuspensionReason, note?: string): Promise<SuspensionView> {
+export async function suspendAccount(
+  deps: Deps,
+  accountId: string,
+  reason: SuspensionReason,
+  note?: string,
+): Promise<SuspensionView> {
   if (!SUSPENSION_REASONS.includes(reason)) {
-    throw new ServiceError('invalid_request', `reason: must be one of ${SUSPENSION_REASONS.join(', ')}`, { param: 'reason' })
+    throw new ServiceError(
+      'invalid_request',
+      `reason: must be one of ${SUSPENSION_REASONS.join(', ')}`,
+      { param: 'reason' },
+    )
   }
   const [row] = await deps.sql<Row[]>`
     UPDATE accounts

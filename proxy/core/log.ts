@@ -28,7 +28,8 @@ function write(level: LogLevel, msg: string, fields?: Record<string, unknown>): 
 /** One log line as JSON (without the newline). */
 export function format(level: LogLevel, msg: string, fields?: Record<string, unknown>): string {
   const entry: Record<string, unknown> = { time: new Date().toISOString(), level, msg }
-  for (const [name, value] of Object.entries(fields ?? {})) entry[reserved.has(name) ? `field.${name}` : name] = value
+  for (const [name, value] of Object.entries(fields ?? {}))
+    entry[reserved.has(name) ? `field.${name}` : name] = value
   const replacer = replacerFor(level)
   try {
     return JSON.stringify(entry, replacer)
@@ -51,7 +52,9 @@ function describeError(error: Error, withStack: boolean): Record<string, unknown
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string' || typeof code === 'number') described.code = code
   if (withStack && error.stack) described.stack = error.stack
-  if (error.cause !== undefined) described.cause = error.cause instanceof Error ? describeError(error.cause, false) : String(error.cause)
+  if (error.cause !== undefined)
+    described.cause =
+      error.cause instanceof Error ? describeError(error.cause, false) : String(error.cause)
   return described
 }
 

@@ -103,7 +103,11 @@ new Gauge({
   collect() {
     this.reset()
     if (!breakers) return
-    for (const reading of breakers()) this.set({ provider: label(reading.provider), model: modelLabel(reading.model) }, reading.state)
+    for (const reading of breakers())
+      this.set(
+        { provider: label(reading.provider), model: modelLabel(reading.model) },
+        reading.state,
+      )
   },
 })
 
@@ -128,9 +132,15 @@ export function setBreakerSource(source: (() => Iterable<BreakerReading>) | unde
  * Also for a refusal before any hold (`overloaded` at the ceiling), where the pipeline returns it.
  */
 export function recordRequest(r: RequestRecord): void {
-  requests.inc({ style: label(r.style), model: modelLabel(r.model), provider: label(r.provider), status: String(r.status) })
+  requests.inc({
+    style: label(r.style),
+    model: modelLabel(r.model),
+    provider: label(r.provider),
+    status: String(r.status),
+  })
   duration.observe({ style: label(r.style) }, r.latencyMs / 1000)
-  if (r.firstByteMs !== undefined) firstByte.observe({ style: label(r.style) }, r.firstByteMs / 1000)
+  if (r.firstByteMs !== undefined)
+    firstByte.observe({ style: label(r.style) }, r.firstByteMs / 1000)
 }
 
 /**

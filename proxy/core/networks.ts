@@ -14,7 +14,8 @@ export function parseNetworks(text: string): { networks: Networks; problems: str
     const [address = '', prefix, extra] = entry.split('/')
     const family = isIP(address)
     const bits = family === 4 ? 32 : 128
-    const length = prefix === undefined ? bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
+    const length =
+      prefix === undefined ? bits : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN
     if (family === 0 || extra !== undefined || !(length >= 0 && length <= bits)) {
       problems.push(`${JSON.stringify(entry)} is not an address or a network in CIDR notation`)
       continue

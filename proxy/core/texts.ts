@@ -27,15 +27,23 @@ export function visitStrings(value: unknown, visit: TextVisitor): void {
     }
   } else if (typeof value === 'object' && value !== null) {
     for (const field of Object.keys(value)) {
-      if (typeof (value as Record<string, unknown>)[field] === 'string') visitField(value, field, visit)
+      if (typeof (value as Record<string, unknown>)[field] === 'string')
+        visitField(value, field, visit)
       else visitStrings((value as Record<string, unknown>)[field], visit)
     }
   }
 }
 
 /** Visits `holder[field]` when it is a string, or hands each part to `parts` when it is an array of parts. */
-export function visitContent(holder: Record<string, unknown>, field: string, visit: TextVisitor, parts: (part: Record<string, unknown>, visit: TextVisitor) => void): void {
+export function visitContent(
+  holder: Record<string, unknown>,
+  field: string,
+  visit: TextVisitor,
+  parts: (part: Record<string, unknown>, visit: TextVisitor) => void,
+): void {
   const content = holder[field]
   if (typeof content === 'string') visitField(holder, field, visit)
-  else if (Array.isArray(content)) for (const part of content) if (typeof part === 'object' && part !== null) parts(part as Record<string, unknown>, visit)
+  else if (Array.isArray(content))
+    for (const part of content)
+      if (typeof part === 'object' && part !== null) parts(part as Record<string, unknown>, visit)
 }

@@ -32,10 +32,27 @@ import { keyRotationRoute } from './key-rotation-route.ts'
 function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
   const responses = responsesStyle(gw.responses)
   return new Elysia({ prefix })
-    .post('/chat/completions', ({ request, server }) => handle(gw, chatStyle, request, () => clientAddress(server, request, trust)), { parse: 'none' })
-    .post('/messages', ({ request, server }) => handle(gw, messagesStyle, request, () => clientAddress(server, request, trust)), { parse: 'none' })
-    .post('/responses', ({ request, server }) => handle(gw, responses, request, () => clientAddress(server, request, trust)), { parse: 'none' })
-    .get('/models', ({ request, server }) => listModels(gw, request, () => clientAddress(server, request, trust)))
+    .post(
+      '/chat/completions',
+      ({ request, server }) =>
+        handle(gw, chatStyle, request, () => clientAddress(server, request, trust)),
+      { parse: 'none' },
+    )
+    .post(
+      '/messages',
+      ({ request, server }) =>
+        handle(gw, messagesStyle, request, () => clientAddress(server, request, trust)),
+      { parse: 'none' },
+    )
+    .post(
+      '/responses',
+      ({ request, server }) =>
+        handle(gw, responses, request, () => clientAddress(server, request, trust)),
+      { parse: 'none' },
+    )
+    .get('/models', ({ request, server }) =>
+      listModels(gw, request, () => clientAddress(server, request, trust)),
+    )
     .use(responsesRoutes(gw, trust))
     .use(imageRoutes(gw, trust))
 }
@@ -43,20 +60,33 @@ function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
 /** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
 function listModels(gw: Gateway, request: Request, address: () => string): Promise<Response> {
   const messagesClient = request.headers.has('anthropic-version')
-  const render = (requestId: string) => (messagesClient ? (error: ServiceError) => messagesErrorBody(error, requestId) : chatErrorBody)
-  return keyEndpoint(gw, request, { style: 'models', render, address, allowXApiKey: messagesClient }, async (key) => {
-    const catalog = await readCatalog(gw.catalogReads, address())
-    if (catalog instanceof ServiceError) throw catalog
-    return { body: withPresets(catalog, key.presets) }
-  })
+  const render = (requestId: string) =>
+    messagesClient ? (error: ServiceError) => messagesErrorBody(error, requestId) : chatErrorBody
+  return keyEndpoint(
+    gw,
+    request,
+    { style: 'models', render, address, allowXApiKey: messagesClient },
+    async (key) => {
+      const catalog = await readCatalog(gw.catalogReads, address())
+      if (catalog instanceof ServiceError) throw catalog
+      return { body: withPresets(catalog, key.presets) }
+    },
+  )
 }
 
 /** The catalog with the account's presets after the models. */
-function withPresets(catalog: Record<string, unknown>, presets: KeyRecord['presets']): Record<string, unknown> {
+function withPresets(
+  catalog: Record<string, unknown>,
+  presets: KeyRecord['presets'],
+): Record<string, unknown> {
   if (presets.size === 0) return catalog
   const now = new Date()
   const entries = [...presets.values()].map((preset) => ({
-    ...choiceEntry(`${PRESET_PREFIX}${preset.slug}`, Math.floor(now.getTime() / 1000), now.toISOString()),
+    ...choiceEntry(
+      `${PRESET_PREFIX}${preset.slug}`,
+      Math.floor(now.getTime() / 1000),
+      now.toISOString(),
+    ),
     preset: { model: preset.model, fallbacks: preset.fallbacks },
   }))
   return listing([...(catalog.data as Record<string, unknown>[]), ...entries])
@@ -75,19 +105,33 @@ export function apiServer(gw: Gateway, ops: OpsDeps, admin: AdminDeps) {
       if (code === 'NOT_FOUND') return unknownPath(request)
       const failure = new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')
       const call = newCall('chat')
-      if (code !== 'VALIDATION' && code !== 'PARSE') log.error('request failed unexpectedly', { requestId: call.requestId, path: new URL(request.url).pathname, error })
+      if (code !== 'VALIDATION' && code !== 'PARSE')
+        log.error('request failed unexpectedly', {
+          requestId: call.requestId,
+          path: new URL(request.url).pathname,
+          error,
+        })
       return errorResponse(call, failure, chatErrorBody)
     })
 }
 
-const modelPaths = new Set(['chat/completions', 'messages', 'responses'].flatMap((path) => [`/v1/${path}`, `/api/v1/${path}`]))
+const modelPaths = new Set(
+  ['chat/completions', 'messages', 'responses'].flatMap((path) => [
+    `/v1/${path}`,
+    `/api/v1/${path}`,
+  ]),
+)
 
 /** Unknown paths get the gateway's error shape; a base URL that already ends in /chat/completions is named as such. */
 export function unknownPath(request: Request): Response {
   const path = new URL(request.url).pathname.replace(/\/+$/, '')
   const call = newCall('chat')
   if (modelPaths.has(path)) {
-    return errorResponse(call, new ServiceError('not_found', `${request.method} is not supported at ${path}; use POST.`), chatErrorBody)
+    return errorResponse(
+      call,
+      new ServiceError('not_found', `${request.method} is not supported at ${path}; use POST.`),
+      chatErrorBody,
+    )
   }
   if (path.includes('/chat/completions')) {
     const error = new ServiceError(
@@ -96,5 +140,9 @@ export function unknownPath(request: Request): Response {
     )
     return errorResponse(call, error, chatErrorBody)
   }
-  return errorResponse(call, new ServiceError('not_found', `No endpoint at ${request.method} ${path}.`), chatErrorBody)
+  return errorResponse(
+    call,
+    new ServiceError('not_found', `No endpoint at ${request.method} ${path}.`),
+    chatErrorBody,
+  )
 }

@@ -17,7 +17,12 @@ import { countAttempt } from '../accounts/people/attempts.ts'
 import { sendLink } from '../accounts/people/send-link.ts'
 import { siteBaseFromApi, siweSite } from '../accounts/people/site-url.ts'
 import { verifyWalletProof } from '../accounts/people/siwe.ts'
-import { attachIdentity, findOrCreateUser, normalizeEmail, requireAccountless } from '../accounts/people/users.ts'
+import {
+  attachIdentity,
+  findOrCreateUser,
+  normalizeEmail,
+  requireAccountless,
+} from '../accounts/people/users.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { validationError } from './site-error.ts'
 import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
@@ -32,45 +37,83 @@ export function claimRoutes(gw: Gateway, admin: AdminDeps) {
     '/me/claim',
     ({ request, server }) => {
       const address = clientAddress(server, request, trust)
-      return keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => address }, (key) => claim(admin, request, key.accountId, address))
+      return keyEndpoint(
+        gw,
+        request,
+        { style: 'account', render: () => chatErrorBody, address: () => address },
+        (key) => claim(admin, request, key.accountId, address),
+      )
     },
     { parse: 'none' },
   )
 }
 
-async function claim(deps: AdminDeps, request: Request, accountId: string, address: string): Promise<JsonAnswer> {
+async function claim(
+  deps: AdminDeps,
+  request: Request,
+  accountId: string,
+  address: string,
+): Promise<JsonAnswer> {
   const body = await readClaim(request)
   await requireAccountless(deps.sql, accountId)
   const site = siteBaseFromApi(deps.config, request)
   if ('email' in body) {
     const email = normalizeEmail(body.email)
-    await countAttempt(deps.limiter, 'sign-in-mail', address, deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'claim mails requested from this address')
+    await countAttempt(
+      deps.limiter,
+      'sign-in-mail',
+      address,
+      deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE,
+      'claim mails requested from this address',
+    )
     await sendLink(deps, { email, purpose: 'claim', accountId }, site)
     const message = `A confirmation link was sent to ${email}. The address is attached to account ${accountId} when the link is confirmed.`
     return { body: { ok: true, accountId, email, message }, status: 202 }
   }
   const apiBase = (deps.config.PUBLIC_API_URL || new URL(request.url).origin).replace(/\/+$/, '')
   const sites = [siweSite(site), siweSite(apiBase)]
-  const wallet = await verifyWalletProof(deps.sql, body.wallet, { sites, chainId: deps.config.SIWE_CHAIN_ID }, deps.clock.now(), 'wallet.message').catch((error) => {
+  const wallet = await verifyWalletProof(
+    deps.sql,
+    body.wallet,
+    { sites, chainId: deps.config.SIWE_CHAIN_ID },
+    deps.clock.now(),
+    'wallet.message',
+  ).catch((error) => {
     // On the API server a 401 says "your API key is wrong" to the SDKs: a refused message is a bad request.
-    throw error instanceof ServiceError && error.code === 'unauthorized' ? new ServiceError('invalid_request', error.message, error.details) : error
+    throw error instanceof ServiceError && error.code === 'unauthorized'
+      ? new ServiceError('invalid_request', error.message, error.details)
+      : error
   })
-  await deps.sql.begin(async (tx) => attachIdentity(tx, accountId, await findOrCreateUser(tx, { wallet })))
+  await deps.sql.begin(async (tx) =>
+    attachIdentity(tx, accountId, await findOrCreateUser(tx, { wallet })),
+  )
   await deps.keys.invalidate({ accountId })
   return { body: { ok: true, accountId, kind: 'identity', wallet } }
 }
 
 async function readClaim(request: Request): Promise<ClaimRequest> {
   const text = await request.text()
-  if (text.length > MAX_BODY_BYTES) throw new ServiceError('payload_too_large', `The claim body is over ${MAX_BODY_BYTES} bytes.`)
+  if (text.length > MAX_BODY_BYTES)
+    throw new ServiceError('payload_too_large', `The claim body is over ${MAX_BODY_BYTES} bytes.`)
   let body: unknown
   try {
     body = JSON.parse(text)
   } catch {
-    throw new ServiceError('invalid_request', 'The body is not valid JSON: send {"email": "…"} or {"wallet": {"message": "…", "signature": "0x…"}}.')
+    throw new ServiceError(
+      'invalid_request',
+      'The body is not valid JSON: send {"email": "…"} or {"wallet": {"message": "…", "signature": "0x…"}}.',
+    )
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body) || !('email' in body || 'wallet' in body)) {
-    throw new ServiceError('invalid_request', 'Send {"email": "…"} or {"wallet": {"message": "…", "signature": "0x…"}}.')
+  if (
+    !body ||
+    typeof body !== 'object' ||
+    Array.isArray(body) ||
+    !('email' in body || 'wallet' in body)
+  ) {
+    throw new ServiceError(
+      'invalid_request',
+      'Send {"email": "…"} or {"wallet": {"message": "…", "signature": "0x…"}}.',
+    )
   }
   // Check against the variant the body chose, so the error names its field rather than "no union member".
   const variant = ClaimRequest.anyOf['email' in body ? 0 : 1]

@@ -14,7 +14,9 @@ export type AddressTrust = { proxies: Networks; header: Config['TRUSTED_PROXY_HE
 
 type Server = { requestIP(request: Request): { address: string } | null } | null
 
-export function addressTrust(config: Pick<Config, 'trustedProxies' | 'TRUSTED_PROXY_HEADER'>): AddressTrust {
+export function addressTrust(
+  config: Pick<Config, 'trustedProxies' | 'TRUSTED_PROXY_HEADER'>,
+): AddressTrust {
   return { proxies: config.trustedProxies, header: config.TRUSTED_PROXY_HEADER }
 }
 
@@ -35,7 +37,10 @@ export function clientAddress(server: Server, request: Request, trust: AddressTr
 }
 
 /** The addresses of the forwarding header, left to right; undefined for a hop that is not an address. */
-function forwardedHops(headers: Headers, header: AddressTrust['header']): (string | undefined)[] | undefined {
+function forwardedHops(
+  headers: Headers,
+  header: AddressTrust['header'],
+): (string | undefined)[] | undefined {
   const xForwardedFor = header === 'forwarded' ? null : headers.get('x-forwarded-for')
   if (xForwardedFor !== null) return xForwardedFor.split(',').map((hop) => hopAddress(hop.trim()))
   const forwarded = header === 'x-forwarded-for' ? null : headers.get('forwarded')
@@ -49,7 +54,8 @@ function forwardedFor(element: string): string | undefined {
     const equals = pair.indexOf('=')
     if (equals < 0 || pair.slice(0, equals).trim().toLowerCase() !== 'for') continue
     let value = pair.slice(equals + 1).trim()
-    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1).replace(/\\(.)/g, '$1')
+    if (value.length >= 2 && value.startsWith('"') && value.endsWith('"'))
+      value = value.slice(1, -1).replace(/\\(.)/g, '$1')
     return hopAddress(value)
   }
   return undefined
@@ -60,7 +66,8 @@ function hopAddress(text: string): string | undefined {
   if (text.startsWith('[')) {
     const end = text.indexOf(']')
     const port = text.slice(end + 1)
-    if (end < 0 || (port !== '' && !(port.startsWith(':') && isPort(port.slice(1))))) return undefined
+    if (end < 0 || (port !== '' && !(port.startsWith(':') && isPort(port.slice(1)))))
+      return undefined
     text = text.slice(1, end)
   } else if (/^[\d.]+:\d+$/.test(text)) {
     const colon = text.lastIndexOf(':')
@@ -74,7 +81,9 @@ const isPort = (text: string) => /^\d{1,5}$/.test(text) && Number(text) <= 65535
 
 /** IPv4 for an IPv4-mapped IPv6 address, so one client has one address whichever way it arrived. */
 function plainAddress(address: string): string {
-  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4 ? address.slice(7) : address.toLowerCase()
+  return address.startsWith('::ffff:') && isIP(address.slice(7)) === 4
+    ? address.slice(7)
+    : address.toLowerCase()
 }
 
 function splitOutsideQuotes(text: string, separator: string): string[] {

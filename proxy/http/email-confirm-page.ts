@@ -16,14 +16,20 @@ const HEADERS = {
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 }
 
 export function emailConfirmPage(deps: AdminDeps) {
   return new Elysia().get('/auth/email', async ({ request }) => {
     const token = new URL(request.url).searchParams.get('token') ?? ''
     const link = token ? await peekEmailToken(deps.sql, token, deps.clock.now()) : undefined
-    if (!link) return page(410, 'This link cannot be used', '<p>It expired or was already used. Ask for a new one from the dashboard.</p>')
+    if (!link)
+      return page(
+        410,
+        'This link cannot be used',
+        '<p>It expired or was already used. Ask for a new one from the dashboard.</p>',
+      )
     const action = `${siteBase(deps.config.PUBLIC_SITE_URL, request)}/admin/v1/auth/email/confirm`
     const { title, text, button } = wording(link)
     return page(
@@ -40,7 +46,12 @@ export function emailConfirmPage(deps: AdminDeps) {
 
 /** The page a refused confirmation (form POST) shows instead of the JSON error. */
 export const confirmPage = {
-  refused: (error: ServiceError) => page(errorTable[error.code].status, 'This link did not work', `<p>${escapeHtml(error.message)}</p>`),
+  refused: (error: ServiceError) =>
+    page(
+      errorTable[error.code].status,
+      'This link did not work',
+      `<p>${escapeHtml(error.message)}</p>`,
+    ),
 }
 
 function wording(link: EmailToken): { title: string; text: string; button: string } {
@@ -48,9 +59,17 @@ function wording(link: EmailToken): { title: string; text: string; button: strin
     case 'sign_in':
       return { title: 'Sign in', text: `Sign in as ${link.email}.`, button: 'Sign in' }
     case 'claim':
-      return { title: 'Attach your e-mail address', text: `Attach ${link.email} to account ${link.accountId}; you become its owner. Its keys, balance and dashboard link keep working.`, button: 'Attach and sign in' }
+      return {
+        title: 'Attach your e-mail address',
+        text: `Attach ${link.email} to account ${link.accountId}; you become its owner. Its keys, balance and dashboard link keep working.`,
+        button: 'Attach and sign in',
+      }
     case 'invite':
-      return { title: 'Join the team', text: `Join account ${link.accountId} as ${link.role} with ${link.email}.`, button: 'Join and sign in' }
+      return {
+        title: 'Join the team',
+        text: `Join account ${link.accountId} as ${link.role} with ${link.email}.`,
+        button: 'Join and sign in',
+      }
   }
 }
 

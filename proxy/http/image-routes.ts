@@ -11,6 +11,13 @@ import { imageStatus } from '../pipeline/images/status.ts'
 
 export function imageRoutes(gw: Gateway, trust: AddressTrust) {
   return new Elysia()
-    .post('/images/generations', ({ request, server }) => generateImages(gw, request, () => clientAddress(server, request, trust)), { parse: 'none' })
-    .get('/images/status', ({ request, server }) => imageStatus(gw, request, () => clientAddress(server, request, trust)))
+    .post(
+      '/images/generations',
+      ({ request, server }) =>
+        generateImages(gw, request, () => clientAddress(server, request, trust)),
+      { parse: 'none' },
+    )
+    .get('/images/status', ({ request, server }) =>
+      imageStatus(gw, request, () => clientAddress(server, request, trust)),
+    )
 }

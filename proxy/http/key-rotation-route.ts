@@ -17,10 +17,19 @@ export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
   return new Elysia().post(
     '/keys/:id/rotate',
     ({ request, server, params }) =>
-      keyEndpoint(gw, request, { style: 'account', render: () => chatErrorBody, address: () => clientAddress(server, request, trust) }, async (key) => ({
-        body: await rotateKey(admin, key.accountId, params.id),
-        status: 201,
-      })),
+      keyEndpoint(
+        gw,
+        request,
+        {
+          style: 'account',
+          render: () => chatErrorBody,
+          address: () => clientAddress(server, request, trust),
+        },
+        async (key) => ({
+          body: await rotateKey(admin, key.accountId, params.id),
+          status: 201,
+        }),
+      ),
     // The body is not read: rotation takes no options.
     { parse: 'none' },
   )

@@ -10,9 +10,22 @@ import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
-import { Credit, NewAccount, NewAccountKey, ProviderPause, Suspension } from '../../shared/schemas/admin/operator.ts'
+import {
+  Credit,
+  NewAccount,
+  NewAccountKey,
+  ProviderPause,
+  Suspension,
+} from '../../shared/schemas/admin/operator.ts'
 import { ReplacedLink, RevokedLink } from '../../shared/schemas/admin/setup.ts'
-import { AccountLimits, AccountLimitsChanges, GuardrailChanges, NewGuardrail, PresetBody, RoutingChanges } from '../../shared/schemas/admin/policy.ts'
+import {
+  AccountLimits,
+  AccountLimitsChanges,
+  GuardrailChanges,
+  NewGuardrail,
+  PresetBody,
+  RoutingChanges,
+} from '../../shared/schemas/admin/policy.ts'
 import { createAccount, creditAccount, showAccount } from '../accounts/accounts.ts'
 import { replaceLink, revokeLink } from '../accounts/people/accountless.ts'
 import { dashboardLink, siteBase } from '../accounts/people/site-url.ts'
@@ -20,7 +33,12 @@ import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
 import { liftSuspension, suspendAccount } from '../accounts/suspension.ts'
 import { digestsEqual } from '../core/api-key.ts'
 import { envelope, validate, type Envelope } from '../pipeline/validate.ts'
-import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../accounts/settings/guardrails.ts'
+import {
+  createGuardrail,
+  deleteGuardrail,
+  listGuardrails,
+  updateGuardrail,
+} from '../accounts/settings/guardrails.ts'
 import { listProviders, pauseProvider, resumeProvider } from '../accounts/settings/pauses.ts'
 import { deletePreset, listPresets, savePreset } from '../accounts/settings/presets.ts'
 import { readLimits, setLimits } from '../accounts/settings/limits.ts'
@@ -29,7 +47,13 @@ import type { AdminDeps } from './admin/admin-deps.ts'
 import { supportOperatorRoutes } from './support-operator-routes.ts'
 
 /** A body checked against a shared schema, refused in the gateway's error shape naming the field. */
-const bodyOf = <T>(schema: TSchema & { properties: object }) => envelope<T>(schema, new Set(Object.keys(schema.properties)), undefined, (field) => `${field}: not a field of this request`)
+const bodyOf = <T>(schema: TSchema & { properties: object }) =>
+  envelope<T>(
+    schema,
+    new Set(Object.keys(schema.properties)),
+    undefined,
+    (field) => `${field}: not a field of this request`,
+  )
 const envelopes = {
   newAccount: bodyOf<NewAccount>(NewAccount),
   credit: bodyOf<Credit>(Credit),
@@ -58,13 +82,22 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
         path: '/openapi',
         exclude: { paths: [/^(?!\/operator\/v1\/)/] },
         documentation: {
-          info: { title: 'Model Gateway operator API', version: '1', description: 'What `bun run admin` calls. Authenticated by the operator token (Authorization: Bearer).' },
+          info: {
+            title: 'Model Gateway operator API',
+            version: '1',
+            description:
+              'What `bun run admin` calls. Authenticated by the operator token (Authorization: Bearer).',
+          },
         },
       }),
     )
     .onBeforeHandle(({ request }) => {
       const presented = new TextEncoder().encode(request.headers.get('authorization') ?? '')
-      if (!digestsEqual(presented, expected)) throw new ServiceError('unauthorized', 'Operator token required: Authorization: Bearer <ADMIN_TOKEN>.')
+      if (!digestsEqual(presented, expected))
+        throw new ServiceError(
+          'unauthorized',
+          'Operator token required: Authorization: Bearer <ADMIN_TOKEN>.',
+        )
     })
     .post('/accounts', async ({ body, set }) => {
       const input = parse(body, envelopes.newAccount)
@@ -87,7 +120,9 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
       set.status = 201
       return created
     })
-    .patch('/keys/:id', ({ params, body }) => updateKey(deps, params.id, parse(body, envelopes.keyChanges)))
+    .patch('/keys/:id', ({ params, body }) =>
+      updateKey(deps, params.id, parse(body, envelopes.keyChanges)),
+    )
     .post('/keys/:id/revoke', ({ params }) => revokeKey(deps, params.id))
     .get('/accounts/:id/presets', ({ params }) => listPresets(deps, params.id))
     .put('/accounts/:id/presets/:slug', async ({ params, body, set }) => {
@@ -95,22 +130,52 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
       set.status = saved.created ? 201 : 200
       return saved.preset
     })
-    .delete('/accounts/:id/presets/:slug', ({ params }) => deletePreset(deps, params.id, params.slug))
-    .get('/accounts/:id/limits', ({ params }) => readLimits(deps, params.id), { response: AccountLimits, detail: { summary: "An account's own limits (null: the default) and those in force" } })
+    .delete('/accounts/:id/presets/:slug', ({ params }) =>
+      deletePreset(deps, params.id, params.slug),
+    )
+    .get('/accounts/:id/limits', ({ params }) => readLimits(deps, params.id), {
+      response: AccountLimits,
+      detail: { summary: "An account's own limits (null: the default) and those in force" },
+    })
     .patch('/accounts/:id/limits', ({ params, body }) => setLimits(deps, params.id, body), {
       body: AccountLimitsChanges,
       response: AccountLimits,
-      detail: { summary: "Change an account's rpm, tpm and concurrency limits; one left out stays, null returns it to the default, 0 is no limit" },
+      detail: {
+        summary:
+          "Change an account's rpm, tpm and concurrency limits; one left out stays, null returns it to the default, 0 is no limit",
+      },
     })
-    .post('/accounts/:id/link', async ({ params, request }) => ({
-      accountId: params.id,
-      dashboardLink: dashboardLink(siteBase(deps.config.PUBLIC_SITE_URL, request), await replaceLink(deps.sql, params.id)),
-    }), { response: ReplacedLink, detail: { summary: "Replace an accountless account's dashboard link: the new one is shown once; the old one and its sessions end" } })
-    .delete('/accounts/:id/link', async ({ params }) => {
-      await revokeLink(deps.sql, params.id)
-      return { accountId: params.id, revoked: true as const }
-    }, { response: RevokedLink, detail: { summary: "Revoke an account's dashboard link and end the sessions it opened" } })
-    .put('/accounts/:id/routing', ({ params, body }) => setRouting(deps, params.id, parse(body, envelopes.routing)))
+    .post(
+      '/accounts/:id/link',
+      async ({ params, request }) => ({
+        accountId: params.id,
+        dashboardLink: dashboardLink(
+          siteBase(deps.config.PUBLIC_SITE_URL, request),
+          await replaceLink(deps.sql, params.id),
+        ),
+      }),
+      {
+        response: ReplacedLink,
+        detail: {
+          summary:
+            "Replace an accountless account's dashboard link: the new one is shown once; the old one and its sessions end",
+        },
+      },
+    )
+    .delete(
+      '/accounts/:id/link',
+      async ({ params }) => {
+        await revokeLink(deps.sql, params.id)
+        return { accountId: params.id, revoked: true as const }
+      },
+      {
+        response: RevokedLink,
+        detail: { summary: "Revoke an account's dashboard link and end the sessions it opened" },
+      },
+    )
+    .put('/accounts/:id/routing', ({ params, body }) =>
+      setRouting(deps, params.id, parse(body, envelopes.routing)),
+    )
     .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
     .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))
     .post('/accounts/:id/guardrails', async ({ params, body, set }) => {
@@ -118,10 +183,14 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
       set.status = 201
       return created
     })
-    .patch('/guardrails/:id', ({ params, body }) => updateGuardrail(deps, params.id, parse(body, envelopes.guardrailChanges)))
+    .patch('/guardrails/:id', ({ params, body }) =>
+      updateGuardrail(deps, params.id, parse(body, envelopes.guardrailChanges)),
+    )
     .delete('/guardrails/:id', ({ params }) => deleteGuardrail(deps, params.id))
     .get('/providers', () => listProviders(deps))
-    .post('/providers/:id/pause', ({ params, body }) => pauseProvider(deps, params.id, parse(body, envelopes.pause)))
+    .post('/providers/:id/pause', ({ params, body }) =>
+      pauseProvider(deps, params.id, parse(body, envelopes.pause)),
+    )
     .post('/providers/:id/resume', ({ params }) => resumeProvider(deps, params.id))
     .use(supportOperatorRoutes(deps))
 }

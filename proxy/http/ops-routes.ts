@@ -24,14 +24,25 @@ export function opsRoutes(deps: OpsDeps) {
     .get('/readyz', async () => {
       const { ready, checks } = await checkReadiness(deps.readiness)
       // Probe answers, not errors: 503 is what load balancers read as "send nothing here".
-      return Response.json({ status: ready ? 'ready' : 'unready', checks }, { status: ready ? 200 : 503, headers: noStore })
+      return Response.json(
+        { status: ready ? 'ready' : 'unready', checks },
+        { status: ready ? 200 : 503, headers: noStore },
+      )
     })
     .get('/metrics', async ({ request }) => {
       if (deps.metricsToken) {
         // Digests of equal length, compared in constant time: the token's length does not leak either.
-        if (!digestsEqual(sha256(request.headers.get('authorization') ?? ''), expected)) return siteError(new ServiceError('unauthorized', 'Metrics token required: Authorization: Bearer <METRICS_TOKEN>.'))
+        if (!digestsEqual(sha256(request.headers.get('authorization') ?? ''), expected))
+          return siteError(
+            new ServiceError(
+              'unauthorized',
+              'Metrics token required: Authorization: Bearer <METRICS_TOKEN>.',
+            ),
+          )
       }
-      return new Response(await metricsText(), { headers: { 'content-type': metricsContentType, ...noStore } })
+      return new Response(await metricsText(), {
+        headers: { 'content-type': metricsContentType, ...noStore },
+      })
     })
 }
 

@@ -9,6 +9,7 @@ export function validationError(where: string, error: { valueError?: ValueError 
   if (!first) return new ServiceError('invalid_request', `The request ${where} is not valid.`)
   const param = fieldName(first.path) || where
   // TypeBox points at the extra property itself.
-  if (first.type === ValueErrorType.ObjectAdditionalProperties) return new ServiceError('invalid_request', `${param}: unknown field`, { param })
+  if (first.type === ValueErrorType.ObjectAdditionalProperties)
+    return new ServiceError('invalid_request', `${param}: unknown field`, { param })
   return new ServiceError('invalid_request', `${param}: ${first.message}`, { param })
 }

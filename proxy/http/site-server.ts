@@ -17,7 +17,15 @@ import { emailConfirmPage } from './email-confirm-page.ts'
 import { siteError } from '../pipeline/respond.ts'
 import { validationError } from './site-error.ts'
 
-export function siteServer(deps: AdminDeps, options: { operatorToken: string; dashboardDir: string; catalogReads: CatalogReads; ops: OpsDeps }) {
+export function siteServer(
+  deps: AdminDeps,
+  options: {
+    operatorToken: string
+    dashboardDir: string
+    catalogReads: CatalogReads
+    ops: OpsDeps
+  },
+) {
   const trust = addressTrust(deps.config)
   // normalize: false, so fields a schema does not know are refused rather than silently dropped.
   return new Elysia({ name: 'site', normalize: false })
@@ -27,8 +35,15 @@ export function siteServer(deps: AdminDeps, options: { operatorToken: string; da
     .onError(({ code, error, request }) => {
       if (error instanceof ServiceError) return siteError(error)
       if (code === 'VALIDATION') return siteError(validationError(error.type, error))
-      if (code === 'NOT_FOUND') return siteError(new ServiceError('not_found', `No endpoint at ${request.method} ${new URL(request.url).pathname}.`))
-      if (code === 'PARSE') return siteError(new ServiceError('invalid_request', 'Request body is not valid JSON.'))
+      if (code === 'NOT_FOUND')
+        return siteError(
+          new ServiceError(
+            'not_found',
+            `No endpoint at ${request.method} ${new URL(request.url).pathname}.`,
+          ),
+        )
+      if (code === 'PARSE')
+        return siteError(new ServiceError('invalid_request', 'Request body is not valid JSON.'))
       log.error('site request failed', { error })
       return siteError(new ServiceError('internal_error', 'The request failed unexpectedly.'))
     })
@@ -77,10 +92,14 @@ export async function dashboardFile(dir: string, path: string): Promise<Response
     const file = Bun.file(join(dir, safe))
     // Built assets carry a content hash in their names: they never change, so browsers may keep them.
     const cache = safe.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache'
-    if (await file.exists()) return new Response(file, { headers: { ...headers, 'cache-control': cache } })
+    if (await file.exists())
+      return new Response(file, { headers: { ...headers, 'cache-control': cache } })
   }
   const index = Bun.file(join(dir, 'index.html'))
   // The page names the current build's assets: always revalidated.
   if (await index.exists()) return new Response(index, { headers: { ...headers, ...PAGE_HEADERS } })
-  return new Response('The dashboard is not built: run `bun run build`.\n', { status: 503, headers })
+  return new Response('The dashboard is not built: run `bun run build`.\n', {
+    status: 503,
+    headers,
+  })
 }

@@ -9,7 +9,11 @@ import { parseArgs } from 'node:util'
 import { usdToNano } from '../../shared/money.ts'
 import type { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
 import type { Credit, NewAccount, NewAccountKey } from '../../shared/schemas/admin/operator.ts'
-import type { AccountLimitsChanges, GuardrailChanges, NewGuardrail } from '../../shared/schemas/admin/policy.ts'
+import type {
+  AccountLimitsChanges,
+  GuardrailChanges,
+  NewGuardrail,
+} from '../../shared/schemas/admin/policy.ts'
 import { loadConfig } from '../core/config.ts'
 import { storedSecretPath } from '../stores/stored-secrets.ts'
 
@@ -104,21 +108,29 @@ function missing(name: keyof typeof options): never {
 function integer(values: Values, name: keyof typeof options): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number`)
+  if (typeof value !== 'string' || !/^\d+$/.test(value))
+    throw new UsageError(`--${name} must be a whole number`)
   return Number(value)
 }
 
 /** Dollars as integer nano-USD. */
-function nano(values: Values, name: 'credit-usd' | 'usd' | 'daily-usd' | 'monthly-usd' | 'budget-usd'): number | undefined {
+function nano(
+  values: Values,
+  name: 'credit-usd' | 'usd' | 'daily-usd' | 'monthly-usd' | 'budget-usd',
+): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
   const amount = typeof value === 'string' ? usdToNano(value) : undefined
-  if (amount === undefined) throw new UsageError(`--${name} must be an amount in USD with at most 9 decimals`)
+  if (amount === undefined)
+    throw new UsageError(`--${name} must be an amount in USD with at most 9 decimals`)
   return amount
 }
 
 /** A spend cap or budget in nano-USD, or null for `none`. */
-function cap(values: Values, name: 'daily-usd' | 'monthly-usd' | 'budget-usd'): number | null | undefined {
+function cap(
+  values: Values,
+  name: 'daily-usd' | 'monthly-usd' | 'budget-usd',
+): number | null | undefined {
   return values[name] === 'none' ? null : nano(values, name)
 }
 
@@ -130,13 +142,19 @@ function limit(values: Values, name: 'rpm' | 'tpm' | 'concurrency'): number | nu
 function decimal(values: Values, name: keyof typeof options): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--${name} must be a number`)
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value))
+    throw new UsageError(`--${name} must be a number`)
   return Number(value)
 }
 
 function list(values: Values, name: keyof typeof options): string[] | undefined {
   const value = values[name]
-  return typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined
+  return typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+    : undefined
 }
 
 /** A comma-separated list, or null for `none`. */
@@ -156,7 +174,10 @@ function json(values: Values, name: keyof typeof options): unknown {
 
 /** The positional arguments after the command words, exactly as many as `names`. */
 function positional(args: string[], names: string[]): string[] {
-  if (args.length !== names.length) throw new UsageError(`Expected ${names.join(' ')}${args.length > names.length ? `, got also ${args.slice(names.length).join(' ')}` : ''}`)
+  if (args.length !== names.length)
+    throw new UsageError(
+      `Expected ${names.join(' ')}${args.length > names.length ? `, got also ${args.slice(names.length).join(' ')}` : ''}`,
+    )
   return args.map(encodeURIComponent)
 }
 
@@ -165,14 +186,21 @@ function route(words: string[], values: Values): { method: string; path: string;
   const command = words.join(' ')
   switch (command) {
     case 'account create':
-      return { method: 'POST', path: '/accounts', body: { creditNano: nano(values, 'credit-usd') } satisfies NewAccount }
+      return {
+        method: 'POST',
+        path: '/accounts',
+        body: { creditNano: nano(values, 'credit-usd') } satisfies NewAccount,
+      }
     case 'account show':
       return { method: 'GET', path: `/accounts/${encodeURIComponent(required(values, 'account'))}` }
     case 'credit':
       return {
         method: 'POST',
         path: `/accounts/${encodeURIComponent(required(values, 'account'))}/credits`,
-        body: { amountNano: nano(values, 'usd') ?? missing('usd'), reason: values.reason as string | undefined } satisfies Credit,
+        body: {
+          amountNano: nano(values, 'usd') ?? missing('usd'),
+          reason: values.reason as string | undefined,
+        } satisfies Credit,
       }
     case 'key create':
       return {
@@ -198,19 +226,31 @@ function route(words: string[], values: Values): { method: string; path: string;
 }
 
 /** Commands that name their records positionally: suspension, keys' policy, presets, routing, guardrails, providers. */
-function policyRoute(words: string[], values: Values): { method: string; path: string; body?: unknown } {
+function policyRoute(
+  words: string[],
+  values: Values,
+): { method: string; path: string; body?: unknown } {
   const [group, action, ...args] = words
   switch (`${group} ${action}`) {
     case 'account suspend': {
       const [accountId] = positional(args, ['ACCOUNT_ID'])
-      return { method: 'POST', path: `/accounts/${accountId}/suspend`, body: { reason: required(values, 'reason'), note: values.note } }
+      return {
+        method: 'POST',
+        path: `/accounts/${accountId}/suspend`,
+        body: { reason: required(values, 'reason'), note: values.note },
+      }
     }
     case 'account unsuspend':
       return { method: 'POST', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/unsuspend` }
     case 'account set': {
       const [accountId] = positional(args, ['ACCOUNT_ID'])
-      const body: AccountLimitsChanges = { rpmLimit: limit(values, 'rpm'), tpmLimit: limit(values, 'tpm'), concurrency: limit(values, 'concurrency') }
-      if (Object.values(body).every((value) => value === undefined)) throw new UsageError('account set needs --rpm, --tpm, --concurrency or several')
+      const body: AccountLimitsChanges = {
+        rpmLimit: limit(values, 'rpm'),
+        tpmLimit: limit(values, 'tpm'),
+        concurrency: limit(values, 'concurrency'),
+      }
+      if (Object.values(body).every((value) => value === undefined))
+        throw new UsageError('account set needs --rpm, --tpm, --concurrency or several')
       return { method: 'PATCH', path: `/accounts/${accountId}/limits`, body }
     }
     case 'link replace':
@@ -221,7 +261,8 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
       return { method: 'GET', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/limits` }
     case 'key update': {
       const [keyId] = positional(args, ['KEY_ID'])
-      const guardrail = values.guardrail === 'none' ? null : (values.guardrail as string | undefined)
+      const guardrail =
+        values.guardrail === 'none' ? null : (values.guardrail as string | undefined)
       const body: ApiKeyChanges = {
         name: values.name as string | undefined,
         guardrailId: guardrail,
@@ -236,8 +277,17 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
     }
     case 'preset set': {
       const [accountId, slug] = positional(args, ['ACCOUNT_ID', 'SLUG'])
-      const params = { temperature: decimal(values, 'temperature'), top_p: decimal(values, 'top-p'), max_tokens: integer(values, 'max-tokens'), stop: list(values, 'stop') }
-      return { method: 'PUT', path: `/accounts/${accountId}/presets/${slug}`, body: { model: required(values, 'model'), fallbacks: list(values, 'fallbacks'), params } }
+      const params = {
+        temperature: decimal(values, 'temperature'),
+        top_p: decimal(values, 'top-p'),
+        max_tokens: integer(values, 'max-tokens'),
+        stop: list(values, 'stop'),
+      }
+      return {
+        method: 'PUT',
+        path: `/accounts/${accountId}/presets/${slug}`,
+        body: { model: required(values, 'model'), fallbacks: list(values, 'fallbacks'), params },
+      }
     }
     case 'preset list':
       return { method: 'GET', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/presets` }
@@ -247,19 +297,34 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
     }
     case 'routing set': {
       const [accountId] = positional(args, ['ACCOUNT_ID'])
-      if (values.models === undefined && values.providers === undefined) throw new UsageError('routing set needs --models, --providers or both')
-      return { method: 'PUT', path: `/accounts/${accountId}/routing`, body: { models: listOrNone(values, 'models'), providers: listOrNone(values, 'providers') } }
+      if (values.models === undefined && values.providers === undefined)
+        throw new UsageError('routing set needs --models, --providers or both')
+      return {
+        method: 'PUT',
+        path: `/accounts/${accountId}/routing`,
+        body: { models: listOrNone(values, 'models'), providers: listOrNone(values, 'providers') },
+      }
     }
     case 'routing clear':
       return { method: 'DELETE', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/routing` }
     case 'guardrail create': {
       const [accountId] = positional(args, ['ACCOUNT_ID'])
-      const body = { name: required(values, 'name'), models: list(values, 'models'), budgetNano: cap(values, 'budget-usd'), filters: json(values, 'filters') as NewGuardrail['filters'] } satisfies NewGuardrail
+      const body = {
+        name: required(values, 'name'),
+        models: list(values, 'models'),
+        budgetNano: cap(values, 'budget-usd'),
+        filters: json(values, 'filters') as NewGuardrail['filters'],
+      } satisfies NewGuardrail
       return { method: 'POST', path: `/accounts/${accountId}/guardrails`, body }
     }
     case 'guardrail update': {
       const [guardrailId] = positional(args, ['GUARDRAIL_ID'])
-      const body = { name: values.name as string | undefined, models: listOrNone(values, 'models'), budgetNano: cap(values, 'budget-usd'), filters: json(values, 'filters') as GuardrailChanges['filters'] } satisfies GuardrailChanges
+      const body = {
+        name: values.name as string | undefined,
+        models: listOrNone(values, 'models'),
+        budgetNano: cap(values, 'budget-usd'),
+        filters: json(values, 'filters') as GuardrailChanges['filters'],
+      } satisfies GuardrailChanges
       return { method: 'PATCH', path: `/guardrails/${guardrailId}`, body }
     }
     case 'guardrail list':
@@ -271,19 +336,33 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
       return { method: 'GET', path: '/providers' }
     case 'provider pause': {
       const [providerId] = positional(args, ['PROVIDER_ID'])
-      return { method: 'POST', path: `/providers/${providerId}/pause`, body: { minutes: decimal(values, 'minutes'), until: values.until, reason: values.reason } }
+      return {
+        method: 'POST',
+        path: `/providers/${providerId}/pause`,
+        body: { minutes: decimal(values, 'minutes'), until: values.until, reason: values.reason },
+      }
     }
     case 'support list':
       positional(args, [])
-      return { method: 'GET', path: `/support/tickets${values.status ? `?status=${encodeURIComponent(String(values.status))}` : ''}` }
+      return {
+        method: 'GET',
+        path: `/support/tickets${values.status ? `?status=${encodeURIComponent(String(values.status))}` : ''}`,
+      }
     case 'support show':
       return { method: 'GET', path: `/support/tickets/${positional(args, ['TICKET_ID'])[0]}` }
     case 'support answer': {
       const [ticketId] = positional(args, ['TICKET_ID'])
-      return { method: 'POST', path: `/support/tickets/${ticketId}/answer`, body: { body: required(values, 'body'), email: values['no-mail'] !== true } }
+      return {
+        method: 'POST',
+        path: `/support/tickets/${ticketId}/answer`,
+        body: { body: required(values, 'body'), email: values['no-mail'] !== true },
+      }
     }
     case 'support close':
-      return { method: 'POST', path: `/support/tickets/${positional(args, ['TICKET_ID'])[0]}/close` }
+      return {
+        method: 'POST',
+        path: `/support/tickets/${positional(args, ['TICKET_ID'])[0]}/close`,
+      }
     case 'provider resume':
       return { method: 'POST', path: `/providers/${positional(args, ['PROVIDER_ID'])[0]}/resume` }
     default:
@@ -292,7 +371,12 @@ function policyRoute(words: string[], values: Values): { method: string; path: s
 }
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({ args: Bun.argv.slice(2), options, allowPositionals: true, strict: true })
+  const { values, positionals } = parseArgs({
+    args: Bun.argv.slice(2),
+    options,
+    allowPositionals: true,
+    strict: true,
+  })
   if (values.help) {
     console.log(usage)
     return 0
@@ -301,8 +385,12 @@ async function main(): Promise<number> {
   const config = loadConfig()
   const base = process.env.SITE_URL?.replace(/\/$/, '') ?? `http://127.0.0.1:${config.SITE_PORT}`
   const tokenFile = Bun.file(storedSecretPath(config.DATA_DIR, 'operatorToken'))
-  const token = config.ADMIN_TOKEN || ((await tokenFile.exists()) ? (await tokenFile.text()).trim() : '')
-  if (!token) throw new UsageError(`No operator token: set ADMIN_TOKEN, or start the server once so it writes ${tokenFile.name}`)
+  const token =
+    config.ADMIN_TOKEN || ((await tokenFile.exists()) ? (await tokenFile.text()).trim() : '')
+  if (!token)
+    throw new UsageError(
+      `No operator token: set ADMIN_TOKEN, or start the server once so it writes ${tokenFile.name}`,
+    )
   let response: Response
   try {
     response = await fetch(`${base}/operator/v1${request.path}`, {
@@ -311,7 +399,14 @@ async function main(): Promise<number> {
       body: request.body === undefined ? undefined : JSON.stringify(request.body),
     })
   } catch (error) {
-    console.error(JSON.stringify({ error: { code: 'unreachable', message: `No server at ${base}: ${(error as Error).message}` } }))
+    console.error(
+      JSON.stringify({
+        error: {
+          code: 'unreachable',
+          message: `No server at ${base}: ${(error as Error).message}`,
+        },
+      }),
+    )
     return 1
   }
   const text = await response.text()
@@ -326,7 +421,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error) => {
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof UsageError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       console.error(`${(error as Error).message}\n\n${usage}`)
       process.exit(2)
     }

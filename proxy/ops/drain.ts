@@ -30,12 +30,18 @@ export async function drain(deps: DrainDeps, drainMs: number): Promise<DrainResu
   let cut = 0
   if (!finished) {
     cut = deps.inflight.cutAll()
-    log.warn('drain deadline passed; cutting open requests', { drainMs, cut, open: deps.inflight.size })
+    log.warn('drain deadline passed; cutting open requests', {
+      drainMs,
+      cut,
+      open: deps.inflight.size,
+    })
     if (cut > 0) await quiet(deps, CUT_GRACE_MS)
   }
   await Promise.all(deps.listeners.map((listener) => listener.stop(true).catch(() => {})))
   if (!(await quiet(deps, SETTLE_GRACE_MS))) {
-    log.error('holds still open at shutdown; they expire at their deadline', { open: deps.inflight.size })
+    log.error('holds still open at shutdown; they expire at their deadline', {
+      open: deps.inflight.size,
+    })
   }
   return { finished, cut, leftOpen: deps.inflight.size }
 }

@@ -17,7 +17,12 @@ import type { ResponseStore } from '../stores/stored-responses.ts'
 /** An outbox entry older than this was not written by the process that settled it. */
 const ORPHAN_AFTER_MS = 60_000
 
-export type MaintenanceDeps = { sql: Sql; store: AdmissionStore; inflight: Inflight; responses?: ResponseStore }
+export type MaintenanceDeps = {
+  sql: Sql
+  store: AdmissionStore
+  inflight: Inflight
+  responses?: ResponseStore
+}
 
 export async function runMaintenance(deps: MaintenanceDeps): Promise<void> {
   const steps: [string, () => Promise<unknown>][] = [
@@ -50,10 +55,17 @@ export function startMaintenance(deps: MaintenanceDeps, intervalMs: number): () 
 async function sweepHolds(sql: Sql, store: AdmissionStore): Promise<void> {
   const { expired } = await store.sweep()
   for (const hold of expired) log.warn('hold expired without settlement', hold)
-  await endExpiredImageRequests(sql, expired.map((hold) => hold.requestId))
+  await endExpiredImageRequests(
+    sql,
+    expired.map((hold) => hold.requestId),
+  )
 }
 
-export async function recoverOutbox(sql: Sql, store: AdmissionStore, olderThanMs = ORPHAN_AFTER_MS): Promise<number> {
+export async function recoverOutbox(
+  sql: Sql,
+  store: AdmissionStore,
+  olderThanMs = ORPHAN_AFTER_MS,
+): Promise<number> {
   const entries = await store.pendingLedger(olderThanMs)
   if (entries.length === 0) return 0
   await insertLedger(sql, entries.flatMap(outboxRows))
@@ -63,10 +75,29 @@ export async function recoverOutbox(sql: Sql, store: AdmissionStore, olderThanMs
 }
 
 function outboxRows(entry: LedgerEntry): LedgerRow[] {
-  const base = { accountId: entry.accountId, keyId: entry.keyId, requestId: entry.requestId, atMs: entry.atMs }
+  const base = {
+    accountId: entry.accountId,
+    keyId: entry.keyId,
+    requestId: entry.requestId,
+    atMs: entry.atMs,
+  }
   const rows: LedgerRow[] = []
-  if (entry.chargedNano > 0) rows.push({ ...base, kind: 'charge', amountNano: -entry.chargedNano, writtenOffNano: 0, reason: null })
-  if (entry.writtenOffNano > 0) rows.push({ ...base, kind: 'writeoff', amountNano: 0, writtenOffNano: entry.writtenOffNano, reason: 'recovered' })
+  if (entry.chargedNano > 0)
+    rows.push({
+      ...base,
+      kind: 'charge',
+      amountNano: -entry.chargedNano,
+      writtenOffNano: 0,
+      reason: null,
+    })
+  if (entry.writtenOffNano > 0)
+    rows.push({
+      ...base,
+      kind: 'writeoff',
+      amountNano: 0,
+      writtenOffNano: entry.writtenOffNano,
+      reason: 'recovered',
+    })
   return rows
 }
 
@@ -76,6 +107,7 @@ async function reconcileCredits(sql: Sql, store: AdmissionStore): Promise<void> 
     WHERE kind = 'credit' AND created_at > now() - interval '15 minutes'`
   for (const credit of credits) {
     const result = await store.credit(credit.account_id, credit.request_id, credit.amount_nano)
-    if (result.status === 'applied') log.warn('credit applied late to the live balance', { entryId: credit.request_id })
+    if (result.status === 'applied')
+      log.warn('credit applied late to the live balance', { entryId: credit.request_id })
   }
 }

@@ -19,7 +19,10 @@ export type ReadinessDeps = {
 /** `ok`, or `error: <why>` for each store. */
 export type Readiness = { ready: boolean; checks: Record<string, string> }
 
-export async function checkReadiness(deps: ReadinessDeps, timeoutMs = CHECK_TIMEOUT_MS): Promise<Readiness> {
+export async function checkReadiness(
+  deps: ReadinessDeps,
+  timeoutMs = CHECK_TIMEOUT_MS,
+): Promise<Readiness> {
   const [postgres, admission] = await Promise.all([
     probe(async () => void (await deps.sql`select 1`), timeoutMs),
     probe(() => deps.store.ping(), timeoutMs),
@@ -36,7 +39,8 @@ async function probe(check: () => Promise<void>, timeoutMs: number): Promise<str
   })
   const answer = check().then(
     () => 'ok',
-    (error: unknown) => `error: ${(error instanceof Error ? error.message : String(error)).slice(0, 200)}`,
+    (error: unknown) =>
+      `error: ${(error instanceof Error ? error.message : String(error)).slice(0, 200)}`,
   )
   try {
     return await Promise.race([answer, timeout])

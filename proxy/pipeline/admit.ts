@@ -8,24 +8,39 @@ import type { Sql } from 'postgres'
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import { loadAccount } from '../stores/admission/load-account.ts'
-import type { AdmissionStore, AdmitInput, AdmitResult, RateLimitName } from '../stores/admission/store.ts'
+import type {
+  AdmissionStore,
+  AdmitInput,
+  AdmitResult,
+  RateLimitName,
+} from '../stores/admission/store.ts'
 import type { KeyRecord } from '../core/key-record.ts'
 import { log } from '../core/log.ts'
 
-export type AdmitDecision = { ok: true; availableNano: number } | { ok: false; error: ServiceError; availableNano?: number }
+export type AdmitDecision =
+  | { ok: true; availableNano: number }
+  | { ok: false; error: ServiceError; availableNano?: number }
 
 /** What the admission checks of the key: its limits, its account's, and its guardrail's budget. */
-export function keyAdmission(key: KeyRecord): Pick<AdmitInput, 'accountId' | 'keyId' | 'keyLimits' | 'accountLimits' | 'guardrail'> {
+export function keyAdmission(
+  key: KeyRecord,
+): Pick<AdmitInput, 'accountId' | 'keyId' | 'keyLimits' | 'accountLimits' | 'guardrail'> {
   return {
     accountId: key.accountId,
     keyId: key.id,
     keyLimits: key.limits,
     accountLimits: key.accountLimits,
-    guardrail: key.guardrail ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano } : undefined,
+    guardrail: key.guardrail
+      ? { id: key.guardrail.id, budgetNano: key.guardrail.budgetNano }
+      : undefined,
   }
 }
 
-export async function admitRequest(store: AdmissionStore, sql: Sql, input: AdmitInput): Promise<AdmitDecision> {
+export async function admitRequest(
+  store: AdmissionStore,
+  sql: Sql,
+  input: AdmitInput,
+): Promise<AdmitDecision> {
   let result: AdmitResult
   try {
     result = await store.admit(input)
@@ -37,7 +52,10 @@ export async function admitRequest(store: AdmissionStore, sql: Sql, input: Admit
     log.warn('admission unconfirmed', { requestId: input.requestId, error })
     return {
       ok: false,
-      error: new ServiceError('admission_unconfirmed', 'The request could not be admitted and was not sent. Nothing was charged; retry.'),
+      error: new ServiceError(
+        'admission_unconfirmed',
+        'The request could not be admitted and was not sent. Nothing was charged; retry.',
+      ),
     }
   }
   if (result.ok) return { ok: true, availableNano: result.availableNano }
@@ -53,7 +71,10 @@ export async function admitRequest(store: AdmissionStore, sql: Sql, input: Admit
         ),
       }
     case 'spend': {
-      const limit = result.window === 'guardrail' ? "The guardrail's monthly budget" : `This key's ${result.window} spend limit`
+      const limit =
+        result.window === 'guardrail'
+          ? "The guardrail's monthly budget"
+          : `This key's ${result.window} spend limit`
       return {
         ok: false,
         availableNano: result.availableNano,
@@ -79,7 +100,11 @@ export async function admitRequest(store: AdmissionStore, sql: Sql, input: Admit
       return {
         ok: false,
         availableNano: result.availableNano,
-        error: new ServiceError('usage_limit_exceeded', rateMessage(result.limit, result.value, input.tokens), { retryAfterMs: result.retryAfterMs }),
+        error: new ServiceError(
+          'usage_limit_exceeded',
+          rateMessage(result.limit, result.value, input.tokens),
+          { retryAfterMs: result.retryAfterMs },
+        ),
       }
     case 'cold':
     case 'duplicate':
@@ -92,7 +117,11 @@ export async function admitRequest(store: AdmissionStore, sql: Sql, input: Admit
  * read it (a refusal after the key was known, a catalog read, an image status). Undefined when the store
  * does not answer: the answer goes out without it rather than fail.
  */
-export async function availableBalance(store: AdmissionStore, sql: Sql, accountId: string): Promise<number | undefined> {
+export async function availableBalance(
+  store: AdmissionStore,
+  sql: Sql,
+  accountId: string,
+): Promise<number | undefined> {
   try {
     let snapshot = await store.snapshot(accountId)
     if (!snapshot.loaded) {
@@ -108,8 +137,10 @@ export async function availableBalance(store: AdmissionStore, sql: Sql, accountI
 
 function rateMessage(limit: RateLimitName, value: number, tokens: number): string {
   const owner = limit.startsWith('key') ? 'this key' : 'this account'
-  if (limit.endsWith('concurrency')) return `Too many concurrent requests: ${owner} allows ${value} at a time. Wait for one to finish or raise the limit.`
-  if (limit.endsWith('rpm')) return `Rate limit reached: ${owner} allows ${value} requests per minute. Wait or raise the limit.`
+  if (limit.endsWith('concurrency'))
+    return `Too many concurrent requests: ${owner} allows ${value} at a time. Wait for one to finish or raise the limit.`
+  if (limit.endsWith('rpm'))
+    return `Rate limit reached: ${owner} allows ${value} requests per minute. Wait or raise the limit.`
   if (tokens > value) {
     return `This request is estimated at ${tokens} tokens, more than the ${value} tokens per minute ${owner} allows. Lower max_tokens or raise the limit.`
   }

@@ -32,12 +32,18 @@ export type Dispatched<Body> = {
   headers: Record<string, string>
 }
 
-export async function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, dispatched: Dispatched<Body>): Promise<Response> {
+export async function respondWithAnswer<Body>(
+  gw: Gateway,
+  style: ClientStyle<Body>,
+  call: Call,
+  dispatched: Dispatched<Body>,
+): Promise<Response> {
   const { served, estimate } = dispatched
   const model = served.candidate.model
   call.served = { model, route: served.route }
   const adapter = adapters[served.route.provider.style]
-  const passthrough = style.passthrough?.provider === served.route.provider.style ? style.passthrough : undefined
+  const passthrough =
+    style.passthrough?.provider === served.route.provider.style ? style.passthrough : undefined
   const price = (usage: TokenUsage) => costNano(model.pricing, usage)
   const context: AnswerContext<Body> = {
     requestId: call.requestId,
@@ -67,19 +73,38 @@ export async function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Bo
       price,
       onEnd: (outcome) => endStream(gw, call, outcome, price),
     })
-    const headers = { ...serviceHeaders(call), ...dispatched.headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' }
+    const headers = {
+      ...serviceHeaders(call),
+      ...dispatched.headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-accel-buffering': 'no',
+    }
     return new Response(stream, { status: 200, headers })
   }
 
   const read = adapter.readAnswer(served.body!)
-  const render = (error: Parameters<typeof style.errorBody>[0]) => style.errorBody(error, call.requestId)
+  const render = (error: Parameters<typeof style.errorBody>[0]) =>
+    style.errorBody(error, call.requestId)
   if (!read.ok) {
     // Only the provider's own usage is charged for an answer that failed validation.
     const response = errorResponse(call, read.error, render, dispatched.headers)
-    void finishCall(gw, call, read.usage ? { kind: 'charge', usage: read.usage, costNano: price(read.usage), forgive: false } : { kind: 'release' })
+    void finishCall(
+      gw,
+      call,
+      read.usage
+        ? { kind: 'charge', usage: read.usage, costNano: price(read.usage), forgive: false }
+        : { kind: 'release' },
+    )
     return response
   }
-  const usage = read.answer.usage ?? counted(estimate.inputTokens, model.contextLength, await outputTokensOf(read.answer.parts, model.tokenizer))
+  const usage =
+    read.answer.usage ??
+    counted(
+      estimate.inputTokens,
+      model.contextLength,
+      await outputTokensOf(read.answer.parts, model.tokenizer),
+    )
   const costOfAnswer = price(usage)
   const chargedNano = Math.min(costOfAnswer, call.holdNano)
   // The settle goes out before the response; its answer is not awaited. The balance header is the one
@@ -88,12 +113,23 @@ export async function respondWithAnswer<Body>(gw: Gateway, style: ClientStyle<Bo
   call.status = 200
   void finishCall(gw, call, { kind: 'charge', usage, costNano: costOfAnswer, forgive: false })
   const charged = { usage, costUsd: Number(nanoToUsd(chargedNano)) }
-  const answer = passthrough ? passthrough.answer(read.json, charged, context) : style.renderAnswer(read.answer, charged, context)
-  const headers = { ...serviceHeaders(call, chargedNano), ...dispatched.headers, 'content-type': 'application/json' }
+  const answer = passthrough
+    ? passthrough.answer(read.json, charged, context)
+    : style.renderAnswer(read.answer, charged, context)
+  const headers = {
+    ...serviceHeaders(call, chargedNano),
+    ...dispatched.headers,
+    'content-type': 'application/json',
+  }
   return new Response(JSON.stringify(answer), { status: 200, headers })
 }
 
-function endStream(gw: Gateway, call: Call, outcome: StreamOutcome, price: (usage: TokenUsage) => number): void {
+function endStream(
+  gw: Gateway,
+  call: Call,
+  outcome: StreamOutcome,
+  price: (usage: TokenUsage) => number,
+): void {
   call.releaseSlot()
   if (outcome.failure) {
     call.status = outcome.failure.status
@@ -105,17 +141,32 @@ function endStream(gw: Gateway, call: Call, outcome: StreamOutcome, price: (usag
   // A stream the provider broke is charged for what was delivered, and under 50 output tokens not at
   // all; a client that went away pays for what it was sent.
   const forgive = outcome.end === 'upstream_failed' && usage.outputTokens < WRITE_OFF_BELOW_TOKENS
-  void finishCall(gw, call, { kind: 'charge', usage, costNano: price(usage), forgive, reason: forgive ? 'stream_broken_early' : undefined })
+  void finishCall(gw, call, {
+    kind: 'charge',
+    usage,
+    costNano: price(usage),
+    forgive,
+    reason: forgive ? 'stream_broken_early' : undefined,
+  })
 }
 
 /** The gateway's own count when the provider reported no usage: the usual-size input estimate and the output seen. */
 function counted(inputTokens: number, contextLength: number, outputTokens: number): TokenUsage {
-  return { inputTokens: Math.min(inputTokens, contextLength), cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens }
+  return {
+    inputTokens: Math.min(inputTokens, contextLength),
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens,
+  }
 }
 
 /** The gateway's count of an answer's output, as for a stream: one token at least per part. */
-async function outputTokensOf(parts: AnswerPart[], tokenizer: TokenizerName | undefined): Promise<number> {
+async function outputTokensOf(
+  parts: AnswerPart[],
+  tokenizer: TokenizerName | undefined,
+): Promise<number> {
   const output = new DeliveredOutput(tokenizer)
-  for (const part of parts) output.add(part.type === 'text' ? part.text : part.name + part.arguments)
+  for (const part of parts)
+    output.add(part.type === 'text' ? part.text : part.name + part.arguments)
   return output.estimate()
 }

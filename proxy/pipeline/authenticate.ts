@@ -15,7 +15,10 @@ import { log } from '../core/log.ts'
 export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; error: ServiceError }
 
 const invalidKey = () =>
-  new ServiceError('invalid_api_key', 'Invalid API key. Send a valid key as "Authorization: Bearer svc-live-…"; create or rotate one in the dashboard.')
+  new ServiceError(
+    'invalid_api_key',
+    'Invalid API key. Send a valid key as "Authorization: Bearer svc-live-…"; create or rotate one in the dashboard.',
+  )
 
 /** The presented key, from the bearer header or (when the style allows it) x-api-key. */
 export function presentedKey(headers: Headers, allowXApiKey: boolean): string | undefined {
@@ -27,7 +30,11 @@ export function presentedKey(headers: Headers, allowXApiKey: boolean): string | 
   return allowXApiKey ? (headers.get('x-api-key')?.trim() ?? undefined) : undefined
 }
 
-export async function authenticate(presented: string | undefined, keys: KeyCache, nowMs: number): Promise<AuthResult> {
+export async function authenticate(
+  presented: string | undefined,
+  keys: KeyCache,
+  nowMs: number,
+): Promise<AuthResult> {
   if (!presented || !KEY_PATTERN.test(presented)) return { ok: false, error: invalidKey() }
   let records: KeyRecord[]
   try {
@@ -35,7 +42,13 @@ export async function authenticate(presented: string | undefined, keys: KeyCache
   } catch (error) {
     // A key not in the cache could not be read: fail closed, as for an unanswered admission.
     log.warn('key lookup failed', { error })
-    return { ok: false, error: new ServiceError('admission_unconfirmed', 'The key could not be verified; the request was not sent and nothing was charged. Retry.') }
+    return {
+      ok: false,
+      error: new ServiceError(
+        'admission_unconfirmed',
+        'The key could not be verified; the request was not sent and nothing was charged. Retry.',
+      ),
+    }
   }
   if (records.length === 0) return { ok: false, error: invalidKey() }
   const digest = hashApiKey(presented)
@@ -50,9 +63,13 @@ export async function authenticate(presented: string | undefined, keys: KeyCache
  */
 export function checkKey(key: KeyRecord, nowMs: number): AuthResult {
   if (key.status !== 'active') return { ok: false, error: invalidKey() }
-  if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs) return { ok: false, error: invalidKey() }
+  if (key.expiresAtMs !== null && key.expiresAtMs <= nowMs)
+    return { ok: false, error: invalidKey() }
   if (key.accountStatus === 'suspended') {
-    return { ok: false, error: new ServiceError('account_suspended', 'This account is suspended. Contact support.') }
+    return {
+      ok: false,
+      error: new ServiceError('account_suspended', 'This account is suspended. Contact support.'),
+    }
   }
   return { ok: true, key }
 }
@@ -63,7 +80,14 @@ export async function authenticateRequest(
   request: Request,
   options: { allowXApiKey: boolean; address: () => string },
 ): Promise<AuthResult> {
-  const auth = await authenticate(presentedKey(request.headers, options.allowXApiKey), gw.keys, gw.clock.now())
+  const auth = await authenticate(
+    presentedKey(request.headers, options.allowXApiKey),
+    gw.keys,
+    gw.clock.now(),
+  )
   if (auth.ok) return auth
-  return { ok: false, error: await invalidKeyRefusal(gw.invalidKeys, options.address(), auth.error) }
+  return {
+    ok: false,
+    error: await invalidKeyRefusal(gw.invalidKeys, options.address(), auth.error),
+  }
 }

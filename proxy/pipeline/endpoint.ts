@@ -29,9 +29,23 @@ export type Frame = {
   countedByStages?: boolean
 }
 
-export async function withinCeiling(gw: Gateway, call: Call, request: Request, frame: Frame, run: () => Promise<Response>): Promise<Response> {
+export async function withinCeiling(
+  gw: Gateway,
+  call: Call,
+  request: Request,
+  frame: Frame,
+  run: () => Promise<Response>,
+): Promise<Response> {
   if (!gw.ceiling.enter()) {
-    const response = errorResponse(call, new ServiceError('overloaded', 'The gateway is at its concurrent-request limit. Retry after 5 seconds.'), frame.render, frame.headers)
+    const response = errorResponse(
+      call,
+      new ServiceError(
+        'overloaded',
+        'The gateway is at its concurrent-request limit. Retry after 5 seconds.',
+      ),
+      frame.render,
+      frame.headers,
+    )
     recordCall(call)
     return response
   }
@@ -45,7 +59,12 @@ export async function withinCeiling(gw: Gateway, call: Call, request: Request, f
     return await withBalance(gw, call, request, await run())
   } catch (error) {
     log.error('request failed unexpectedly', { requestId: call.requestId, error })
-    return withBalance(gw, call, request, errorResponse(call, frame.failed(call), frame.render, frame.headers))
+    return withBalance(
+      gw,
+      call,
+      request,
+      errorResponse(call, frame.failed(call), frame.render, frame.headers),
+    )
   } finally {
     if (!call.streamOwnsSlot) call.releaseSlot()
     if (!frame.countedByStages) recordCall(call)
@@ -57,16 +76,27 @@ export async function withinCeiling(gw: Gateway, call: Call, request: Request, f
  * found it; for a request refused before that stage (its body), of the account of the key it carries,
  * if that is a valid key (looked up only, so an invalid one is not counted twice).
  */
-async function withBalance(gw: Gateway, call: Call, request: Request, response: Response): Promise<Response> {
+async function withBalance(
+  gw: Gateway,
+  call: Call,
+  request: Request,
+  response: Response,
+): Promise<Response> {
   if (call.availableNano !== undefined) return response
   let key = call.key
-  if (key === undefined && response.status !== 401 && response.status !== 403 && response.status !== 503) {
+  if (
+    key === undefined &&
+    response.status !== 401 &&
+    response.status !== 403 &&
+    response.status !== 503
+  ) {
     const auth = await authenticate(presentedKey(request.headers, true), gw.keys, gw.clock.now())
     if (auth.ok) key = auth.key
   }
   if (key === undefined) return response
   const available = await availableBalance(gw.store, gw.sql, key.accountId)
-  if (available !== undefined) response.headers.set(BALANCE_HEADER, nanoToUsd(Math.max(0, available)))
+  if (available !== undefined)
+    response.headers.set(BALANCE_HEADER, nanoToUsd(Math.max(0, available)))
   return response
 }
 
@@ -84,12 +114,20 @@ export type KeyEndpoint = {
 }
 
 /** Runs `handle` for the request's key; a ServiceError it throws is the answer, in the endpoint's error shape. */
-export function keyEndpoint(gw: Gateway, request: Request, endpoint: KeyEndpoint, handle: (key: KeyRecord, call: Call) => Promise<JsonAnswer>): Promise<Response> {
+export function keyEndpoint(
+  gw: Gateway,
+  request: Request,
+  endpoint: KeyEndpoint,
+  handle: (key: KeyRecord, call: Call) => Promise<JsonAnswer>,
+): Promise<Response> {
   const call = newCall(endpoint.style)
   const render = endpoint.render(call.requestId)
   const failed = () => new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')
   const answer = async (): Promise<Response> => {
-    const auth = await authenticateRequest(gw, request, { allowXApiKey: endpoint.allowXApiKey ?? false, address: endpoint.address })
+    const auth = await authenticateRequest(gw, request, {
+      allowXApiKey: endpoint.allowXApiKey ?? false,
+      address: endpoint.address,
+    })
     if (!auth.ok) return errorResponse(call, auth.error, render)
     call.key = auth.key
     try {

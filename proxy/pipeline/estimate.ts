@@ -32,10 +32,20 @@ export function promptOverhead(prompt: Prompt): number {
   return prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
 }
 
-export function estimate(candidates: Candidate[], prompt: Prompt, requestedOutput: number | undefined): Estimate {
+export function estimate(
+  candidates: Candidate[],
+  prompt: Prompt,
+  requestedOutput: number | undefined,
+): Estimate {
   const overhead = promptOverhead(prompt)
   const promptBoundTokens = prompt.textBytes + overhead
-  const base = { promptBoundTokens, requestedOutput, inputTokens: Math.ceil(prompt.textBytes / 4) + overhead, tokens: 0, holdNano: 0 }
+  const base = {
+    promptBoundTokens,
+    requestedOutput,
+    inputTokens: Math.ceil(prompt.textBytes / 4) + overhead,
+    tokens: 0,
+    holdNano: 0,
+  }
   let outputTokens = 0
   for (const { model } of candidates) {
     base.holdNano = Math.max(base.holdNano, worstCaseNano(base, model))
@@ -53,6 +63,14 @@ export function outputLimit(estimate: Pick<Estimate, 'requestedOutput'>, model: 
   return Math.min(estimate.requestedOutput ?? model.maxOutputTokens, model.maxOutputTokens)
 }
 
-function worstCaseNano(estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'>, model: Model): number {
-  return costNano(model.pricing, { inputTokens: inputBound(estimate, model), cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: outputLimit(estimate, model) })
+function worstCaseNano(
+  estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'>,
+  model: Model,
+): number {
+  return costNano(model.pricing, {
+    inputTokens: inputBound(estimate, model),
+    cachedInputTokens: 0,
+    cacheWriteTokens: 0,
+    outputTokens: outputLimit(estimate, model),
+  })
 }

@@ -39,7 +39,9 @@ export class Inflight {
   /** Resolves once the request's hold has ended (at once when it has none open in this process). */
   ended(requestId: string): Promise<void> {
     if (!this.open.has(requestId)) return Promise.resolve()
-    return new Promise((resolve) => this.endWaiters.set(requestId, [...(this.endWaiters.get(requestId) ?? []), resolve]))
+    return new Promise((resolve) =>
+      this.endWaiters.set(requestId, [...(this.endWaiters.get(requestId) ?? []), resolve]),
+    )
   }
 
   get size(): number {
@@ -71,10 +73,13 @@ export class Inflight {
         clearTimeout(timer)
         resolve(true)
       }
-      const timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((waiter) => waiter !== wake)
-        resolve(this.open.size === 0)
-      }, Math.max(0, timeoutMs))
+      const timer = setTimeout(
+        () => {
+          this.waiters = this.waiters.filter((waiter) => waiter !== wake)
+          resolve(this.open.size === 0)
+        },
+        Math.max(0, timeoutMs),
+      )
       this.waiters.push(wake)
     })
   }
@@ -88,7 +93,9 @@ export class Inflight {
       byAccount.set(entry.accountId, [...(byAccount.get(entry.accountId) ?? []), requestId])
     }
     for (const [accountId, requestIds] of byAccount) {
-      await store.extend(accountId, requestIds).catch((error) => log.warn('hold extension failed', { accountId, error }))
+      await store
+        .extend(accountId, requestIds)
+        .catch((error) => log.warn('hold extension failed', { accountId, error }))
     }
   }
 }

@@ -70,19 +70,34 @@ export async function handle<Body>(
     headers: style.headers(call.requestId),
     failed: () => {
       void finishCall(gw, call, { kind: 'release' })
-      return new ServiceError('internal_error', 'The gateway failed unexpectedly; nothing was charged. Retry.')
+      return new ServiceError(
+        'internal_error',
+        'The gateway failed unexpectedly; nothing was charged. Retry.',
+      )
     },
     countedByStages: true,
   }
   return withinCeiling(gw, call, request, frame, () => run(gw, style, call, request, address, as))
 }
 
-async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, request: Request, address: () => string, as?: KeyRecord): Promise<Response> {
+async function run<Body>(
+  gw: Gateway,
+  style: ClientStyle<Body>,
+  call: Call,
+  request: Request,
+  address: () => string,
+  as?: KeyRecord,
+): Promise<Response> {
   const headers = style.headers(call.requestId)
   const refuse = (error: ServiceError) => {
     // A refusal after admission releases the hold: the balance it reports is the one it leaves.
     if (call.admitted && call.availableNano !== undefined) call.availableNano += call.holdNano
-    const response = errorResponse(call, error, (failure) => style.errorBody(failure, call.requestId), headers)
+    const response = errorResponse(
+      call,
+      error,
+      (failure) => style.errorBody(failure, call.requestId),
+      headers,
+    )
     void finishCall(gw, call, { kind: 'release' })
     return response
   }
@@ -98,7 +113,9 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   call.stream = requested.stream
   call.requestedModel = requested.model
 
-  const auth = as ? checkKey(as, gw.clock.now()) : await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
+  const auth = as
+    ? checkKey(as, gw.clock.now())
+    : await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
   if (!auth.ok) return refuse(auth.error)
   const key = (call.key = auth.key)
   const prepared = await style.prepare?.(body, key.accountId)
@@ -108,7 +125,11 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
     const preset = findPreset(key, requested.model, 'model')
     if (preset instanceof ServiceError) return refuse(preset)
     style.applyDefaults(body, preset.params)
-    requested = { ...style.requested(body), model: preset.model, fallbacks: requested.fallbacks.length > 0 ? requested.fallbacks : preset.fallbacks }
+    requested = {
+      ...style.requested(body),
+      model: preset.model,
+      fallbacks: requested.fallbacks.length > 0 ? requested.fallbacks : preset.fallbacks,
+    }
   }
   let prefs: ProviderPrefs | undefined
   const prefsField = style.providerPrefs?.(body)
@@ -131,7 +152,10 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   const guarded = guard(key.guardrail, (visit) => style.texts(body, visit))
   if (!guarded.ok) return refuse(guarded.error)
   prompt.textBytes += Math.max(0, guarded.bytesAdded)
-  if (guarded.redactions > 0) call.redactions = [...guarded.redactedBy].map(([detector, count]) => `${detector}=${count}`).join(', ')
+  if (guarded.redactions > 0)
+    call.redactions = [...guarded.redactedBy]
+      .map(([detector, count]) => `${detector}=${count}`)
+      .join(', ')
 
   const fit = await fitContext(routing.candidates, {
     boundTokens: prompt.textBytes + promptOverhead(prompt),
@@ -170,17 +194,30 @@ async function run<Body>(gw: Gateway, style: ClientStyle<Body>, call: Call, requ
   })
   if (!result.ok) {
     if (result.clientGone) call.status = 499
-    return refuse(routing.auto ? autoFailed(routing.auto, routing.free, result.error) : result.error)
+    return refuse(
+      routing.auto ? autoFailed(routing.auto, routing.free, result.error) : result.error,
+    )
   }
-  return respondWithAnswer(gw, style, call, { body, estimate: cost, served: result.served, admittedAvailableNano: admitted.availableNano, headers })
+  return respondWithAnswer(gw, style, call, {
+    body,
+    estimate: cost,
+    served: result.served,
+    admittedAvailableNano: admitted.availableNano,
+    headers,
+  })
 }
 
 /** The request for each route: the client's body when the route's provider shares the client's style, else the translation (made once). */
-function upstreamRequests<Body>(style: ClientStyle<Body>, body: Body, stream: boolean): (route: Route) => UpstreamRequest | ServiceError {
+function upstreamRequests<Body>(
+  style: ClientStyle<Body>,
+  body: Body,
+  stream: boolean,
+): (route: Route) => UpstreamRequest | ServiceError {
   let conversation: Conversation | ServiceError | undefined
   return (route) => {
     const adapter = adapters[route.provider.style]
-    if (style.passthrough?.provider === route.provider.style) return adapter.request(route, { kind: 'raw', body: style.passthrough.body(body) }, stream)
+    if (style.passthrough?.provider === route.provider.style)
+      return adapter.request(route, { kind: 'raw', body: style.passthrough.body(body) }, stream)
     conversation ??= style.conversation(body)
     if (conversation instanceof ServiceError) return conversation
     return adapter.request(route, { kind: 'conversation', conversation }, stream)

@@ -7,28 +7,39 @@ import { ServiceError } from '../../shared/errors.ts'
 export const MAX_BODY_BYTES = 32 * 1024 * 1024
 export const MAX_DEPTH = 64
 
-export type BodyResult = { ok: true; value: Record<string, unknown>; bytes: number } | { ok: false; error: ServiceError }
+export type BodyResult =
+  | { ok: true; value: Record<string, unknown>; bytes: number }
+  | { ok: false; error: ServiceError }
 
 const decoder = new TextDecoder()
 
 const tooLarge = () =>
-  new ServiceError('payload_too_large', 'Request body exceeds the 32 MB limit. Shorten the history or remove attachments.')
+  new ServiceError(
+    'payload_too_large',
+    'Request body exceeds the 32 MB limit. Shorten the history or remove attachments.',
+  )
 
 export async function readJsonBody(request: Request): Promise<BodyResult> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN)
   if (declared > MAX_BODY_BYTES) return { ok: false, error: tooLarge() }
-  const bytes = Number.isFinite(declared) ? new Uint8Array(await request.arrayBuffer()) : await readLimited(request)
+  const bytes = Number.isFinite(declared)
+    ? new Uint8Array(await request.arrayBuffer())
+    : await readLimited(request)
   if (!bytes) return { ok: false, error: tooLarge() }
   if (bytes.length > MAX_BODY_BYTES) return { ok: false, error: tooLarge() }
   let value: unknown
   try {
     value = JSON.parse(decoder.decode(bytes))
   } catch (error) {
-    const message = error instanceof RangeError ? `nested more than ${MAX_DEPTH} levels deep` : 'not valid JSON'
+    const message =
+      error instanceof RangeError ? `nested more than ${MAX_DEPTH} levels deep` : 'not valid JSON'
     return { ok: false, error: new ServiceError('invalid_request', `Request body is ${message}.`) }
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, error: new ServiceError('invalid_request', 'Request body must be a JSON object.') }
+    return {
+      ok: false,
+      error: new ServiceError('invalid_request', 'Request body must be a JSON object.'),
+    }
   }
   const depthError = checkDepth(value)
   if (depthError) return { ok: false, error: depthError }
@@ -55,7 +66,10 @@ function checkDepth(root: object): ServiceError | undefined {
     const [node, depth] = stack.pop()!
     if (typeof node !== 'object' || node === null) continue
     if (depth > MAX_DEPTH) {
-      return new ServiceError('invalid_request', `Request body is nested more than ${MAX_DEPTH} levels deep.`)
+      return new ServiceError(
+        'invalid_request',
+        `Request body is nested more than ${MAX_DEPTH} levels deep.`,
+      )
     }
     for (const child of Array.isArray(node) ? node : Object.values(node)) {
       if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])

@@ -15,7 +15,8 @@ export const BALANCE_HEADER = 'x-service-balance-usd'
 /** x-request-id, and what is known of balance, model, provider and cost. */
 export function serviceHeaders(call: Call, costNano?: number): Record<string, string> {
   const headers: Record<string, string> = { 'x-request-id': call.requestId }
-  if (call.availableNano !== undefined) headers[BALANCE_HEADER] = nanoToUsd(Math.max(0, call.availableNano))
+  if (call.availableNano !== undefined)
+    headers[BALANCE_HEADER] = nanoToUsd(Math.max(0, call.availableNano))
   if (call.served) {
     headers['x-service-model'] = call.served.model.id
     headers['x-service-provider'] = call.served.route.provider.id
@@ -25,7 +26,12 @@ export function serviceHeaders(call: Call, costNano?: number): Record<string, st
   return headers
 }
 
-export function errorResponse(call: Call, error: ServiceError, render: ErrorRenderer, styleHeaders: Record<string, string> = {}): Response {
+export function errorResponse(
+  call: Call,
+  error: ServiceError,
+  render: ErrorRenderer,
+  styleHeaders: Record<string, string> = {},
+): Response {
   const spec = errorTable[error.code]
   const headers = { ...serviceHeaders(call, call.chargedNano), ...styleHeaders }
   headers['content-type'] = 'application/json'
@@ -41,11 +47,20 @@ export function errorResponse(call: Call, error: ServiceError, render: ErrorRend
 
 /** An error of the site, the account endpoints and the playground: the API's `{"error": {"code", "message", "param"}}` shape and headers. */
 export function siteError(error: ServiceError): Response {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-service-error-code': error.code, 'referrer-policy': 'no-referrer' }
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    'x-service-error-code': error.code,
+    'referrer-policy': 'no-referrer',
+  }
   const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
-  return new Response(JSON.stringify({ error: { code: error.code, message: error.message, param: error.details.param ?? null } }), {
-    status: errorTable[error.code].status,
-    headers,
-  })
+  return new Response(
+    JSON.stringify({
+      error: { code: error.code, message: error.message, param: error.details.param ?? null },
+    }),
+    {
+      status: errorTable[error.code].status,
+      headers,
+    },
+  )
 }

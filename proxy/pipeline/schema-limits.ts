@@ -16,7 +16,8 @@ export function checkSchemas(body: Record<string, unknown>): ServiceError | unde
   for (const field of ['tools', 'functions'] as const) {
     const tools = body[field]
     if (!Array.isArray(tools)) continue
-    if (tools.length > MAX_TOOLS) return refuse(field, `at most ${MAX_TOOLS} tools are allowed (got ${tools.length})`)
+    if (tools.length > MAX_TOOLS)
+      return refuse(field, `at most ${MAX_TOOLS} tools are allowed (got ${tools.length})`)
     let total = 0
     for (const [index, tool] of (tools as Tool[]).entries()) {
       const schema = tool?.function?.parameters ?? tool?.parameters ?? tool?.input_schema
@@ -24,11 +25,22 @@ export function checkSchemas(body: Record<string, unknown>): ServiceError | unde
       if (typeof problem === 'object') return problem
       total += problem ?? 0
     }
-    if (total > MAX_TOOLS_BYTES) return refuse(field, `tool schemas total ${total} bytes; at most ${MAX_TOOLS_BYTES} are allowed`)
+    if (total > MAX_TOOLS_BYTES)
+      return refuse(
+        field,
+        `tool schemas total ${total} bytes; at most ${MAX_TOOLS_BYTES} are allowed`,
+      )
   }
   const formats: [unknown, string][] = [
-    [(body.response_format as { json_schema?: { schema?: unknown } } | undefined)?.json_schema?.schema, 'response_format.json_schema.schema'],
-    [(body.text as { format?: { schema?: unknown } } | undefined)?.format?.schema, 'text.format.schema'],
+    [
+      (body.response_format as { json_schema?: { schema?: unknown } } | undefined)?.json_schema
+        ?.schema,
+      'response_format.json_schema.schema',
+    ],
+    [
+      (body.text as { format?: { schema?: unknown } } | undefined)?.format?.schema,
+      'text.format.schema',
+    ],
     [(body.output_format as { schema?: unknown } | undefined)?.schema, 'output_format.schema'],
   ]
   for (const [schema, param] of formats) {
@@ -42,9 +54,14 @@ export function checkSchemas(body: Record<string, unknown>): ServiceError | unde
 /** The schema's size in bytes, or why it is refused. */
 function checkSchema(schema: unknown, param: string): number | ServiceError {
   const depth = depthOf(schema)
-  if (depth > MAX_SCHEMA_DEPTH) return refuse(param, `the schema is nested ${depth} levels deep; at most ${MAX_SCHEMA_DEPTH} are allowed`)
+  if (depth > MAX_SCHEMA_DEPTH)
+    return refuse(
+      param,
+      `the schema is nested ${depth} levels deep; at most ${MAX_SCHEMA_DEPTH} are allowed`,
+    )
   const bytes = JSON.stringify(schema)?.length ?? 0
-  if (bytes > MAX_SCHEMA_BYTES) return refuse(param, `the schema is ${bytes} bytes; at most ${MAX_SCHEMA_BYTES} are allowed`)
+  if (bytes > MAX_SCHEMA_BYTES)
+    return refuse(param, `the schema is ${bytes} bytes; at most ${MAX_SCHEMA_BYTES} are allowed`)
   return bytes
 }
 
@@ -56,7 +73,8 @@ function depthOf(root: unknown): number {
     if (typeof node !== 'object' || node === null) continue
     if (depth > deepest) deepest = depth
     if (deepest > MAX_SCHEMA_DEPTH) return deepest
-    for (const child of Object.values(node)) if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
+    for (const child of Object.values(node))
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1])
   }
   return deepest
 }

@@ -22,7 +22,11 @@ export type Settlement =
 const RETRY_DELAYS_MS = [50, 200, 1_000, 5_000, 15_000, 30_000, 60_000, 120_000]
 
 /** Ends the call's hold (if it has one) and records the request. Never throws. */
-export async function finishCall(deps: SettleDeps, call: Call, settlement: Settlement): Promise<void> {
+export async function finishCall(
+  deps: SettleDeps,
+  call: Call,
+  settlement: Settlement,
+): Promise<void> {
   const held = call.admitted
   try {
     await endHold(deps, call, settlement)
@@ -68,29 +72,62 @@ async function retrying<T>(call: Call, operation: () => Promise<T>): Promise<T |
     } catch (error) {
       const delay = RETRY_DELAYS_MS[attempt]
       if (delay === undefined) {
-        log.error('hold could not be ended; it expires at its deadline', { requestId: call.requestId, error })
+        log.error('hold could not be ended; it expires at its deadline', {
+          requestId: call.requestId,
+          error,
+        })
         return undefined
       }
-      log.warn('admission store call failed; retrying', { requestId: call.requestId, attempt, error })
+      log.warn('admission store call failed; retrying', {
+        requestId: call.requestId,
+        attempt,
+        error,
+      })
       await Bun.sleep(delay)
     }
   }
 }
 
 function ledgerRows(call: Call, result: SettleResult, reason: string | undefined): LedgerRow[] {
-  const base = { accountId: call.key!.accountId, keyId: call.key!.id, requestId: call.requestId, atMs: Date.now() }
+  const base = {
+    accountId: call.key!.accountId,
+    keyId: call.key!.id,
+    requestId: call.requestId,
+    atMs: Date.now(),
+  }
   if (result.status !== 'settled') {
     // The hold ended before the charge arrived (it expired): the cost is the service's, on record.
     call.chargedNano = 0
     if (call.costNano === 0) return []
-    return [{ ...base, kind: 'writeoff', amountNano: 0, writtenOffNano: call.costNano, reason: `hold_${result.status}` }]
+    return [
+      {
+        ...base,
+        kind: 'writeoff',
+        amountNano: 0,
+        writtenOffNano: call.costNano,
+        reason: `hold_${result.status}`,
+      },
+    ]
   }
   call.chargedNano = result.chargedNano
   const rows: LedgerRow[] = []
-  if (result.chargedNano > 0) rows.push({ ...base, kind: 'charge', amountNano: -result.chargedNano, writtenOffNano: 0, reason: null })
+  if (result.chargedNano > 0)
+    rows.push({
+      ...base,
+      kind: 'charge',
+      amountNano: -result.chargedNano,
+      writtenOffNano: 0,
+      reason: null,
+    })
   if (result.writtenOffNano > 0) {
     const why = reason ?? (result.chargedNano > 0 ? 'cost_above_hold' : 'forgiven')
-    rows.push({ ...base, kind: 'writeoff', amountNano: 0, writtenOffNano: result.writtenOffNano, reason: why })
+    rows.push({
+      ...base,
+      kind: 'writeoff',
+      amountNano: 0,
+      writtenOffNano: result.writtenOffNano,
+      reason: why,
+    })
   }
   return rows
 }

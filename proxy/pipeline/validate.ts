@@ -32,12 +32,19 @@ export function envelope<T>(
 
 export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): Validated<T> {
   for (const field in body) {
-    if (!spec.fields.has(field)) return { ok: false, error: new ServiceError('invalid_request', spec.unknownField(field), { param: field }) }
+    if (!spec.fields.has(field))
+      return {
+        ok: false,
+        error: new ServiceError('invalid_request', spec.unknownField(field), { param: field }),
+      }
   }
   if (!spec.check.Check(body)) {
     const first = spec.check.Errors(body).First()!
     const param = fieldName(first.path)
-    return { ok: false, error: new ServiceError('invalid_request', `${param}: ${describe(first)}`, { param }) }
+    return {
+      ok: false,
+      error: new ServiceError('invalid_request', `${param}: ${describe(first)}`, { param }),
+    }
   }
   const value = body as T
   const error = spec.rules?.(value)
@@ -49,16 +56,26 @@ export function fieldName(path: string): string {
   return path
     .split('/')
     .slice(1)
-    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part), '')
+    .reduce(
+      (name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name ? `${name}.${part}` : part),
+      '',
+    )
 }
 
 function describe(error: ValueError): string {
-  const schema = error.schema as { minItems?: number; maxItems?: number; minimum?: number; maximum?: number }
+  const schema = error.schema as {
+    minItems?: number
+    maxItems?: number
+    minimum?: number
+    maximum?: number
+  }
   switch (error.type) {
     case ValueErrorType.ObjectRequiredProperty:
       return 'is required'
     case ValueErrorType.ArrayMinItems:
-      return schema.minItems === 1 ? 'must be a non-empty array' : `must have at least ${schema.minItems} items`
+      return schema.minItems === 1
+        ? 'must be a non-empty array'
+        : `must have at least ${schema.minItems} items`
     case ValueErrorType.ArrayMaxItems:
       return `must have at most ${schema.maxItems} items`
     case ValueErrorType.StringMinLength:
@@ -85,7 +102,16 @@ function describe(error: ValueError): string {
 
 function kind(schema: TSchema): string {
   const type = schema.type as string | undefined
-  if (type === 'integer' && schema.minimum !== undefined) return `an integer of at least ${schema.minimum}`
-  const names: Record<string, string> = { string: 'a string', array: 'an array', null: 'null', integer: 'an integer', number: 'a number', boolean: 'a boolean', object: 'an object' }
+  if (type === 'integer' && schema.minimum !== undefined)
+    return `an integer of at least ${schema.minimum}`
+  const names: Record<string, string> = {
+    string: 'a string',
+    array: 'an array',
+    null: 'null',
+    integer: 'an integer',
+    number: 'a number',
+    boolean: 'a boolean',
+    object: 'an object',
+  }
   return (type && names[type]) ?? 'a value of another type'
 }

@@ -7,10 +7,17 @@ import { ServiceError } from '../../shared/errors.ts'
 import type { AddressLimiter } from '../stores/address-limits.ts'
 import { log } from '../core/log.ts'
 
-export type CatalogReads = { limiter: AddressLimiter; perMinute: number; listing: Record<string, unknown> }
+export type CatalogReads = {
+  limiter: AddressLimiter
+  perMinute: number
+  listing: Record<string, unknown>
+}
 
 /** The listing, or the refusal for an address past its limit. A limiter that cannot answer lets the read through. */
-export async function readCatalog(reads: CatalogReads, address: string): Promise<Record<string, unknown> | ServiceError> {
+export async function readCatalog(
+  reads: CatalogReads,
+  address: string,
+): Promise<Record<string, unknown> | ServiceError> {
   try {
     const decision = await reads.limiter.hit('catalog', address, reads.perMinute)
     if (!decision.ok) {

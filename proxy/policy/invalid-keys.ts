@@ -10,7 +10,11 @@ import type { AddressLimiter } from '../stores/address-limits.ts'
 export type InvalidKeyLimits = { limiter: AddressLimiter; perMinute: number }
 
 /** The refusal for an invalid key from `address`: the 401 itself, or 429 once the address is past its limit. */
-export async function invalidKeyRefusal(limits: InvalidKeyLimits, address: string, error: ServiceError): Promise<ServiceError> {
+export async function invalidKeyRefusal(
+  limits: InvalidKeyLimits,
+  address: string,
+  error: ServiceError,
+): Promise<ServiceError> {
   if (error.code !== 'invalid_api_key') return error
   try {
     const decision = await limits.limiter.hit('invalid-key', address, limits.perMinute)

@@ -14,7 +14,9 @@ import type { UpstreamFailure } from './upstream-failure.ts'
 /** The HTTP request to a provider, built by its adapter. */
 export type UpstreamRequest = { url: string; init: RequestInit }
 
-export type Payload = { kind: 'raw'; body: Record<string, unknown> } | { kind: 'conversation'; conversation: Conversation }
+export type Payload =
+  | { kind: 'raw'; body: Record<string, unknown> }
+  | { kind: 'conversation'; conversation: Conversation }
 
 export type AnswerRead =
   | { ok: true; answer: Answer; json: Record<string, unknown> }

@@ -4,4 +4,7 @@ import type { ProviderAdapter } from './adapter.ts'
 import { anthropicAdapter } from './anthropic/adapter.ts'
 import { openaiAdapter } from './openai/adapter.ts'
 
-export const adapters: Record<ProviderStyle, ProviderAdapter> = { openai: openaiAdapter, anthropic: anthropicAdapter }
+export const adapters: Record<ProviderStyle, ProviderAdapter> = {
+  openai: openaiAdapter,
+  anthropic: anthropicAdapter,
+}

@@ -52,11 +52,18 @@ export type DispatchResult =
   | { ok: true; served: Served }
   | { ok: false; error: ServiceError; attempts: number; clientGone: boolean }
 
-export async function dispatch(candidates: Candidate[], options: DispatchOptions): Promise<DispatchResult> {
+export async function dispatch(
+  candidates: Candidate[],
+  options: DispatchOptions,
+): Promise<DispatchResult> {
   let attempts = 0
   let last: UpstreamFailure | undefined
   let skipped = 0
-  const tries = candidates.flatMap((candidate) => candidate.routes.filter((route) => route.provider.available).map((route) => ({ candidate, route })))
+  const tries = candidates.flatMap((candidate) =>
+    candidate.routes
+      .filter((route) => route.provider.available)
+      .map((route) => ({ candidate, route })),
+  )
   for (const [index, { candidate, route }] of tries.entries()) {
     if (Date.now() >= options.deadlineMs) return timedOut(options, attempts)
     if (options.health && !options.health.begin(route, Date.now())) {
@@ -72,25 +79,50 @@ export async function dispatch(candidates: Candidate[], options: DispatchOptions
     }
     controller.abort()
     if (options.clientSignal.aborted) {
-      return { ok: false, error: new ServiceError('upstream_error', 'The client closed the connection.'), attempts, clientGone: true }
+      return {
+        ok: false,
+        error: new ServiceError('upstream_error', 'The client closed the connection.'),
+        attempts,
+        clientGone: true,
+      }
     }
     // A rate limit is the provider's answer, not ill health; a rejected request says nothing of the route.
-    if (outcome.failure.fallback && outcome.failure.error.code !== 'upstream_rate_limited') options.health?.failed(route, Date.now())
-    recordUpstreamError(route.provider.id, outcome.timedOut ? 'request_timeout' : outcome.failure.error.code)
+    if (outcome.failure.fallback && outcome.failure.error.code !== 'upstream_rate_limited')
+      options.health?.failed(route, Date.now())
+    recordUpstreamError(
+      route.provider.id,
+      outcome.timedOut ? 'request_timeout' : outcome.failure.error.code,
+    )
     if (outcome.timedOut) return timedOut(options, attempts)
-    log.info('upstream attempt failed', { requestId: options.requestId, provider: route.provider.id, code: outcome.failure.error.code })
+    log.info('upstream attempt failed', {
+      requestId: options.requestId,
+      provider: route.provider.id,
+      code: outcome.failure.error.code,
+    })
     last = outcome.failure
-    if (!outcome.failure.fallback) return { ok: false, error: outcome.failure.error, attempts, clientGone: false }
+    if (!outcome.failure.fallback)
+      return { ok: false, error: outcome.failure.error, attempts, clientGone: false }
   }
   if (last) return { ok: false, error: last.error, attempts, clientGone: false }
   const names = candidates.map((candidate) => candidate.model.id).join(', ')
   if (skipped > 0) {
     // Every route is half-open with a probe under way: its outcome decides; until then the route waits.
-    return { ok: false, error: new ServiceError('model_unavailable', `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`), attempts, clientGone: false }
+    return {
+      ok: false,
+      error: new ServiceError(
+        'model_unavailable',
+        `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`,
+      ),
+      attempts,
+      clientGone: false,
+    }
   }
   return {
     ok: false,
-    error: new ServiceError('no_available_route', `No provider route is available for ${names}: no configured provider serves it.`),
+    error: new ServiceError(
+      'no_available_route',
+      `No provider route is available for ${names}: no configured provider serves it.`,
+    ),
     attempts,
     clientGone: false,
   }
@@ -101,32 +133,62 @@ type AttemptOutcome =
   | { failure: UpstreamFailure; timedOut: boolean }
 
 /** One upstream request; `more`: another route is left, so a stream slow to start gives way to it. */
-async function attempt(route: Route, controller: AbortController, options: DispatchOptions, more: boolean): Promise<AttemptOutcome> {
+async function attempt(
+  route: Route,
+  controller: AbortController,
+  options: DispatchOptions,
+  more: boolean,
+): Promise<AttemptOutcome> {
   const built = options.build(route)
-  if (built instanceof ServiceError) return { failure: { error: built, fallback: false }, timedOut: false }
+  if (built instanceof ServiceError)
+    return { failure: { error: built, fallback: false }, timedOut: false }
   const { url, init } = built
   const startedAt = Date.now()
-  const attemptDeadline = more && options.stream && options.attemptFirstByteMs ? Math.min(options.deadlineMs, startedAt + options.attemptFirstByteMs) : options.deadlineMs
+  const attemptDeadline =
+    more && options.stream && options.attemptFirstByteMs
+      ? Math.min(options.deadlineMs, startedAt + options.attemptFirstByteMs)
+      : options.deadlineMs
   const timer = setTimeout(() => controller.abort(), Math.max(0, attemptDeadline - startedAt))
   const signal = AbortSignal.any([controller.signal, options.clientSignal])
   const timedOut = () => Date.now() >= options.deadlineMs - 5
   const attemptTimedOut = () => Date.now() >= attemptDeadline - 5
   try {
-    const response = await (route.provider.builtin ? builtinProviders[route.provider.builtin] : fetch)(url, { ...init, signal })
+    const response = await (route.provider.builtin
+      ? builtinProviders[route.provider.builtin]
+      : fetch)(url, { ...init, signal })
     if (response.status >= 400) {
-      return { failure: adapters[route.provider.style].failure(route.provider.id, response.status, await response.text()), timedOut: false }
+      return {
+        failure: adapters[route.provider.style].failure(
+          route.provider.id,
+          response.status,
+          await response.text(),
+        ),
+        timedOut: false,
+      }
     }
     if (!options.stream) return { served: { body: await response.text() } }
     const reader = response.body!.getReader()
     const first = await reader.read()
     if (first.done || !first.value) {
-      return { failure: failureFromNetwork(route.provider.id, new Error('the stream ended before any data')), timedOut: false }
+      return {
+        failure: failureFromNetwork(
+          route.provider.id,
+          new Error('the stream ended before any data'),
+        ),
+        timedOut: false,
+      }
     }
     return { served: { first: first.value, reader } }
   } catch (error) {
     if (!timedOut() && attemptTimedOut() && !options.clientSignal.aborted) {
       const seconds = Math.round((attemptDeadline - startedAt) / 1000)
-      return { failure: failureFromNetwork(route.provider.id, new Error(`no response started within ${seconds} s`)), timedOut: false }
+      return {
+        failure: failureFromNetwork(
+          route.provider.id,
+          new Error(`no response started within ${seconds} s`),
+        ),
+        timedOut: false,
+      }
     }
     return { failure: failureFromNetwork(route.provider.id, error), timedOut: timedOut() }
   } finally {

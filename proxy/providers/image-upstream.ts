@@ -19,9 +19,20 @@ export type ImageOutcome =
   | { kind: 'unknown'; route: Route; reason: string }
 
 /** Errors that mean the connection was never made, so the request was not sent. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ConnectionRefused', 'ENOTFOUND', 'EAI_AGAIN', 'FailedToOpenSocket', 'UnableToConnect'])
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ConnectionRefused',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'FailedToOpenSocket',
+  'UnableToConnect',
+])
 
-export async function sendImageRequest(routes: Route[], body: Record<string, unknown>, deadlineMs: number): Promise<ImageOutcome> {
+export async function sendImageRequest(
+  routes: Route[],
+  body: Record<string, unknown>,
+  deadlineMs: number,
+): Promise<ImageOutcome> {
   const refusedConnections: string[] = []
   for (const route of routes) {
     const controller = new AbortController()
@@ -29,7 +40,8 @@ export async function sendImageRequest(routes: Route[], body: Record<string, unk
     try {
       return await attempt(route, body, controller.signal)
     } catch (error) {
-      if (controller.signal.aborted) return { kind: 'unknown', route, reason: 'did not answer in time' }
+      if (controller.signal.aborted)
+        return { kind: 'unknown', route, reason: 'did not answer in time' }
       const code = (error as { code?: unknown }).code
       if (typeof code === 'string' && NOT_SENT.has(code)) {
         refusedConnections.push(`${route.provider.id}: ${code}`)
@@ -43,7 +55,11 @@ export async function sendImageRequest(routes: Route[], body: Record<string, unk
   return { kind: 'unreachable', detail: refusedConnections.join(', ') }
 }
 
-async function attempt(route: Route, body: Record<string, unknown>, signal: AbortSignal): Promise<ImageOutcome> {
+async function attempt(
+  route: Route,
+  body: Record<string, unknown>,
+  signal: AbortSignal,
+): Promise<ImageOutcome> {
   const response = await fetch(`${route.provider.baseUrl}/images/generations`, {
     method: 'POST',
     headers: bearerHeaders(route.provider.apiKey, 'application/json'),

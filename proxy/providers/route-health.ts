@@ -20,7 +20,13 @@ export const CLOSED: BreakerState = 0
 export const HALF_OPEN: BreakerState = 1
 export const OPEN: BreakerState = 2
 
-type Breaker = { provider: string; model: string; failures: number; openUntilMs: number; probingSinceMs: number }
+type Breaker = {
+  provider: string
+  model: string
+  failures: number
+  openUntilMs: number
+  probingSinceMs: number
+}
 
 export type RouteBlock = { reason: 'paused' | 'open'; untilMs: number }
 
@@ -35,7 +41,8 @@ export class RouteHealth {
   /** Why the route cannot take a request now, or undefined when it can. */
   blocked(route: Route, nowMs: number): RouteBlock | undefined {
     const pausedUntil = this.pauses.get(route.provider.id)
-    if (pausedUntil !== undefined && pausedUntil > nowMs) return { reason: 'paused', untilMs: pausedUntil }
+    if (pausedUntil !== undefined && pausedUntil > nowMs)
+      return { reason: 'paused', untilMs: pausedUntil }
     const breaker = this.breakers.get(routeKey(route))
     if (!breaker || breaker.openUntilMs === 0) return undefined
     if (nowMs < breaker.openUntilMs) return { reason: 'open', untilMs: breaker.openUntilMs }
@@ -58,7 +65,8 @@ export class RouteHealth {
   succeeded(route: Route): void {
     const breaker = this.breakers.get(routeKey(route))
     if (!breaker || (breaker.failures === 0 && breaker.openUntilMs === 0)) return
-    if (breaker.openUntilMs !== 0) log.info('route recovered', { provider: breaker.provider, model: breaker.model })
+    if (breaker.openUntilMs !== 0)
+      log.info('route recovered', { provider: breaker.provider, model: breaker.model })
     Object.assign(breaker, { failures: 0, openUntilMs: 0, probingSinceMs: 0 })
   }
 
@@ -66,12 +74,23 @@ export class RouteHealth {
     const key = routeKey(route)
     let breaker = this.breakers.get(key)
     if (!breaker) {
-      breaker = { provider: route.provider.id, model: route.upstreamModel, failures: 0, openUntilMs: 0, probingSinceMs: 0 }
+      breaker = {
+        provider: route.provider.id,
+        model: route.upstreamModel,
+        failures: 0,
+        openUntilMs: 0,
+        probingSinceMs: 0,
+      }
       this.breakers.set(key, breaker)
     }
     breaker.failures += 1
     if (breaker.probingSinceMs > 0 || breaker.failures >= this.options.failures) {
-      if (breaker.openUntilMs === 0) log.warn('route failing; skipped for a while', { provider: breaker.provider, model: breaker.model, failures: breaker.failures })
+      if (breaker.openUntilMs === 0)
+        log.warn('route failing; skipped for a while', {
+          provider: breaker.provider,
+          model: breaker.model,
+          failures: breaker.failures,
+        })
       breaker.openUntilMs = nowMs + this.options.openMs
       breaker.probingSinceMs = 0
     }
@@ -80,7 +99,8 @@ export class RouteHealth {
   /** Breaker states for the metrics. */
   *states(nowMs = Date.now()): Iterable<{ provider: string; model: string; state: BreakerState }> {
     for (const breaker of this.breakers.values()) {
-      const state = breaker.openUntilMs === 0 ? CLOSED : nowMs < breaker.openUntilMs ? OPEN : HALF_OPEN
+      const state =
+        breaker.openUntilMs === 0 ? CLOSED : nowMs < breaker.openUntilMs ? OPEN : HALF_OPEN
       yield { provider: breaker.provider, model: breaker.model, state }
     }
   }

@@ -70,7 +70,14 @@ function parseEvent(raw: string): SseEvent {
   let data: string | undefined
   for (const line of raw.split('\n')) {
     if (line.startsWith('data')) {
-      const value = line.length === 4 ? '' : line.charCodeAt(4) !== 58 ? undefined : line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5)
+      const value =
+        line.length === 4
+          ? ''
+          : line.charCodeAt(4) !== 58
+            ? undefined
+            : line.charCodeAt(5) === 32
+              ? line.slice(6)
+              : line.slice(5)
       if (value !== undefined) data = data === undefined ? value : `${data}\n${value}`
     } else if (line.startsWith('event:')) {
       event = line.slice(6).trim()

@@ -11,7 +11,12 @@ import { redisKeys } from './admission/redis-keys.ts'
 export type AddressDecision = { ok: true } | { ok: false; retryAfterMs: number }
 
 export interface AddressLimiter {
-  hit(scope: string, address: string, limitPerWindow: number, windowMs?: number): Promise<AddressDecision>
+  hit(
+    scope: string,
+    address: string,
+    limitPerWindow: number,
+    windowMs?: number,
+  ): Promise<AddressDecision>
 }
 
 export const ADDRESS_WINDOW_MS = 60_000
@@ -19,7 +24,12 @@ export const ADDRESS_WINDOW_MS = 60_000
 export class MemoryAddressLimiter implements AddressLimiter {
   private readonly windows = new Map<string, { count: number; endsAt: number }>()
 
-  async hit(scope: string, address: string, limit: number, windowMs = ADDRESS_WINDOW_MS): Promise<AddressDecision> {
+  async hit(
+    scope: string,
+    address: string,
+    limit: number,
+    windowMs = ADDRESS_WINDOW_MS,
+  ): Promise<AddressDecision> {
     const now = Date.now()
     const key = `${scope}:${address}`
     let window = this.windows.get(key)
@@ -44,8 +54,16 @@ export class RedisAddressLimiter implements AddressLimiter {
     return new RedisAddressLimiter(await withScripts(redis))
   }
 
-  async hit(scope: string, address: string, limit: number, windowMs = ADDRESS_WINDOW_MS): Promise<AddressDecision> {
-    const [count, remainingMs] = await this.redis.gwAddressHit(redisKeys.addressWindow(scope, address), windowMs)
+  async hit(
+    scope: string,
+    address: string,
+    limit: number,
+    windowMs = ADDRESS_WINDOW_MS,
+  ): Promise<AddressDecision> {
+    const [count, remainingMs] = await this.redis.gwAddressHit(
+      redisKeys.addressWindow(scope, address),
+      windowMs,
+    )
     return count > limit ? { ok: false, retryAfterMs: Math.max(1, remainingMs) } : { ok: true }
   }
 }

@@ -50,14 +50,25 @@ export async function insertImageRequest(sql: Sql, row: NewImageRequest): Promis
             ${row.holdNano}, 'pending', ${row.costDeadline})`
 }
 
-export async function markCharged(sql: Sql, requestId: string, provider: string, imagesReturned: number, chargedNano: number): Promise<void> {
+export async function markCharged(
+  sql: Sql,
+  requestId: string,
+  provider: string,
+  imagesReturned: number,
+  chargedNano: number,
+): Promise<void> {
   await sql`
     UPDATE image_requests
     SET status = 'charged', provider = ${provider}, images_returned = ${imagesReturned}, charged_nano = ${chargedNano}, resolved_at = now()
     WHERE request_id = ${requestId} AND status = 'pending'`
 }
 
-export async function markFailed(sql: Sql, requestId: string, provider: string | null, errorCode: string): Promise<void> {
+export async function markFailed(
+  sql: Sql,
+  requestId: string,
+  provider: string | null,
+  errorCode: string,
+): Promise<void> {
   await sql`
     UPDATE image_requests
     SET status = 'failed', provider = COALESCE(${provider}, provider), error_code = ${errorCode}, resolved_at = now()
@@ -74,7 +85,10 @@ export async function markProvider(sql: Sql, requestId: string, provider: string
  * sweep result was lost are ended from the ledger once well past their deadline: charged if a charge for
  * the request is there (its status update was lost), released otherwise. Returns the rows ended.
  */
-export async function endExpiredImageRequests(sql: Sql, expiredRequestIds: string[]): Promise<number> {
+export async function endExpiredImageRequests(
+  sql: Sql,
+  expiredRequestIds: string[],
+): Promise<number> {
   let released = 0
   if (expiredRequestIds.length > 0) {
     const rows = await sql`
@@ -95,7 +109,11 @@ export async function endExpiredImageRequests(sql: Sql, expiredRequestIds: strin
 }
 
 /** The request of this account, or undefined (another account's request is not found either). */
-export async function readImageRequest(sql: Sql, accountId: string, requestId: string): Promise<ImageRequestRow | undefined> {
+export async function readImageRequest(
+  sql: Sql,
+  accountId: string,
+  requestId: string,
+): Promise<ImageRequestRow | undefined> {
   const [row] = await sql<ImageRequestRow[]>`
     SELECT request_id, model, provider, images, images_returned, variant, hold_nano, charged_nano, status, error_code,
            cost_deadline, created_at, resolved_at

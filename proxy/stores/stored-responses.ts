@@ -24,7 +24,12 @@ export class ResponseStore {
     readonly options: ResponseStoreOptions,
   ) {}
 
-  save(id: string, accountId: string, conversation: Turn[], response: Record<string, unknown>): void {
+  save(
+    id: string,
+    accountId: string,
+    conversation: Turn[],
+    response: Record<string, unknown>,
+  ): void {
     if (this.options.retentionDays === 0) return
     const write = this.sql`
       INSERT INTO stored_responses (id, account_id, conversation, response, expires_at)
@@ -49,7 +54,8 @@ export class ResponseStore {
       const [row] = await this.sql<{ conversation: Turn[] }[]>`
         SELECT conversation FROM stored_responses
         WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL AND expires_at > now()`
-      if (row || this.options.retentionDays === 0 || Date.now() + pause > until) return row?.conversation
+      if (row || this.options.retentionDays === 0 || Date.now() + pause > until)
+        return row?.conversation
       await Bun.sleep(pause)
     }
   }
@@ -72,7 +78,8 @@ export class ResponseStore {
 
   /** Removes responses past their retention; returns how many. */
   async purgeExpired(): Promise<number> {
-    const rows = await this.sql`DELETE FROM stored_responses WHERE expires_at < now() OR deleted_at < now() - interval '1 day'`
+    const rows = await this
+      .sql`DELETE FROM stored_responses WHERE expires_at < now() OR deleted_at < now() - interval '1 day'`
     return rows.count
   }
 }

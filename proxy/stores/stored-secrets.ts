@@ -8,7 +8,11 @@ import { link, mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 
 /** The file of each secret under DATA_DIR. */
-export const STORED_SECRETS = { operatorToken: 'admin-token', altchaKey: 'altcha-hmac-key', vapidKeys: 'vapid-keys.json' } as const
+export const STORED_SECRETS = {
+  operatorToken: 'admin-token',
+  altchaKey: 'altcha-hmac-key',
+  vapidKeys: 'vapid-keys.json',
+} as const
 export type StoredSecret = keyof typeof STORED_SECRETS
 
 export function storedSecretPath(dataDir: string, name: StoredSecret): string {
@@ -16,7 +20,11 @@ export function storedSecretPath(dataDir: string, name: StoredSecret): string {
 }
 
 /** The secret kept under `dataDir`, made by `create` if there is none yet. */
-export async function storedSecret(dataDir: string, name: StoredSecret, create: () => string | Promise<string>): Promise<string> {
+export async function storedSecret(
+  dataDir: string,
+  name: StoredSecret,
+  create: () => string | Promise<string>,
+): Promise<string> {
   const path = storedSecretPath(dataDir, name)
   const file = Bun.file(path)
   if (await file.exists()) return (await file.text()).trim()

@@ -20,7 +20,13 @@ export const ChatRequest = Type.Object(
     messages: Type.Array(ChatMessage, { minItems: 1 }),
     stream: Type.Optional(Type.Boolean()),
     stream_options: Type.Optional(
-      Type.Union([Type.Null(), Type.Object({ include_usage: Type.Optional(Type.Boolean()) }, { additionalProperties: true })]),
+      Type.Union([
+        Type.Null(),
+        Type.Object(
+          { include_usage: Type.Optional(Type.Boolean()) },
+          { additionalProperties: true },
+        ),
+      ]),
     ),
     max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),

@@ -12,9 +12,19 @@ export const ClaimRequest = Type.Union([
 export type ClaimRequest = Static<typeof ClaimRequest>
 
 /** The e-mail variant: a confirmation link was sent; the identity is attached when it is confirmed. */
-export const ClaimMailSent = Type.Object({ ok: Type.Literal(true), accountId: Type.String(), email: Type.String(), message: Type.String() })
+export const ClaimMailSent = Type.Object({
+  ok: Type.Literal(true),
+  accountId: Type.String(),
+  email: Type.String(),
+  message: Type.String(),
+})
 export type ClaimMailSent = Static<typeof ClaimMailSent>
 
 /** The wallet variant: attached at once. */
-export const Claimed = Type.Object({ ok: Type.Literal(true), accountId: Type.String(), kind: Type.Literal('identity'), wallet: Type.String() })
+export const Claimed = Type.Object({
+  ok: Type.Literal(true),
+  accountId: Type.String(),
+  kind: Type.Literal('identity'),
+  wallet: Type.String(),
+})
 export type Claimed = Static<typeof Claimed>

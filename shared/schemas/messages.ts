@@ -8,7 +8,10 @@ import { Type, type Static } from '@sinclair/typebox'
 export const MessagesMessage = Type.Object(
   {
     role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Literal('system')]),
-    content: Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))]),
+    content: Type.Union([
+      Type.String(),
+      Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+    ]),
   },
   { additionalProperties: true },
 )
@@ -18,10 +21,19 @@ export const MessagesRequest = Type.Object(
     model: Type.String({ minLength: 1 }),
     max_tokens: Type.Integer({ minimum: 1 }),
     messages: Type.Array(MessagesMessage, { minItems: 1 }),
-    system: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))])),
+    system: Type.Optional(
+      Type.Union([
+        Type.String(),
+        Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+      ]),
+    ),
     stream: Type.Optional(Type.Boolean()),
     stop_sequences: Type.Optional(Type.Array(Type.String())),
-    tools: Type.Optional(Type.Array(Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true }))),
+    tools: Type.Optional(
+      Type.Array(
+        Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+      ),
+    ),
     /** Ordered fallback models, tried when the one before could not start a response. */
     fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
   },

@@ -8,13 +8,17 @@ import { Type, type Static } from '@sinclair/typebox'
 export const ResponsesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
-    input: Type.Optional(Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))])),
+    input: Type.Optional(
+      Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
+    ),
     instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 16 }), Type.Null()])),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     store: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
-    tools: Type.Optional(Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true }))),
+    tools: Type.Optional(
+      Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+    ),
     /** Ordered fallback models, tried when the one before could not start a response. */
     models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
   },

@@ -8,14 +8,26 @@ import { usdToNano } from '../../shared/money.ts'
 import { testModel } from '../helpers/gateway.ts'
 import { newWallet } from '../helpers/siwe.ts'
 import { sessionFor } from '../helpers/admin.ts'
-import { accountOf, browserTest, chat, describeBrowser, seriousViolations, signInByEmail, startSite, type Site } from './helpers/browser.ts'
+import {
+  accountOf,
+  browserTest,
+  chat,
+  describeBrowser,
+  seriousViolations,
+  signInByEmail,
+  startSite,
+  type Site,
+} from './helpers/browser.ts'
 
 const hello = { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] }
 const models = [
   testModel('test/cheap', 'fake'),
   testModel('test/other', 'fake'),
   // A free model streaming its words a little apart, for the playground's free trial.
-  testModel('test/free', 'free-stream?tokens=6&chunkDelay=20', { pricing: { inputPerMTok: 0, outputPerMTok: 0 }, free: true }),
+  testModel('test/free', 'free-stream?tokens=6&chunkDelay=20', {
+    pricing: { inputPerMTok: 0, outputPerMTok: 0 },
+    free: true,
+  }),
 ]
 
 const PAGES = [
@@ -44,7 +56,11 @@ async function createKey(page: Page, name: string): Promise<string> {
 }
 
 /** Retries `check` (reloading with the page's Refresh button when it has one) until it passes. */
-async function eventually(page: Page, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+async function eventually(
+  page: Page,
+  check: () => Promise<boolean>,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not met in time')
@@ -56,229 +72,334 @@ async function eventually(page: Page, check: () => Promise<boolean>, timeoutMs =
 }
 
 // On PostgreSQL, and on the embedded database a fresh install starts with.
-for (const database of ['postgres', 'embedded'] as const) describeBrowser(`dashboard in the browser (${database})`, () => {
-  let site: Site
-  beforeAll(async () => {
-    site = await startSite({ database, models, catalog: { auto: [{ id: 'service/auto:free', free: true, candidates: ['test/free'] }] }, env: { FREE_CHAT_MESSAGES: '2' } })
-  })
-  afterAll(() => site?.close())
+for (const database of ['postgres', 'embedded'] as const)
+  describeBrowser(
+    `dashboard in the browser (${database})`,
+    () => {
+      let site: Site
+      beforeAll(async () => {
+        site = await startSite({
+          database,
+          models,
+          catalog: { auto: [{ id: 'service/auto:free', free: true, candidates: ['test/free'] }] },
+          env: { FREE_CHAT_MESSAGES: '2' },
+        })
+      })
+      afterAll(() => site?.close())
 
-  browserTest('magic link → key → request → activity and usage → rotate → revoke', () => site, async () => {
-    const { page } = await site.open()
-    await signInByEmail(site, page, 'first-user@people.test')
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
-    await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('5')!, 'browser test')
+      browserTest(
+        'magic link → key → request → activity and usage → rotate → revoke',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'first-user@people.test')
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          await creditAccount(
+            site.gw.app.operator,
+            await accountOf(page),
+            usdToNano('5')!,
+            'browser test',
+          )
 
-    // Create a key: the secret is shown once (axe also runs with the dialog open).
-    const key = await createKey(page, 'browser key')
-    expect(await seriousViolations(page)).toEqual([])
+          // Create a key: the secret is shown once (axe also runs with the dialog open).
+          const key = await createKey(page, 'browser key')
+          expect(await seriousViolations(page)).toEqual([])
 
-    // Use it through the API.
-    const answer = await chat(site, key, hello)
-    expect(answer.status).toBe(200)
-    const requestId = answer.headers.get('x-request-id')!
-    expect(requestId).toBeTruthy()
+          // Use it through the API.
+          const answer = await chat(site, key, hello)
+          expect(answer.status).toBe(200)
+          const requestId = answer.headers.get('x-request-id')!
+          expect(requestId).toBeTruthy()
 
-    // The request in Activity (the record writer flushes within moments).
-    await page.goto('/dashboard/activity')
-    await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
-    const row = page.locator('tr', { hasText: requestId })
-    await expect(row.textContent()).resolves.toContain('test/cheap')
-    expect(await seriousViolations(page)).toEqual([])
+          // The request in Activity (the record writer flushes within moments).
+          await page.goto('/dashboard/activity')
+          await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
+          const row = page.locator('tr', { hasText: requestId })
+          await expect(row.textContent()).resolves.toContain('test/cheap')
+          expect(await seriousViolations(page)).toEqual([])
 
-    // …its charge in the billing ledger…
-    await page.goto('/dashboard/billing')
-    await eventually(page, async () => (await page.locator('tr', { hasText: requestId }).count()) > 0)
-    await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain('Charge')
+          // …its charge in the billing ledger…
+          await page.goto('/dashboard/billing')
+          await eventually(
+            page,
+            async () => (await page.locator('tr', { hasText: requestId }).count()) > 0,
+          )
+          await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain(
+            'Charge',
+          )
 
-    // …and in the usage chart.
-    await page.goto('/dashboard/usage')
-    const chart = page.getByLabel('Spend per day')
-    await chart.waitFor()
-    await chart.locator('canvas').first().waitFor()
-    await page.getByText('test/cheap').first().waitFor()
-    expect(await seriousViolations(page)).toEqual([])
+          // …and in the usage chart.
+          await page.goto('/dashboard/usage')
+          const chart = page.getByLabel('Spend per day')
+          await chart.waitFor()
+          await chart.locator('canvas').first().waitFor()
+          await page.getByText('test/cheap').first().waitFor()
+          expect(await seriousViolations(page)).toEqual([])
 
-    // Rotate: a new secret, the old one in grace (still accepted).
-    await page.getByRole('link', { name: 'API keys' }).click()
-    const prefix = key.slice(0, 14)
-    await page.locator('tr', { hasText: prefix }).getByRole('button', { name: 'Rotate browser key' }).click()
-    await page.getByRole('button', { name: 'Rotate key' }).click()
-    const rotated = await page.getByLabel('API key', { exact: true }).inputValue()
-    expect(rotated).toMatch(/^svc-live-/)
-    expect(rotated).not.toBe(key)
-    await page.locator('tr', { hasText: prefix }).filter({ hasText: 'In grace' }).waitFor()
-    expect((await chat(site, key, hello)).status).toBe(200)
-    expect((await chat(site, rotated, hello)).status).toBe(200)
+          // Rotate: a new secret, the old one in grace (still accepted).
+          await page.getByRole('link', { name: 'API keys' }).click()
+          const prefix = key.slice(0, 14)
+          await page
+            .locator('tr', { hasText: prefix })
+            .getByRole('button', { name: 'Rotate browser key' })
+            .click()
+          await page.getByRole('button', { name: 'Rotate key' }).click()
+          const rotated = await page.getByLabel('API key', { exact: true }).inputValue()
+          expect(rotated).toMatch(/^svc-live-/)
+          expect(rotated).not.toBe(key)
+          await page.locator('tr', { hasText: prefix }).filter({ hasText: 'In grace' }).waitFor()
+          expect((await chat(site, key, hello)).status).toBe(200)
+          expect((await chat(site, rotated, hello)).status).toBe(200)
 
-    // Revoke the new key: refused at once.
-    await page.keyboard.press('Escape')
-    // The old key's row names its replacement too: the new key's row is the active one.
-    const newRow = page.locator('tr', { hasText: rotated.slice(0, 14) }).filter({ hasText: 'Active' })
-    await newRow.getByRole('button', { name: 'Revoke browser key' }).click()
-    await page.getByRole('button', { name: 'Revoke key' }).click()
-    await page.locator('tr', { hasText: rotated.slice(0, 14) }).filter({ hasText: 'Revoked' }).waitFor()
-    const refused = await chat(site, rotated, hello)
-    expect(refused.status).toBe(401)
-  })
-
-  browserTest('a guardrail made in the dashboard blocks a request, and Activity shows it', () => site, async () => {
-    const { page } = await site.open()
-    await signInByEmail(site, page, 'guarded-user@people.test')
-    await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('5')!, 'browser test')
-    const key = await createKey(page, 'guarded')
-
-    await page.goto('/dashboard/guardrails')
-    await page.getByRole('button', { name: 'New guardrail' }).click()
-    await page.getByLabel('Name', { exact: true }).fill('No e-mail')
-    await page.getByRole('button', { name: 'Add filter' }).click()
-    await page.getByLabel('Detector').selectOption('email')
-    await page.getByLabel('Action').selectOption('block')
-    await page.getByRole('button', { name: 'Save guardrail' }).click()
-    const assign = page.getByLabel('Assign No e-mail to a key')
-    await assign.selectOption((await assign.locator('option', { hasText: key.slice(0, 14) }).getAttribute('value'))!)
-    await page.getByRole('button', { name: 'Assign', exact: true }).click()
-    await page.getByRole('button', { name: /Unassign guarded/ }).waitFor()
-
-    const blocked = await chat(site, key, { model: 'test/cheap', messages: [{ role: 'user', content: 'Write to alice@example.com please' }] })
-    expect(blocked.status).toBe(403)
-    expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe('guardrail_blocked')
-    expect((await chat(site, key, hello)).status).toBe(200)
-
-    const requestId = blocked.headers.get('x-request-id')!
-    await page.goto('/dashboard/activity')
-    await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
-    await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain('guardrail_blocked')
-  })
-
-  browserTest('accountless setup: proof of work, both secrets once, confirmation before top-up, the link signs in elsewhere', () => site, async () => {
-    const { page } = await site.open()
-    await page.goto('/setup')
-    await page.getByText(/no recovery/i).first().waitFor()
-    // The altcha widget: the user ticks it, the browser does the proof of work against the server's challenge.
-    await page.locator('.bot-check').getByText("I'm not a robot").click()
-    const key = await page.getByLabel('API key', { exact: true }).inputValue()
-    const link = await page.getByLabel('Dashboard link', { exact: true }).inputValue()
-    expect(key).toMatch(/^svc-live-/)
-    expect(link).toContain('/dashboard#link=')
-    // No top-up step until both secrets are confirmed saved.
-    await expect(page.getByRole('button', { name: 'Open dashboard' }).count()).resolves.toBe(0)
-    const confirm = page.getByRole('button', { name: 'I saved both' })
-    await expect(confirm.isDisabled()).resolves.toBe(true)
-    await page.getByLabel('I saved the API key').check()
-    await page.getByLabel('I saved the dashboard link').check()
-    await confirm.click()
-    await page.getByRole('button', { name: 'Open dashboard' }).click()
-    await page.waitForURL(/\/dashboard$/)
-    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
-    const accountId = await accountOf(page)
-
-    // The key works once there is credit.
-    expect((await chat(site, key, hello)).status).toBe(402)
-    await creditAccount(site.gw.app.operator, accountId, usdToNano('1')!, 'browser test')
-    expect((await chat(site, key, hello)).status).toBe(200)
-
-    // The dashboard link opens the same account in another browser profile, and leaves the address bar.
-    const other = await site.open()
-    await other.page.goto(link)
-    await other.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
-    expect(other.page.url()).not.toContain('#link=')
-    expect(await accountOf(other.page)).toBe(accountId)
-  })
-
-  browserTest('wallet sign-in through an injected wallet: the page builds the SIWE message, the wallet signs it', () => site, async () => {
-    const { page } = await site.open()
-    const wallet = newWallet()
-    // An injected EIP-1193 wallet whose signatures come from a local private key.
-    await page.exposeFunction('signWithTestWallet', (message: string) => wallet.signMessage({ message }))
-    await page.addInitScript((address: string) => {
-      const sign = (window as unknown as { signWithTestWallet(message: string): Promise<string> }).signWithTestWallet
-      ;(window as unknown as { ethereum: unknown }).ethereum = {
-        async request({ method, params }: { method: string; params?: unknown[] }) {
-          if (method === 'eth_requestAccounts') return [address]
-          if (method === 'personal_sign') return sign(String(params![0]))
-          throw new Error(`unsupported wallet method ${method}`)
+          // Revoke the new key: refused at once.
+          await page.keyboard.press('Escape')
+          // The old key's row names its replacement too: the new key's row is the active one.
+          const newRow = page
+            .locator('tr', { hasText: rotated.slice(0, 14) })
+            .filter({ hasText: 'Active' })
+          await newRow.getByRole('button', { name: 'Revoke browser key' }).click()
+          await page.getByRole('button', { name: 'Revoke key' }).click()
+          await page
+            .locator('tr', { hasText: rotated.slice(0, 14) })
+            .filter({ hasText: 'Revoked' })
+            .waitFor()
+          const refused = await chat(site, rotated, hello)
+          expect(refused.status).toBe(401)
         },
-      }
-    }, wallet.address)
-    await page.goto('/sign-in?next=/dashboard/keys')
-    await page.getByRole('tab', { name: 'Wallet' }).click()
-    await page.getByRole('button', { name: 'Sign in with wallet' }).click()
-    await page.waitForURL(/\/dashboard\/keys$/)
-    await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor()
-    const me = (await page.evaluate(async () => (await fetch('/admin/v1/me')).json())) as { user: { wallet: string } }
-    expect(me.user.wallet.toLowerCase()).toBe(wallet.address.toLowerCase())
-  })
+      )
 
-  browserTest('playground: free trial messages stream first, then paid chat only when chosen, with its cost', () => site, async () => {
-    const { page } = await site.open()
-    await signInByEmail(site, page, 'chatty-user@people.test')
-    await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('1')!, 'browser test')
-    const paidBefore = site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length
-    await page.goto('/dashboard/playground')
-    await page.getByText('2 of 2 free messages left').waitFor()
-    for (const [index, text] of ['Hello there', 'And again'].entries()) {
-      await page.getByLabel('Message', { exact: true }).fill(text)
-      await page.getByRole('button', { name: 'Send', exact: true }).click()
-      const answer = page.getByRole('article', { name: `Answer ${index + 1}` })
-      await answer.and(page.locator(':not([aria-busy])')).waitFor()
-      await expect(answer.textContent()).resolves.toContain('$')
-    }
-    // Used up: said in words, Send disabled, and nothing paid sent on the user's behalf.
-    await page.getByText('Your free messages are used up').waitFor()
-    await expect(page.getByRole('button', { name: 'Send', exact: true }).isDisabled()).resolves.toBe(true)
-    expect(site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length).toBe(paidBefore)
+      browserTest(
+        'a guardrail made in the dashboard blocks a request, and Activity shows it',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'guarded-user@people.test')
+          await creditAccount(
+            site.gw.app.operator,
+            await accountOf(page),
+            usdToNano('5')!,
+            'browser test',
+          )
+          const key = await createKey(page, 'guarded')
 
-    // Paid chat, chosen explicitly: charged, with its cost on the answer.
-    await page.getByLabel('Paid chat (charged to your balance)').check()
-    await page.getByLabel('Model', { exact: true }).selectOption('test/cheap')
-    await page.getByLabel('Message', { exact: true }).fill('Now a paid one')
-    await page.getByRole('button', { name: 'Send', exact: true }).click()
-    const paid = page.getByRole('article', { name: 'Answer 3' })
-    await paid.and(page.locator(':not([aria-busy])')).waitFor()
-    expect(await paid.textContent()).toMatch(/\$0\.0000\d+/)
-    expect(site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length).toBe(paidBefore + 1)
-    expect(await seriousViolations(page)).toEqual([])
-  })
+          await page.goto('/dashboard/guardrails')
+          await page.getByRole('button', { name: 'New guardrail' }).click()
+          await page.getByLabel('Name', { exact: true }).fill('No e-mail')
+          await page.getByRole('button', { name: 'Add filter' }).click()
+          await page.getByLabel('Detector').selectOption('email')
+          await page.getByLabel('Action').selectOption('block')
+          await page.getByRole('button', { name: 'Save guardrail' }).click()
+          const assign = page.getByLabel('Assign No e-mail to a key')
+          await assign.selectOption(
+            (await assign.locator('option', { hasText: key.slice(0, 14) }).getAttribute('value'))!,
+          )
+          await page.getByRole('button', { name: 'Assign', exact: true }).click()
+          await page.getByRole('button', { name: /Unassign guarded/ }).waitFor()
 
-  browserTest('a team member sees the account read-only, with the owner-only rules stated', () => site, async () => {
-    const accountId = await site.gw.account('5')
-    await site.gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
-    await sessionFor(site.gw, accountId, 'owner')
-    const member = await sessionFor(site.gw, accountId, 'member')
-    const { context, page } = await site.open()
-    const [name, value] = member.cookie.split('=') as [string, string]
-    await context.addCookies([{ name, value, url: site.siteUrl }])
+          const blocked = await chat(site, key, {
+            model: 'test/cheap',
+            messages: [{ role: 'user', content: 'Write to alice@example.com please' }],
+          })
+          expect(blocked.status).toBe(403)
+          expect(((await blocked.json()) as { error: { code: string } }).error.code).toBe(
+            'guardrail_blocked',
+          )
+          expect((await chat(site, key, hello)).status).toBe(200)
 
-    await page.goto('/dashboard/keys')
-    await page.getByText('Only the account\'s owner and admins can change them').waitFor()
-    await expect(page.getByRole('button', { name: 'Create key' }).isDisabled()).resolves.toBe(true)
-    await page.goto('/dashboard/billing')
-    await page.getByText('only the account owner can top up', { exact: false }).waitFor()
-    await expect(page.getByRole('button', { name: 'Top up' }).isDisabled()).resolves.toBe(true)
-    await page.goto('/dashboard/team')
-    await page.getByText('Owner only').first().waitFor()
-    expect(await seriousViolations(page)).toEqual([])
-  })
+          const requestId = blocked.headers.get('x-request-id')!
+          await page.goto('/dashboard/activity')
+          await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
+          await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain(
+            'guardrail_blocked',
+          )
+        },
+      )
 
-  browserTest('every page: no serious axe-core violations, and a hard refresh lands on the same page', () => site, async () => {
-    const { page } = await site.open()
-    await signInByEmail(site, page, 'axe-user@people.test')
-    const failures: string[] = []
-    for (const path of PAGES) {
-      // A hard load of the address, as a refresh or a bookmark does.
-      await page.goto(path)
-      await page.getByRole('heading', { level: 1 }).waitFor()
-      await page.waitForLoadState('networkidle')
-      expect(new URL(page.url()).pathname).toBe(path)
-      for (const violation of await seriousViolations(page)) failures.push(`${path}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.join(', ')}`)
-    }
-    for (const path of ['/sign-in', '/setup']) {
-      await page.context().clearCookies()
-      await page.goto(path)
-      await page.getByRole('heading', { level: 1 }).waitFor()
-      for (const violation of await seriousViolations(page)) failures.push(`${path}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.join(', ')}`)
-    }
-    expect(failures).toEqual([])
-  })
-}, database)
+      browserTest(
+        'accountless setup: proof of work, both secrets once, confirmation before top-up, the link signs in elsewhere',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await page.goto('/setup')
+          await page
+            .getByText(/no recovery/i)
+            .first()
+            .waitFor()
+          // The altcha widget: the user ticks it, the browser does the proof of work against the server's challenge.
+          await page.locator('.bot-check').getByText("I'm not a robot").click()
+          const key = await page.getByLabel('API key', { exact: true }).inputValue()
+          const link = await page.getByLabel('Dashboard link', { exact: true }).inputValue()
+          expect(key).toMatch(/^svc-live-/)
+          expect(link).toContain('/dashboard#link=')
+          // No top-up step until both secrets are confirmed saved.
+          await expect(page.getByRole('button', { name: 'Open dashboard' }).count()).resolves.toBe(
+            0,
+          )
+          const confirm = page.getByRole('button', { name: 'I saved both' })
+          await expect(confirm.isDisabled()).resolves.toBe(true)
+          await page.getByLabel('I saved the API key').check()
+          await page.getByLabel('I saved the dashboard link').check()
+          await confirm.click()
+          await page.getByRole('button', { name: 'Open dashboard' }).click()
+          await page.waitForURL(/\/dashboard$/)
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          const accountId = await accountOf(page)
+
+          // The key works once there is credit.
+          expect((await chat(site, key, hello)).status).toBe(402)
+          await creditAccount(site.gw.app.operator, accountId, usdToNano('1')!, 'browser test')
+          expect((await chat(site, key, hello)).status).toBe(200)
+
+          // The dashboard link opens the same account in another browser profile, and leaves the address bar.
+          const other = await site.open()
+          await other.page.goto(link)
+          await other.page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          expect(other.page.url()).not.toContain('#link=')
+          expect(await accountOf(other.page)).toBe(accountId)
+        },
+      )
+
+      browserTest(
+        'wallet sign-in through an injected wallet: the page builds the SIWE message, the wallet signs it',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          const wallet = newWallet()
+          // An injected EIP-1193 wallet whose signatures come from a local private key.
+          await page.exposeFunction('signWithTestWallet', (message: string) =>
+            wallet.signMessage({ message }),
+          )
+          await page.addInitScript((address: string) => {
+            const sign = (
+              window as unknown as { signWithTestWallet(message: string): Promise<string> }
+            ).signWithTestWallet
+            ;(window as unknown as { ethereum: unknown }).ethereum = {
+              async request({ method, params }: { method: string; params?: unknown[] }) {
+                if (method === 'eth_requestAccounts') return [address]
+                if (method === 'personal_sign') return sign(String(params![0]))
+                throw new Error(`unsupported wallet method ${method}`)
+              },
+            }
+          }, wallet.address)
+          await page.goto('/sign-in?next=/dashboard/keys')
+          await page.getByRole('tab', { name: 'Wallet' }).click()
+          await page.getByRole('button', { name: 'Sign in with wallet' }).click()
+          await page.waitForURL(/\/dashboard\/keys$/)
+          await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor()
+          const me = (await page.evaluate(async () => (await fetch('/admin/v1/me')).json())) as {
+            user: { wallet: string }
+          }
+          expect(me.user.wallet.toLowerCase()).toBe(wallet.address.toLowerCase())
+        },
+      )
+
+      browserTest(
+        'playground: free trial messages stream first, then paid chat only when chosen, with its cost',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'chatty-user@people.test')
+          await creditAccount(
+            site.gw.app.operator,
+            await accountOf(page),
+            usdToNano('1')!,
+            'browser test',
+          )
+          const paidBefore = site.gw.upstream.requests.filter(
+            (request) => request.body.model === 'fake',
+          ).length
+          await page.goto('/dashboard/playground')
+          await page.getByText('2 of 2 free messages left').waitFor()
+          for (const [index, text] of ['Hello there', 'And again'].entries()) {
+            await page.getByLabel('Message', { exact: true }).fill(text)
+            await page.getByRole('button', { name: 'Send', exact: true }).click()
+            const answer = page.getByRole('article', { name: `Answer ${index + 1}` })
+            await answer.and(page.locator(':not([aria-busy])')).waitFor()
+            await expect(answer.textContent()).resolves.toContain('$')
+          }
+          // Used up: said in words, Send disabled, and nothing paid sent on the user's behalf.
+          await page.getByText('Your free messages are used up').waitFor()
+          await expect(
+            page.getByRole('button', { name: 'Send', exact: true }).isDisabled(),
+          ).resolves.toBe(true)
+          expect(
+            site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length,
+          ).toBe(paidBefore)
+
+          // Paid chat, chosen explicitly: charged, with its cost on the answer.
+          await page.getByLabel('Paid chat (charged to your balance)').check()
+          await page.getByLabel('Model', { exact: true }).selectOption('test/cheap')
+          await page.getByLabel('Message', { exact: true }).fill('Now a paid one')
+          await page.getByRole('button', { name: 'Send', exact: true }).click()
+          const paid = page.getByRole('article', { name: 'Answer 3' })
+          await paid.and(page.locator(':not([aria-busy])')).waitFor()
+          expect(await paid.textContent()).toMatch(/\$0\.0000\d+/)
+          expect(
+            site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length,
+          ).toBe(paidBefore + 1)
+          expect(await seriousViolations(page)).toEqual([])
+        },
+      )
+
+      browserTest(
+        'a team member sees the account read-only, with the owner-only rules stated',
+        () => site,
+        async () => {
+          const accountId = await site.gw.account('5')
+          await site.gw.app.operator
+            .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+          await sessionFor(site.gw, accountId, 'owner')
+          const member = await sessionFor(site.gw, accountId, 'member')
+          const { context, page } = await site.open()
+          const [name, value] = member.cookie.split('=') as [string, string]
+          await context.addCookies([{ name, value, url: site.siteUrl }])
+
+          await page.goto('/dashboard/keys')
+          await page.getByText("Only the account's owner and admins can change them").waitFor()
+          await expect(page.getByRole('button', { name: 'Create key' }).isDisabled()).resolves.toBe(
+            true,
+          )
+          await page.goto('/dashboard/billing')
+          await page.getByText('only the account owner can top up', { exact: false }).waitFor()
+          await expect(page.getByRole('button', { name: 'Top up' }).isDisabled()).resolves.toBe(
+            true,
+          )
+          await page.goto('/dashboard/team')
+          await page.getByText('Owner only').first().waitFor()
+          expect(await seriousViolations(page)).toEqual([])
+        },
+      )
+
+      browserTest(
+        'every page: no serious axe-core violations, and a hard refresh lands on the same page',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'axe-user@people.test')
+          const failures: string[] = []
+          for (const path of PAGES) {
+            // A hard load of the address, as a refresh or a bookmark does.
+            await page.goto(path)
+            await page.getByRole('heading', { level: 1 }).waitFor()
+            await page.waitForLoadState('networkidle')
+            expect(new URL(page.url()).pathname).toBe(path)
+            for (const violation of await seriousViolations(page))
+              failures.push(
+                `${path}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.join(', ')}`,
+              )
+          }
+          for (const path of ['/sign-in', '/setup']) {
+            await page.context().clearCookies()
+            await page.goto(path)
+            await page.getByRole('heading', { level: 1 }).waitFor()
+            for (const violation of await seriousViolations(page))
+              failures.push(
+                `${path}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.join(', ')}`,
+              )
+          }
+          expect(failures).toEqual([])
+        },
+      )
+    },
+    database,
+  )

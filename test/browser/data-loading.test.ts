@@ -50,129 +50,189 @@ describeBrowser(
     })
     afterAll(() => site?.close())
 
-    browserTest("a page's data is asked for once, while its chunk is still loading", () => site, async () => {
-      const { page } = await ownerPage(site)
-      await page.goto('/dashboard')
-      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+    browserTest(
+      "a page's data is asked for once, while its chunk is still loading",
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        await page.goto('/dashboard')
+        await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
 
-      // Following a link.
-      const chunkReleased = await holdChunk(page, 'keys', 700)
-      const made = recordRequests(page)
-      await page.getByRole('link', { name: 'API keys' }).click()
-      await page.getByText('No keys yet').waitFor()
-      for (const path of ['/admin/v1/keys', '/admin/v1/guardrails', '/admin/v1/keys/defaults']) expect(made.filter((request) => request.path === path).length).toBe(1)
-      expect(made.find((request) => request.path === '/admin/v1/keys')!.at).toBeLessThan(chunkReleased()!)
+        // Following a link.
+        const chunkReleased = await holdChunk(page, 'keys', 700)
+        const made = recordRequests(page)
+        await page.getByRole('link', { name: 'API keys' }).click()
+        await page.getByText('No keys yet').waitFor()
+        for (const path of ['/admin/v1/keys', '/admin/v1/guardrails', '/admin/v1/keys/defaults'])
+          expect(made.filter((request) => request.path === path).length).toBe(1)
+        expect(made.find((request) => request.path === '/admin/v1/keys')!.at).toBeLessThan(
+          chunkReleased()!,
+        )
 
-      // Loading the address, filters included.
-      const activityReleased = await holdChunk(page, 'activity', 700)
-      made.length = 0
-      await page.goto('/dashboard/activity?status=error')
-      await page.getByText('No requests match these filters').waitFor()
-      const firstPage = made.filter((request) => request.path === '/admin/v1/activity?status=error')
-      expect(firstPage.length).toBe(1)
-      expect(firstPage[0]!.at).toBeLessThan(activityReleased()!)
-    })
+        // Loading the address, filters included.
+        const activityReleased = await holdChunk(page, 'activity', 700)
+        made.length = 0
+        await page.goto('/dashboard/activity?status=error')
+        await page.getByText('No requests match these filters').waitFor()
+        const firstPage = made.filter(
+          (request) => request.path === '/admin/v1/activity?status=error',
+        )
+        expect(firstPage.length).toBe(1)
+        expect(firstPage[0]!.at).toBeLessThan(activityReleased()!)
+      },
+    )
 
-    browserTest('a failed read shows its error in its own card, and Try again reads it again', () => site, async () => {
-      const { page } = await ownerPage(site)
-      let reads = 0
-      await page.route('**/admin/v1/activity/summary', async (route) => {
-        reads += 1
-        if (reads === 1) await route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'internal_error', message: 'The summary is resting.' } }) })
-        else await route.continue()
-      })
-      await page.goto('/dashboard')
-      const day = page.locator('section.card', { has: page.getByRole('heading', { name: 'Last 24 hours' }) })
-      await day.getByText('The summary is resting.').waitFor()
-      // The other card is not held back by the failure.
-      await page.locator('section.card', { has: page.getByRole('heading', { name: 'Balance' }) }).getByText('Available').waitFor()
-      await day.getByRole('button', { name: 'Try again' }).click()
-      await day.getByText('Requests').waitFor()
-      expect(await day.getByText('The summary is resting.').count()).toBe(0)
-      expect(reads).toBe(2)
-    })
+    browserTest(
+      'a failed read shows its error in its own card, and Try again reads it again',
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        let reads = 0
+        await page.route('**/admin/v1/activity/summary', async (route) => {
+          reads += 1
+          if (reads === 1)
+            await route.fulfill({
+              status: 503,
+              contentType: 'application/json',
+              body: JSON.stringify({
+                error: { code: 'internal_error', message: 'The summary is resting.' },
+              }),
+            })
+          else await route.continue()
+        })
+        await page.goto('/dashboard')
+        const day = page.locator('section.card', {
+          has: page.getByRole('heading', { name: 'Last 24 hours' }),
+        })
+        await day.getByText('The summary is resting.').waitFor()
+        // The other card is not held back by the failure.
+        await page
+          .locator('section.card', { has: page.getByRole('heading', { name: 'Balance' }) })
+          .getByText('Available')
+          .waitFor()
+        await day.getByRole('button', { name: 'Try again' }).click()
+        await day.getByText('Requests').waitFor()
+        expect(await day.getByText('The summary is resting.').count()).toBe(0)
+        expect(reads).toBe(2)
+      },
+    )
 
-    browserTest('Refresh keeps the balance on screen until the new one is in', () => site, async () => {
-      const { page, accountId } = await ownerPage(site)
-      await page.goto('/dashboard/billing')
-      const balance = page.locator('section.card', { has: page.getByRole('heading', { name: 'Balance' }) })
-      await balance.getByText('$5.00').first().waitFor()
-      await creditAccount(site.gw.app.operator, accountId, usdToNano('2')!, 'browser test')
+    browserTest(
+      'Refresh keeps the balance on screen until the new one is in',
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        await page.goto('/dashboard/billing')
+        const balance = page.locator('section.card', {
+          has: page.getByRole('heading', { name: 'Balance' }),
+        })
+        await balance.getByText('$5.00').first().waitFor()
+        await creditAccount(site.gw.app.operator, accountId, usdToNano('2')!, 'browser test')
 
-      let release!: () => void
-      const released = new Promise<void>((resolve) => (release = resolve))
-      await page.route('**/admin/v1/billing', async (route) => {
-        await released
-        await route.continue()
-      })
-      const refresh = balance.getByRole('button', { name: 'Refresh' })
-      await refresh.click()
-      await expect(refresh.getAttribute('aria-busy')).resolves.toBe('true')
-      await page.waitForTimeout(300)
-      expect(await balance.getByText('$5.00').count()).toBeGreaterThan(0)
-      expect(await balance.getByRole('status').count()).toBe(0)
-      release()
-      await balance.getByText('$7.00').first().waitFor()
-      await expect(refresh.getAttribute('aria-busy')).resolves.toBeNull()
-    })
+        let release!: () => void
+        const released = new Promise<void>((resolve) => (release = resolve))
+        await page.route('**/admin/v1/billing', async (route) => {
+          await released
+          await route.continue()
+        })
+        const refresh = balance.getByRole('button', { name: 'Refresh' })
+        await refresh.click()
+        await expect(refresh.getAttribute('aria-busy')).resolves.toBe('true')
+        await page.waitForTimeout(300)
+        expect(await balance.getByText('$5.00').count()).toBeGreaterThan(0)
+        expect(await balance.getByRole('status').count()).toBe(0)
+        release()
+        await balance.getByText('$7.00').first().waitFor()
+        await expect(refresh.getAttribute('aria-busy')).resolves.toBeNull()
+      },
+    )
 
-    browserTest('going back to a page reads its data again', () => site, async () => {
-      const { page, accountId } = await ownerPage(site)
-      await page.goto('/dashboard/billing')
-      const balance = page.locator('section.card', { has: page.getByRole('heading', { name: 'Balance' }) })
-      await balance.getByText('$5.00').first().waitFor()
-      await page.getByRole('link', { name: 'API keys' }).click()
-      await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor()
-      await creditAccount(site.gw.app.operator, accountId, usdToNano('2')!, 'browser test')
-      const made = recordRequests(page)
-      await page.goBack()
-      await balance.getByText('$7.00').first().waitFor()
-      expect(made.filter((request) => request.path === '/admin/v1/billing').length).toBe(1)
-    })
+    browserTest(
+      'going back to a page reads its data again',
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        await page.goto('/dashboard/billing')
+        const balance = page.locator('section.card', {
+          has: page.getByRole('heading', { name: 'Balance' }),
+        })
+        await balance.getByText('$5.00').first().waitFor()
+        await page.getByRole('link', { name: 'API keys' }).click()
+        await page.getByRole('heading', { level: 1, name: 'Keys' }).waitFor()
+        await creditAccount(site.gw.app.operator, accountId, usdToNano('2')!, 'browser test')
+        const made = recordRequests(page)
+        await page.goBack()
+        await balance.getByText('$7.00').first().waitFor()
+        expect(made.filter((request) => request.path === '/admin/v1/billing').length).toBe(1)
+      },
+    )
 
-    browserTest('Load more appends older ledger entries, and new filters start again from the first page', () => site, async () => {
-      const { page, accountId } = await ownerPage(site)
-      // With the opening credit: 52 entries, one full page of 50 and two more.
-      for (let index = 0; index < 51; index++) await creditAccount(site.gw.app.operator, accountId, usdToNano('0.01')!, `credit ${index}`)
-      await page.goto('/dashboard/billing')
-      const ledger = page.locator('section.card', { has: page.getByRole('heading', { name: 'Ledger' }) })
-      await ledger.getByText('50 entries shown', { exact: true }).waitFor()
-      await ledger.getByRole('button', { name: 'Load more' }).click()
-      await ledger.getByText('52 entries shown: that is all.').waitFor()
-      expect(await ledger.locator('tbody tr').count()).toBe(52)
+    browserTest(
+      'Load more appends older ledger entries, and new filters start again from the first page',
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        // With the opening credit: 52 entries, one full page of 50 and two more.
+        for (let index = 0; index < 51; index++)
+          await creditAccount(
+            site.gw.app.operator,
+            accountId,
+            usdToNano('0.01')!,
+            `credit ${index}`,
+          )
+        await page.goto('/dashboard/billing')
+        const ledger = page.locator('section.card', {
+          has: page.getByRole('heading', { name: 'Ledger' }),
+        })
+        await ledger.getByText('50 entries shown', { exact: true }).waitFor()
+        await ledger.getByRole('button', { name: 'Load more' }).click()
+        await ledger.getByText('52 entries shown: that is all.').waitFor()
+        expect(await ledger.locator('tbody tr').count()).toBe(52)
 
-      await ledger.getByLabel('Entries').selectOption('credit')
-      await ledger.getByRole('button', { name: 'Apply filters' }).click()
-      await page.waitForURL(/kind=credit/)
-      await ledger.getByText('50 entries shown', { exact: true }).waitFor()
-      expect(await ledger.locator('tbody tr').count()).toBe(50)
-    })
+        await ledger.getByLabel('Entries').selectOption('credit')
+        await ledger.getByRole('button', { name: 'Apply filters' }).click()
+        await page.waitForURL(/kind=credit/)
+        await ledger.getByText('50 entries shown', { exact: true }).waitFor()
+        expect(await ledger.locator('tbody tr').count()).toBe(50)
+      },
+    )
 
-    browserTest("the model picker is a labelled combobox with its hint, and the server's refusal under it", () => site, async () => {
-      const { page } = await ownerPage(site)
-      await page.goto('/dashboard/routing')
-      const picker = page.getByRole('combobox', { name: "Models the account's keys may call" })
-      const described = async () => {
-        const ids = ((await picker.getAttribute('aria-describedby')) ?? '').split(' ').filter(Boolean)
-        return Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()))
-      }
-      await picker.fill('cheap')
-      await expect(picker.getAttribute('aria-expanded')).resolves.toBe('true')
-      await page.getByRole('option', { name: /test\/cheap/ }).waitFor()
-      await picker.press('Enter')
-      await page.getByRole('list', { name: "Models the account's keys may call: chosen" }).getByText('test/cheap').waitFor()
-      expect(await described()).toEqual(['Exact model IDs. A key may call a model only when the key, its guardrail and this list all allow it.'])
+    browserTest(
+      "the model picker is a labelled combobox with its hint, and the server's refusal under it",
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        await page.goto('/dashboard/routing')
+        const picker = page.getByRole('combobox', { name: "Models the account's keys may call" })
+        const described = async () => {
+          const ids = ((await picker.getAttribute('aria-describedby')) ?? '')
+            .split(' ')
+            .filter(Boolean)
+          return Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()))
+        }
+        await picker.fill('cheap')
+        await expect(picker.getAttribute('aria-expanded')).resolves.toBe('true')
+        await page.getByRole('option', { name: /test\/cheap/ }).waitFor()
+        await picker.press('Enter')
+        await page
+          .getByRole('list', { name: "Models the account's keys may call: chosen" })
+          .getByText('test/cheap')
+          .waitFor()
+        expect(await described()).toEqual([
+          'Exact model IDs. A key may call a model only when the key, its guardrail and this list all allow it.',
+        ])
 
-      // A model-shaped ID the catalog does not list may be typed; the server refuses it, under the field.
-      await picker.fill('nobody/nothing')
-      await picker.press('Enter')
-      await page.getByRole('button', { name: 'Save routing' }).click()
-      await page.getByText('unknown model IDs: nobody/nothing').waitFor()
-      await expect(picker.getAttribute('aria-invalid')).resolves.toBe('true')
-      const descriptions = await described()
-      expect(descriptions.length).toBe(2)
-      expect(descriptions[1]).toContain('unknown model IDs: nobody/nothing')
-    })
+        // A model-shaped ID the catalog does not list may be typed; the server refuses it, under the field.
+        await picker.fill('nobody/nothing')
+        await picker.press('Enter')
+        await page.getByRole('button', { name: 'Save routing' }).click()
+        await page.getByText('unknown model IDs: nobody/nothing').waitFor()
+        await expect(picker.getAttribute('aria-invalid')).resolves.toBe('true')
+        const descriptions = await described()
+        expect(descriptions.length).toBe(2)
+        expect(descriptions[1]).toContain('unknown model IDs: nobody/nothing')
+      },
+    )
   },
   'embedded',
 )

@@ -9,7 +9,12 @@ import type { TestGateway } from './gateway.ts'
 export const SITE = 'http://site.test'
 
 /** A session cookie for the account: a dashboard-link session, or a user's with that role (the user is made a member). */
-export async function sessionFor(gw: TestGateway, accountId: string, role?: Role, email?: string): Promise<{ cookie: string; userId: string | null }> {
+export async function sessionFor(
+  gw: TestGateway,
+  accountId: string,
+  role?: Role,
+  email?: string,
+): Promise<{ cookie: string; userId: string | null }> {
   const { sql, clock } = gw.app.operator
   let userId: string | null = null
   if (role) {
@@ -22,11 +27,22 @@ export async function sessionFor(gw: TestGateway, accountId: string, role?: Role
 }
 
 /** A request to the site server with the cookie; writes carry the site's own Origin unless `origin` says otherwise. */
-export function admin(gw: TestGateway, method: string, path: string, options: { cookie?: string; body?: unknown; origin?: string | null } = {}): Promise<Response> {
+export function admin(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  options: { cookie?: string; body?: unknown; origin?: string | null } = {},
+): Promise<Response> {
   const headers: Record<string, string> = {}
   if (options.cookie) headers.cookie = options.cookie
   if (options.body !== undefined) headers['content-type'] = 'application/json'
   const origin = options.origin === undefined ? (method === 'GET' ? null : SITE) : options.origin
   if (origin) headers.origin = origin
-  return gw.app.site.handle(new Request(`${SITE}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) }))
+  return gw.app.site.handle(
+    new Request(`${SITE}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    }),
+  )
 }

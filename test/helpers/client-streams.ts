@@ -31,7 +31,16 @@ function frames(text: string): Frame[] {
     .filter((frame): frame is Frame => frame.data !== undefined)
 }
 
-const empty = (): Summary => ({ kinds: [], text: '', tools: [], finish: null, usage: null, cost: null, error: null, errorMessage: null })
+const empty = (): Summary => ({
+  kinds: [],
+  text: '',
+  tools: [],
+  finish: null,
+  usage: null,
+  cost: null,
+  error: null,
+  errorMessage: null,
+})
 
 export function readChatStream(text: string): Summary {
   const summary = empty()
@@ -49,7 +58,11 @@ export function readChatStream(text: string): Summary {
     }
     if (chunk.choices.length === 0 && chunk.usage) {
       summary.kinds.push('usage')
-      summary.usage = { input: chunk.usage.prompt_tokens, cached: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0, output: chunk.usage.completion_tokens }
+      summary.usage = {
+        input: chunk.usage.prompt_tokens,
+        cached: chunk.usage.prompt_tokens_details?.cached_tokens ?? 0,
+        output: chunk.usage.completion_tokens,
+      }
       summary.cost = chunk.usage.cost ?? null
       continue
     }
@@ -64,7 +77,11 @@ export function readChatStream(text: string): Summary {
     for (const call of delta.tool_calls ?? []) {
       if (call.id) {
         summary.kinds.push(`tool:${call.index}`)
-        summary.tools[call.index] = { id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }
+        summary.tools[call.index] = {
+          id: call.id,
+          name: call.function.name,
+          arguments: call.function.arguments ?? '',
+        }
       } else {
         summary.kinds.push(`args:${call.index}`)
         summary.tools[call.index]!.arguments += call.function.arguments
@@ -93,7 +110,12 @@ export function readMessagesStream(text: string): Summary {
       case 'content_block_start':
         summary.kinds.push(`block_start:${data.content_block.type}`)
         expect(data.index).toBe(blocks.length)
-        blocks.push({ type: data.content_block.type, id: data.content_block.id, name: data.content_block.name, text: '' })
+        blocks.push({
+          type: data.content_block.type,
+          id: data.content_block.id,
+          name: data.content_block.name,
+          text: '',
+        })
         break
       case 'content_block_delta':
         summary.kinds.push(data.delta.type)
@@ -103,7 +125,8 @@ export function readMessagesStream(text: string): Summary {
         summary.kinds.push(`message_delta:${data.delta.stop_reason}`)
         summary.finish = data.delta.stop_reason
         // As the SDK does: a count in message_delta replaces the one from message_start.
-        for (const [field, value] of Object.entries(data.usage)) if (value !== null) usage[field] = value as number
+        for (const [field, value] of Object.entries(data.usage))
+          if (value !== null) usage[field] = value as number
         summary.cost = data.usage.cost ?? null
         break
       case 'content_block_stop':
@@ -118,11 +141,20 @@ export function readMessagesStream(text: string): Summary {
         summary.kinds.push(data.type)
     }
   }
-  summary.text = blocks.filter((block) => block.type === 'text').map((block) => block.text).join('')
-  summary.tools = blocks.filter((block) => block.type === 'tool_use').map((block) => ({ id: block.id!, name: block.name!, arguments: block.text }))
+  summary.text = blocks
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('')
+  summary.tools = blocks
+    .filter((block) => block.type === 'tool_use')
+    .map((block) => ({ id: block.id!, name: block.name!, arguments: block.text }))
   if (summary.finish) {
     const cached = usage.cache_read_input_tokens ?? 0
-    summary.usage = { input: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0), cached, output: usage.output_tokens ?? 0 }
+    summary.usage = {
+      input: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0),
+      cached,
+      output: usage.output_tokens ?? 0,
+    }
   }
   return summary
 }
@@ -140,24 +172,43 @@ export function readResponsesStream(text: string): Summary {
       summary.error = data.code
       summary.errorMessage = data.message
     }
-    if (data.type === 'response.failed') expect(data.response).toMatchObject({ status: 'failed', error: { code: expect.any(String) } })
+    if (data.type === 'response.failed')
+      expect(data.response).toMatchObject({ status: 'failed', error: { code: expect.any(String) } })
     if (data.type === 'response.output_text.delta') summary.text += data.delta
     if (data.type === 'response.output_item.added') {
       // Items are added in order: 0, 1, 2…
       expect(data.output_index).toBe(added++)
-      if (data.item.type === 'function_call') calls.set(data.output_index, { id: data.item.call_id, name: data.item.name, arguments: '' })
+      if (data.item.type === 'function_call')
+        calls.set(data.output_index, { id: data.item.call_id, name: data.item.name, arguments: '' })
     }
-    if (data.type === 'response.function_call_arguments.delta') calls.get(data.output_index)!.arguments += data.delta
+    if (data.type === 'response.function_call_arguments.delta')
+      calls.get(data.output_index)!.arguments += data.delta
     if (data.type === 'response.completed' || data.type === 'response.incomplete') {
       const response = data.response
-      summary.finish = response.status === 'incomplete' ? `incomplete:${response.incomplete_details.reason}` : response.status
+      summary.finish =
+        response.status === 'incomplete'
+          ? `incomplete:${response.incomplete_details.reason}`
+          : response.status
       // The final response holds what the events built up.
-      const final = response.output.map((item: { type: string; content?: { text: string }[]; call_id?: string; name?: string; arguments?: string }) =>
-        item.type === 'message' ? item.content!.map((part) => part.text).join('') : { id: item.call_id, name: item.name, arguments: item.arguments },
+      const final = response.output.map(
+        (item: {
+          type: string
+          content?: { text: string }[]
+          call_id?: string
+          name?: string
+          arguments?: string
+        }) =>
+          item.type === 'message'
+            ? item.content!.map((part) => part.text).join('')
+            : { id: item.call_id, name: item.name, arguments: item.arguments },
       )
       expect(final.filter((item: unknown) => typeof item === 'string').join('')).toBe(summary.text)
       expect(final.filter((item: unknown) => typeof item !== 'string')).toEqual([...calls.values()])
-      summary.usage = { input: response.usage.input_tokens, cached: response.usage.input_tokens_details.cached_tokens, output: response.usage.output_tokens }
+      summary.usage = {
+        input: response.usage.input_tokens,
+        cached: response.usage.input_tokens_details.cached_tokens,
+        output: response.usage.output_tokens,
+      }
       summary.cost = response.usage.cost
     }
   })

@@ -22,7 +22,11 @@ import { createTestDatabase, deleteRedisKeys, redisUrl, uniqueName } from './ser
 /** USD 1 and 2 per million tokens: 1,000 nano per input token, 2,000 per output token. */
 export const cheapPricing = { inputPerMTok: 1, outputPerMTok: 2 }
 
-export function testModel(id: string, upstreamModel: string, overrides: Partial<CatalogModel> = {}): CatalogModel {
+export function testModel(
+  id: string,
+  upstreamModel: string,
+  overrides: Partial<CatalogModel> = {},
+): CatalogModel {
   return {
     id,
     contextLength: 100_000,
@@ -34,8 +38,15 @@ export function testModel(id: string, upstreamModel: string, overrides: Partial<
 }
 
 /** A test model served by the Anthropic-style fake provider. */
-export function anthropicTestModel(id: string, upstreamModel: string, overrides: Partial<CatalogModel> = {}): CatalogModel {
-  return testModel(id, upstreamModel, { routes: [{ provider: 'fake-anthropic', model: upstreamModel }], ...overrides })
+export function anthropicTestModel(
+  id: string,
+  upstreamModel: string,
+  overrides: Partial<CatalogModel> = {},
+): CatalogModel {
+  return testModel(id, upstreamModel, {
+    routes: [{ provider: 'fake-anthropic', model: upstreamModel }],
+    ...overrides,
+  })
 }
 
 export type TestGatewayOptions = {
@@ -57,23 +68,50 @@ export type TestGateway = {
   /** A key without spend caps unless `options` sets them (the admin API's fields). */
   key(accountId: string, options?: NewApiKey): Promise<{ id: string; key: string }>
   /** POST /v1/chat/completions through the API server's handler. */
-  chat(key: string | undefined, body: unknown, init?: { headers?: Record<string, string>; signal?: AbortSignal }): Promise<Response>
+  chat(
+    key: string | undefined,
+    body: unknown,
+    init?: { headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Response>
   close(): Promise<void>
 }
 
 export async function startTestGateway(options: TestGatewayOptions): Promise<TestGateway> {
   const upstream = options.sibling?.upstream ?? startFakeUpstream()
   const dataDir = await mkdtemp(join(tmpdir(), 'gateway-test-'))
-  const models = options.models ?? [testModel('test/cheap', 'fake'), testModel('test/other', 'fake')]
+  const models = options.models ?? [
+    testModel('test/cheap', 'fake'),
+    testModel('test/other', 'fake'),
+  ]
   const catalog = buildCatalog(
     {
       providers: [
-        { id: 'fake', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
-        { id: 'fake-anthropic', style: 'anthropic', baseUrl: upstream.url, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
+        {
+          id: 'fake',
+          style: 'openai',
+          baseUrl: `${upstream.url}/v1`,
+          apiKeyEnv: 'FAKE_PROVIDER_KEY',
+        },
+        {
+          id: 'fake-anthropic',
+          style: 'anthropic',
+          baseUrl: upstream.url,
+          apiKeyEnv: 'FAKE_PROVIDER_KEY',
+        },
         // A second OpenAI-style provider (the same fake), for routes and provider preferences.
-        { id: 'fake-b', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'FAKE_PROVIDER_KEY' },
+        {
+          id: 'fake-b',
+          style: 'openai',
+          baseUrl: `${upstream.url}/v1`,
+          apiKeyEnv: 'FAKE_PROVIDER_KEY',
+        },
         // Configured in the catalog, but its key variable is not set: its routes are skipped.
-        { id: 'unkeyed', style: 'openai', baseUrl: `${upstream.url}/v1`, apiKeyEnv: 'UNSET_PROVIDER_KEY' },
+        {
+          id: 'unkeyed',
+          style: 'openai',
+          baseUrl: `${upstream.url}/v1`,
+          apiKeyEnv: 'UNSET_PROVIDER_KEY',
+        },
         // A server that takes no key (a local one), and the demo provider built into the gateway.
         { id: 'keyless', style: 'openai', baseUrl: `${upstream.url}/v1` },
         { id: 'demo', style: 'openai', builtin: 'echo' },
@@ -83,7 +121,11 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     },
     { FAKE_PROVIDER_KEY: 'sk-fake-provider' },
   )
-  const database = options.sibling?.app.database ?? (options.database === 'postgres' ? await createTestDatabase() : await startEmbedded('memory://'))
+  const database =
+    options.sibling?.app.database ??
+    (options.database === 'postgres'
+      ? await createTestDatabase()
+      : await startEmbedded('memory://'))
   const redisPrefix = options.sibling?.app.config.REDIS_KEY_PREFIX || `${uniqueName('test:')}:`
   const config = loadConfig({
     DATA_DIR: dataDir,
@@ -105,11 +147,18 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       return (await createAccount(app.operator, { creditNano: usdToNano(usd) })).accountId
     },
     async key(accountId, keyOptions = {}) {
-      const created = await createKey(app.operator, accountId, { dailyLimitNano: null, monthlyLimitNano: null, ...keyOptions })
+      const created = await createKey(app.operator, accountId, {
+        dailyLimitNano: null,
+        monthlyLimitNano: null,
+        ...keyOptions,
+      })
       return { id: created.id, key: created.key }
     },
     chat(key, body, init = {}) {
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers }
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        ...init.headers,
+      }
       if (key) headers.authorization = `Bearer ${key}`
       return app.api.handle(
         new Request('http://gateway.test/v1/chat/completions', {
@@ -125,7 +174,8 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
       if (!options.sibling) {
         await database.close()
         await upstream.stop()
-        if (config.REDIS_URL === redisUrl && config.REDIS_KEY_PREFIX) await deleteRedisKeys(config.REDIS_KEY_PREFIX)
+        if (config.REDIS_URL === redisUrl && config.REDIS_KEY_PREFIX)
+          await deleteRedisKeys(config.REDIS_KEY_PREFIX)
       }
       await rm(dataDir, { recursive: true, force: true })
     },
@@ -142,10 +192,17 @@ export async function readEvents(response: Response): Promise<string[]> {
 }
 
 /** A gateway whose admission store is a private Redis the test may pause or kill (closed with the gateway). */
-export async function startGatewayOnOwnRedis(options: Partial<TestGatewayOptions> = {}): Promise<TestGateway & { redis: RedisProcess }> {
+export async function startGatewayOnOwnRedis(
+  options: Partial<TestGatewayOptions> = {},
+): Promise<TestGateway & { redis: RedisProcess }> {
   if (!redisServerBinary) throw new Error('redis-server is needed for this suite')
   const redis = await startRedisProcess()
-  const gw = await startTestGateway({ store: 'memory', database: 'postgres', ...options, env: { REDIS_URL: redis.url, ADMISSION_TIMEOUT_MS: '200', ...options.env } })
+  const gw = await startTestGateway({
+    store: 'memory',
+    database: 'postgres',
+    ...options,
+    env: { REDIS_URL: redis.url, ADMISSION_TIMEOUT_MS: '200', ...options.env },
+  })
   return {
     ...gw,
     redis,

@@ -1,7 +1,13 @@
 /** Reading what the gateway wrote, for money assertions. */
 import type { TestGateway } from './gateway.ts'
 
-export type LedgerRowView = { request_id: string; kind: string; amount_nano: number; written_off_nano: number; reason: string | null }
+export type LedgerRowView = {
+  request_id: string
+  kind: string
+  amount_nano: number
+  written_off_nano: number
+  reason: string | null
+}
 
 /** Waits until queued rows are in Postgres, then returns the account's ledger. */
 export async function ledgerOf(gw: TestGateway, accountId: string): Promise<LedgerRowView[]> {

@@ -10,7 +10,12 @@ export type RawStream = {
   close(): void
 }
 
-export async function openRawStream(url: string, path: string, headers: Record<string, string>, body: string): Promise<RawStream> {
+export async function openRawStream(
+  url: string,
+  path: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<RawStream> {
   const { hostname, port } = new URL(url)
   let received = ''
   let resolveHead: (head: string) => void = () => {}
@@ -37,7 +42,12 @@ export async function openRawStream(url: string, path: string, headers: Record<s
     },
   })
   const bytes = Buffer.byteLength(body)
-  const lines = Object.entries({ ...headers, host: `${hostname}:${port}`, 'content-length': String(bytes), connection: 'close' }).map(([name, value]) => `${name}: ${value}`)
+  const lines = Object.entries({
+    ...headers,
+    host: `${hostname}:${port}`,
+    'content-length': String(bytes),
+    connection: 'close',
+  }).map(([name, value]) => `${name}: ${value}`)
   socket.write(`POST ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n${body}`)
   return { head, close: () => socket.end() }
 }

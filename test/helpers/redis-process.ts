@@ -6,7 +6,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-export type RedisProcess = { url: string; pid: number; pause(): void; resume(): void; kill(): Promise<void> }
+export type RedisProcess = {
+  url: string
+  pid: number
+  pause(): void
+  resume(): void
+  kill(): Promise<void>
+}
 
 export const redisServerBinary = Bun.which('redis-server')
 
@@ -14,10 +20,25 @@ export async function startRedisProcess(): Promise<RedisProcess> {
   if (!redisServerBinary) throw new Error('redis-server is not installed')
   const dir = await mkdtemp(join(tmpdir(), 'redis-'))
   const port = 20_000 + Math.floor(Math.random() * 20_000)
-  const child = Bun.spawn([redisServerBinary, '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
-    stdout: 'ignore',
-    stderr: 'ignore',
-  })
+  const child = Bun.spawn(
+    [
+      redisServerBinary,
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+    ],
+    {
+      stdout: 'ignore',
+      stderr: 'ignore',
+    },
+  )
   const url = `redis://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
     try {

@@ -6,10 +6,24 @@ import { join } from 'node:path'
 
 export const repositoryRoot = join(import.meta.dir, '..', '..')
 
-export type ServerProcess = { process: Bun.Subprocess<'ignore', 'pipe', 'pipe'>; apiUrl: string; siteUrl: string; output: string[] }
+export type ServerProcess = {
+  process: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
+  apiUrl: string
+  siteUrl: string
+  output: string[]
+}
 
-export async function startServerProcess(env: Record<string, string>, timeoutMs = 60_000): Promise<ServerProcess> {
-  const child = Bun.spawn(['bun', 'proxy/main.ts'], { cwd: repositoryRoot, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+export async function startServerProcess(
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<ServerProcess> {
+  const child = Bun.spawn(['bun', 'proxy/main.ts'], {
+    cwd: repositoryRoot,
+    env,
+    stdin: 'ignore',
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
   const output: string[] = []
   void (async () => {
     for await (const chunk of child.stdout) output.push(new TextDecoder().decode(chunk))
@@ -20,7 +34,8 @@ export async function startServerProcess(env: Record<string, string>, timeoutMs 
     const api = /API server:\s+(\S+)/.exec(text)
     const site = /Site server:\s+(\S+)/.exec(text)
     if (api && site) return { process: child, apiUrl: api[1]!, siteUrl: site[1]!, output }
-    if (child.exitCode !== null || Date.now() > until) throw new Error(`server did not start: ${text}${await new Response(child.stderr).text()}`)
+    if (child.exitCode !== null || Date.now() > until)
+      throw new Error(`server did not start: ${text}${await new Response(child.stderr).text()}`)
     await Bun.sleep(50)
   }
 }

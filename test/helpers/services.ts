@@ -17,9 +17,13 @@ type Service = 'postgres' | 'redis'
 
 /** describe() that needs services: skipped when one is absent, failing when absent and required. */
 export function describeWith(services: Service | Service[], name: string, body: () => void): void {
-  const missing = [services].flat().filter((service) => !(service === 'postgres' ? databaseUrl : redisUrl))
+  const missing = [services]
+    .flat()
+    .filter((service) => !(service === 'postgres' ? databaseUrl : redisUrl))
   if (missing.length === 0) return describe(name, body)
-  const variables = missing.map((service) => (service === 'postgres' ? 'DATABASE_URL' : 'REDIS_URL')).join(' and ')
+  const variables = missing
+    .map((service) => (service === 'postgres' ? 'DATABASE_URL' : 'REDIS_URL'))
+    .join(' and ')
   if (required) {
     describe(name, () => {
       test(`${variables} set`, () => {

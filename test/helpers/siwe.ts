@@ -7,7 +7,11 @@ export function newWallet(): PrivateKeyAccount {
 }
 
 /** A signed message for the site (defaults: domain site.test, URI http://site.test, chain 1, issued now, 5 minutes). */
-export async function signedMessage(wallet: PrivateKeyAccount, nonce: string, fields: Partial<SiweMessage> = {}): Promise<{ message: string; signature: string }> {
+export async function signedMessage(
+  wallet: PrivateKeyAccount,
+  nonce: string,
+  fields: Partial<SiweMessage> = {},
+): Promise<{ message: string; signature: string }> {
   const now = Date.now()
   const message = createSiweMessage({
     address: wallet.address,

@@ -31,10 +31,16 @@ export async function startSmtpServer(): Promise<TestSmtp> {
       stream.on('end', () => {
         if (refuse > 0) {
           refuse -= 1
-          return callback(Object.assign(new Error('Mailbox busy, try again later'), { responseCode: 451 }))
+          return callback(
+            Object.assign(new Error('Mailbox busy, try again later'), { responseCode: 451 }),
+          )
         }
         const raw = Buffer.concat(chunks).toString('utf8')
-        messages.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw, text: decodeQuotedPrintable(raw) })
+        messages.push({
+          to: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+          raw,
+          text: decodeQuotedPrintable(raw),
+        })
         callback()
       })
     },
@@ -65,11 +71,15 @@ export async function startSmtpServer(): Promise<TestSmtp> {
 
 /** The first link in a mail to the given path, e.g. `/auth/email`. */
 export function linkIn(mail: ReceivedMail, path = '/auth/email'): URL {
-  const match = new RegExp(`https?://[^\\s"<>]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_%-]+`).exec(mail.text)
+  const match = new RegExp(
+    `https?://[^\\s"<>]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_%-]+`,
+  ).exec(mail.text)
   if (!match) throw new Error(`no ${path} link in the mail:\n${mail.text}`)
   return new URL(match[0])
 }
 
 function decodeQuotedPrintable(raw: string): string {
-  return raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+  return raw
+    .replace(/=\r?\n/g, '')
+    .replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 }

@@ -2,7 +2,12 @@
 // providers of both styles.
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { anthropicTestModel, startTestGateway, testModel, type TestGateway } from '../helpers/gateway.ts'
+import {
+  anthropicTestModel,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../helpers/gateway.ts'
 import { describeWith } from '../helpers/services.ts'
 
 const models = [
@@ -17,7 +22,11 @@ const models = [
 const weather: Anthropic.Tool = {
   name: 'get_weather',
   description: 'Weather at a place',
-  input_schema: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] },
+  input_schema: {
+    type: 'object',
+    properties: { location: { type: 'string' } },
+    required: ['location'],
+  },
 }
 
 describeWith('postgres', 'anthropic SDK', () => {
@@ -39,26 +48,41 @@ describeWith('postgres', 'anthropic SDK', () => {
     describe(`messages over a provider of ${provider} style`, () => {
       test('non-streaming: text, stop reason, usage with cost, and the service headers', async () => {
         const { data, response } = await client.messages
-          .create({ model: `${provider}/plain`, max_tokens: 100, system: 'Be brief.', messages: [{ role: 'user', content: 'Hello' }], stop_sequences: ['###'] })
+          .create({
+            model: `${provider}/plain`,
+            max_tokens: 100,
+            system: 'Be brief.',
+            messages: [{ role: 'user', content: 'Hello' }],
+            stop_sequences: ['###'],
+          })
           .withResponse()
-        expect(data.content).toEqual([{ type: 'text', text: 'w0 w1 w2 w3 w4 w5 ' } as Anthropic.ContentBlock])
+        expect(data.content).toEqual([
+          { type: 'text', text: 'w0 w1 w2 w3 w4 w5 ' } as Anthropic.ContentBlock,
+        ])
         expect(data.stop_reason).toBe('end_turn')
         expect(data.usage.output_tokens).toBe(6)
         expect(data.usage.cache_read_input_tokens).toBe(2)
         const cost = (data.usage as unknown as { cost: number }).cost
         expect(response.headers.get('x-service-cost-usd')).toBe(String(cost))
         expect(response.headers.get('request-id')).toMatch(/^req_/)
-        expect(response.headers.get('x-service-provider')).toBe(provider === 'anthropic' ? 'fake-anthropic' : 'fake')
+        expect(response.headers.get('x-service-provider')).toBe(
+          provider === 'anthropic' ? 'fake-anthropic' : 'fake',
+        )
       })
 
       test('streaming with the stream helper: text events, the final message, the cost on message_delta', async () => {
-        const stream = client.messages.stream({ model: `${provider}/plain`, max_tokens: 100, messages: [{ role: 'user', content: 'Hello' }] })
+        const stream = client.messages.stream({
+          model: `${provider}/plain`,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'Hello' }],
+        })
         let text = ''
         let cost: unknown
         stream.on('text', (delta) => (text += delta))
         // The helper copies only the token counts it knows into the final message; the cost is on the event.
         stream.on('streamEvent', (event) => {
-          if (event.type === 'message_delta') cost = (event.usage as unknown as { cost: number }).cost
+          if (event.type === 'message_delta')
+            cost = (event.usage as unknown as { cost: number }).cost
         })
         const final = await stream.finalMessage()
         expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
@@ -69,14 +93,35 @@ describeWith('postgres', 'anthropic SDK', () => {
       })
 
       test('a tool round trip, streamed, with parallel tool_use blocks', async () => {
-        const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Weather in Paris and Tokyo?' }]
-        const first = await client.messages.stream({ model: `${provider}/parallel`, max_tokens: 300, messages, tools: [weather] }).finalMessage()
+        const messages: Anthropic.MessageParam[] = [
+          { role: 'user', content: 'Weather in Paris and Tokyo?' },
+        ]
+        const first = await client.messages
+          .stream({ model: `${provider}/parallel`, max_tokens: 300, messages, tools: [weather] })
+          .finalMessage()
         expect(first.stop_reason).toBe('tool_use')
-        const uses = first.content.filter((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use')
-        expect(uses.map((use) => (use.input as { location: string }).location)).toEqual(['Paris', 'Tokyo'])
+        const uses = first.content.filter(
+          (block): block is Anthropic.ToolUseBlock => block.type === 'tool_use',
+        )
+        expect(uses.map((use) => (use.input as { location: string }).location)).toEqual([
+          'Paris',
+          'Tokyo',
+        ])
         messages.push({ role: 'assistant', content: first.content })
-        messages.push({ role: 'user', content: uses.map((use) => ({ type: 'tool_result' as const, tool_use_id: use.id, content: '21 °C' })) })
-        const second = await client.messages.create({ model: `${provider}/parallel`, max_tokens: 300, messages, tools: [weather] })
+        messages.push({
+          role: 'user',
+          content: uses.map((use) => ({
+            type: 'tool_result' as const,
+            tool_use_id: use.id,
+            content: '21 °C',
+          })),
+        })
+        const second = await client.messages.create({
+          model: `${provider}/parallel`,
+          max_tokens: 300,
+          messages,
+          tools: [weather],
+        })
         expect(second.stop_reason).toBe('end_turn')
         const sent = JSON.stringify(gw.upstream.requests.at(-1)!.body)
         for (const use of uses) expect(sent).toContain(use.id)
@@ -87,8 +132,16 @@ describeWith('postgres', 'anthropic SDK', () => {
   test('the key is accepted as x-api-key with any anthropic-version, as older SDK majors send it', async () => {
     const response = await fetch(`${apiUrl}/v1/messages`, {
       method: 'POST',
-      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'anthropic/plain', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+      headers: {
+        'x-api-key': key,
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({
+        model: 'anthropic/plain',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
     })
     expect(response.status).toBe(200)
     // The client's key never goes upstream; the provider's does, as x-api-key.
@@ -108,44 +161,85 @@ describeWith('postgres', 'anthropic SDK', () => {
       try {
         await promise
       } catch (caught) {
-        return caught as InstanceType<typeof Anthropic.APIError> & { error: { type: string; error: { type: string; code: string } } }
+        return caught as InstanceType<typeof Anthropic.APIError> & {
+          error: { type: string; error: { type: string; code: string } }
+        }
       }
       throw new Error('expected an error')
     }
     const hello: Anthropic.MessageParam[] = [{ role: 'user', content: 'hi' }]
     test('401 AuthenticationError for a wrong key', async () => {
-      const stranger = new Anthropic({ baseURL: apiUrl, apiKey: 'svc-live-11111111111111111111111111', maxRetries: 0 })
-      const caught = await error(stranger.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello }))
+      const stranger = new Anthropic({
+        baseURL: apiUrl,
+        apiKey: 'svc-live-11111111111111111111111111',
+        maxRetries: 0,
+      })
+      const caught = await error(
+        stranger.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello }),
+      )
       expect(caught).toBeInstanceOf(Anthropic.AuthenticationError)
-      expect(caught.error.error).toMatchObject({ type: 'authentication_error', code: 'invalid_api_key' })
+      expect(caught.error.error).toMatchObject({
+        type: 'authentication_error',
+        code: 'invalid_api_key',
+      })
     })
     test('400 BadRequestError for an extra input', async () => {
-      const caught = await error(client.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello, response_format: { type: 'json' } } as never))
+      const caught = await error(
+        client.messages.create({
+          model: 'anthropic/plain',
+          max_tokens: 10,
+          messages: hello,
+          response_format: { type: 'json' },
+        } as never),
+      )
       expect(caught).toBeInstanceOf(Anthropic.BadRequestError)
-      expect(caught.error.error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_request' })
+      expect(caught.error.error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+      })
       expect(caught.message).toContain('response_format: Extra inputs are not permitted')
     })
     test('404 NotFoundError for an unknown model', async () => {
-      const caught = await error(client.messages.create({ model: 'claude-plain', max_tokens: 10, messages: hello }))
+      const caught = await error(
+        client.messages.create({ model: 'claude-plain', max_tokens: 10, messages: hello }),
+      )
       expect(caught).toBeInstanceOf(Anthropic.NotFoundError)
       expect(caught.error.error).toMatchObject({ type: 'not_found_error', code: 'unknown_model' })
     })
     test('429 RateLimitError past the key’s requests per minute', async () => {
-      const limited = new Anthropic({ baseURL: apiUrl, apiKey: (await gw.key(accountId, { rpmLimit: 1 })).key, maxRetries: 0 })
+      const limited = new Anthropic({
+        baseURL: apiUrl,
+        apiKey: (await gw.key(accountId, { rpmLimit: 1 })).key,
+        maxRetries: 0,
+      })
       await limited.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello })
-      const caught = await error(limited.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello }))
+      const caught = await error(
+        limited.messages.create({ model: 'anthropic/plain', max_tokens: 10, messages: hello }),
+      )
       expect(caught).toBeInstanceOf(Anthropic.RateLimitError)
-      expect(caught.error.error).toMatchObject({ type: 'rate_limit_error', code: 'usage_limit_exceeded' })
+      expect(caught.error.error).toMatchObject({
+        type: 'rate_limit_error',
+        code: 'usage_limit_exceeded',
+      })
     })
     test('5xx InternalServerError when the provider fails or is overloaded', async () => {
       for (const model of ['openai/failing', 'anthropic/overloaded']) {
-        const caught = await error(client.messages.create({ model, max_tokens: 10, messages: hello }))
+        const caught = await error(
+          client.messages.create({ model, max_tokens: 10, messages: hello }),
+        )
         expect(caught).toBeInstanceOf(Anthropic.InternalServerError)
-        expect(caught.error.error).toMatchObject({ type: 'overloaded_error', code: 'model_unavailable' })
+        expect(caught.error.error).toMatchObject({
+          type: 'overloaded_error',
+          code: 'model_unavailable',
+        })
       }
     })
     test('a failure after the stream began makes the stream throw', async () => {
-      const stream = client.messages.stream({ model: 'anthropic/broken', max_tokens: 100, messages: hello })
+      const stream = client.messages.stream({
+        model: 'anthropic/broken',
+        max_tokens: 100,
+        messages: hello,
+      })
       await expect(stream.finalMessage()).rejects.toThrow(/provider failed after the answer began/)
     })
   })

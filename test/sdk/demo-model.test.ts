@@ -34,7 +34,9 @@ describeWith('postgres', 'the demo model', () => {
   }
 
   test('Chat Completions, not streamed: the answer says it is a demo, with usage and no cost', async () => {
-    const { data, response } = await openai.chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'Hello there' }] }).withResponse()
+    const { data, response } = await openai.chat.completions
+      .create({ model: 'demo/echo', messages: [{ role: 'user', content: 'Hello there' }] })
+      .withResponse()
     saysDemo(data.choices[0]!.message.content!, 'Hello there')
     expect(data.choices[0]!.finish_reason).toBe('stop')
     expect(data.usage!.completion_tokens).toBeGreaterThan(10)
@@ -47,7 +49,12 @@ describeWith('postgres', 'the demo model', () => {
   })
 
   test('Chat Completions, streamed: word by word, then the usage chunk and [DONE]', async () => {
-    const stream = await openai.chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'Stream this' }], stream: true, stream_options: { include_usage: true } })
+    const stream = await openai.chat.completions.create({
+      model: 'demo/echo',
+      messages: [{ role: 'user', content: 'Stream this' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
     const deltas: string[] = []
     let cost: number | undefined
     for await (const chunk of stream) {
@@ -61,18 +68,37 @@ describeWith('postgres', 'the demo model', () => {
   })
 
   test('Messages and Responses answer too; the output limit is honoured', async () => {
-    const message = await anthropic.messages.stream({ model: 'demo/echo', max_tokens: 200, messages: [{ role: 'user', content: 'From Claude code' }] }).finalMessage()
-    saysDemo(message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''), 'From Claude code')
-    const response = await openai.responses.create({ model: 'demo/echo', input: 'From an agent', store: false })
+    const message = await anthropic.messages
+      .stream({
+        model: 'demo/echo',
+        max_tokens: 200,
+        messages: [{ role: 'user', content: 'From Claude code' }],
+      })
+      .finalMessage()
+    saysDemo(
+      message.content.map((block) => (block.type === 'text' ? block.text : '')).join(''),
+      'From Claude code',
+    )
+    const response = await openai.responses.create({
+      model: 'demo/echo',
+      input: 'From an agent',
+      store: false,
+    })
     saysDemo(response.output_text, 'From an agent')
-    const short = await openai.chat.completions.create({ model: 'demo/echo', messages: [{ role: 'user', content: 'Hello' }], max_completion_tokens: 3 })
+    const short = await openai.chat.completions.create({
+      model: 'demo/echo',
+      messages: [{ role: 'user', content: 'Hello' }],
+      max_completion_tokens: 3,
+    })
     expect(short.choices[0]!.finish_reason).toBe('length')
     expect(short.usage!.completion_tokens).toBe(3)
   })
 
   test('the catalog lists it by a name that says it is a demo', async () => {
     const models = await openai.models.list()
-    const listed = models.data.find((entry) => entry.id === 'demo/echo') as unknown as { display_name: string }
+    const listed = models.data.find((entry) => entry.id === 'demo/echo') as unknown as {
+      display_name: string
+    }
     expect(listed.display_name).toContain('Demo')
   })
 })

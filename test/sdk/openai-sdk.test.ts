@@ -2,7 +2,12 @@
 // only the base URL, the key and the model ID differ from talking to the provider directly.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
-import { anthropicTestModel, startTestGateway, testModel, type TestGateway } from '../helpers/gateway.ts'
+import {
+  anthropicTestModel,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../helpers/gateway.ts'
 import { describeWith } from '../helpers/services.ts'
 
 const models = [
@@ -17,9 +22,23 @@ const models = [
 ]
 const weather = {
   type: 'function' as const,
-  function: { name: 'get_weather', description: 'Weather at a place', parameters: { type: 'object', properties: { location: { type: 'string' } }, required: ['location'] } },
+  function: {
+    name: 'get_weather',
+    description: 'Weather at a place',
+    parameters: {
+      type: 'object',
+      properties: { location: { type: 'string' } },
+      required: ['location'],
+    },
+  },
 }
-const responsesWeather = { type: 'function' as const, name: 'get_weather', description: 'Weather at a place', parameters: weather.function.parameters, strict: false }
+const responsesWeather = {
+  type: 'function' as const,
+  name: 'get_weather',
+  description: 'Weather at a place',
+  parameters: weather.function.parameters,
+  strict: false,
+}
 
 describeWith('postgres', 'openai SDK', () => {
   let gw: TestGateway
@@ -39,7 +58,15 @@ describeWith('postgres', 'openai SDK', () => {
     describe(`chat completions over a provider of ${provider} style`, () => {
       test('non-streaming: the answer, its usage with cost, and the service headers', async () => {
         const { data, response } = await client.chat.completions
-          .create({ model: `${provider}/plain`, messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hello' }], temperature: 0.2, max_tokens: 50 })
+          .create({
+            model: `${provider}/plain`,
+            messages: [
+              { role: 'system', content: 'Be brief.' },
+              { role: 'user', content: 'Hello' },
+            ],
+            temperature: 0.2,
+            max_tokens: 50,
+          })
           .withResponse()
         expect(data.choices[0]!.message.content).toBe('w0 w1 w2 w3 w4 w5 ')
         expect(data.choices[0]!.finish_reason).toBe('stop')
@@ -54,7 +81,11 @@ describeWith('postgres', 'openai SDK', () => {
       })
 
       test('streaming with the stream helper: the final completion is assembled, usage carries cost', async () => {
-        const stream = client.chat.completions.stream({ model: `${provider}/plain`, messages: [{ role: 'user', content: 'Hello' }], stream_options: { include_usage: true } })
+        const stream = client.chat.completions.stream({
+          model: `${provider}/plain`,
+          messages: [{ role: 'user', content: 'Hello' }],
+          stream_options: { include_usage: true },
+        })
         let deltas = ''
         for await (const chunk of stream) deltas += chunk.choices[0]?.delta.content ?? ''
         const final = await stream.finalChatCompletion()
@@ -65,15 +96,30 @@ describeWith('postgres', 'openai SDK', () => {
       })
 
       test('a tool round trip, streamed, with parallel calls and fragmented arguments', async () => {
-        const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Weather in Paris and Tokyo?' }]
-        const stream = client.chat.completions.stream({ model: `${provider}/parallel`, messages, tools: [weather] })
+        const messages: OpenAI.ChatCompletionMessageParam[] = [
+          { role: 'user', content: 'Weather in Paris and Tokyo?' },
+        ]
+        const stream = client.chat.completions.stream({
+          model: `${provider}/parallel`,
+          messages,
+          tools: [weather],
+        })
         const first = await stream.finalChatCompletion()
         const calls = first.choices[0]!.message.tool_calls!
         expect(first.choices[0]!.finish_reason).toBe('tool_calls')
-        expect(calls.map((call) => call.type === 'function' && JSON.parse(call.function.arguments).location)).toEqual(['Paris', 'Tokyo'])
+        expect(
+          calls.map(
+            (call) => call.type === 'function' && JSON.parse(call.function.arguments).location,
+          ),
+        ).toEqual(['Paris', 'Tokyo'])
         messages.push(first.choices[0]!.message as OpenAI.ChatCompletionMessageParam)
-        for (const call of calls) messages.push({ role: 'tool', tool_call_id: call.id, content: '{"celsius": 21}' })
-        const second = await client.chat.completions.create({ model: `${provider}/parallel`, messages, tools: [weather] })
+        for (const call of calls)
+          messages.push({ role: 'tool', tool_call_id: call.id, content: '{"celsius": 21}' })
+        const second = await client.chat.completions.create({
+          model: `${provider}/parallel`,
+          messages,
+          tools: [weather],
+        })
         expect(second.choices[0]!.finish_reason).toBe('stop')
         expect(second.choices[0]!.message.content).toContain('w0')
         // The provider received both results, attached to the calls' IDs.
@@ -84,7 +130,12 @@ describeWith('postgres', 'openai SDK', () => {
 
     describe(`responses over a provider of ${provider} style`, () => {
       test('non-streaming, with instructions: output_text and usage with cost', async () => {
-        const response = await client.responses.create({ model: `${provider}/plain`, instructions: 'Be brief.', input: 'Hello', max_output_tokens: 50 })
+        const response = await client.responses.create({
+          model: `${provider}/plain`,
+          instructions: 'Be brief.',
+          input: 'Hello',
+          max_output_tokens: 50,
+        })
         expect(response.status).toBe('completed')
         expect(response.output_text).toBe('w0 w1 w2 w3 w4 w5 ')
         expect(response.usage!.output_tokens).toBe(6)
@@ -92,7 +143,11 @@ describeWith('postgres', 'openai SDK', () => {
       })
 
       test('streaming with the stream helper, a function call, then a follow-up by previous_response_id', async () => {
-        const stream = client.responses.stream({ model: `${provider}/tools`, input: 'Weather in Paris?', tools: [responsesWeather] })
+        const stream = client.responses.stream({
+          model: `${provider}/tools`,
+          input: 'Weather in Paris?',
+          tools: [responsesWeather],
+        })
         const types = new Set<string>()
         for await (const event of stream) types.add(event.type)
         const first = await stream.finalResponse()
@@ -103,7 +158,9 @@ describeWith('postgres', 'openai SDK', () => {
         const follow = await client.responses.create({
           model: `${provider}/tools`,
           previous_response_id: first.id,
-          input: [{ type: 'function_call_output', call_id: call.call_id, output: '{"celsius": 21}' }],
+          input: [
+            { type: 'function_call_output', call_id: call.call_id, output: '{"celsius": 21}' },
+          ],
           tools: [responsesWeather],
         })
         expect(follow.output_text).toContain('w0')
@@ -133,38 +190,75 @@ describeWith('postgres', 'openai SDK', () => {
       throw new Error('expected an error')
     }
     test('401 AuthenticationError for a wrong key', async () => {
-      const stranger = new OpenAI({ baseURL: client.baseURL, apiKey: 'svc-live-11111111111111111111111111', maxRetries: 0 })
-      const caught = await error(stranger.chat.completions.create({ model: 'openai/plain', messages: [{ role: 'user', content: 'hi' }] }))
+      const stranger = new OpenAI({
+        baseURL: client.baseURL,
+        apiKey: 'svc-live-11111111111111111111111111',
+        maxRetries: 0,
+      })
+      const caught = await error(
+        stranger.chat.completions.create({
+          model: 'openai/plain',
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      )
       expect(caught).toBeInstanceOf(OpenAI.AuthenticationError)
       expect(caught.code).toBe('invalid_api_key')
     })
     test('400 BadRequestError naming the field', async () => {
-      const caught = await error(client.chat.completions.create({ model: 'openai/plain', messages: [] }))
+      const caught = await error(
+        client.chat.completions.create({ model: 'openai/plain', messages: [] }),
+      )
       expect(caught).toBeInstanceOf(OpenAI.BadRequestError)
       expect(caught.code).toBe('invalid_request')
       expect(caught.param).toBe('messages')
     })
     test('404 NotFoundError for an unknown model', async () => {
-      const caught = await error(client.chat.completions.create({ model: 'plain', messages: [{ role: 'user', content: 'hi' }] }))
+      const caught = await error(
+        client.chat.completions.create({
+          model: 'plain',
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      )
       expect(caught).toBeInstanceOf(OpenAI.NotFoundError)
       expect(caught.code).toBe('unknown_model')
     })
     test('429 RateLimitError past the key’s requests per minute', async () => {
-      const limited = new OpenAI({ baseURL: client.baseURL, apiKey: (await gw.key(accountId, { rpmLimit: 1 })).key, maxRetries: 0 })
-      await limited.chat.completions.create({ model: 'openai/plain', messages: [{ role: 'user', content: 'hi' }] })
-      const caught = await error(limited.chat.completions.create({ model: 'openai/plain', messages: [{ role: 'user', content: 'hi' }] }))
+      const limited = new OpenAI({
+        baseURL: client.baseURL,
+        apiKey: (await gw.key(accountId, { rpmLimit: 1 })).key,
+        maxRetries: 0,
+      })
+      await limited.chat.completions.create({
+        model: 'openai/plain',
+        messages: [{ role: 'user', content: 'hi' }],
+      })
+      const caught = await error(
+        limited.chat.completions.create({
+          model: 'openai/plain',
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      )
       expect(caught).toBeInstanceOf(OpenAI.RateLimitError)
       expect(caught.code).toBe('usage_limit_exceeded')
       expect(Number(caught.headers?.get('retry-after'))).toBeGreaterThan(0)
     })
     test('5xx InternalServerError when the provider fails', async () => {
-      const caught = await error(client.chat.completions.create({ model: 'openai/failing', messages: [{ role: 'user', content: 'hi' }] }))
+      const caught = await error(
+        client.chat.completions.create({
+          model: 'openai/failing',
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      )
       expect(caught).toBeInstanceOf(OpenAI.InternalServerError)
       expect(caught.status).toBe(503)
       expect(caught.code).toBe('model_unavailable')
     })
     test('a failure after the stream began makes the stream iterator throw', async () => {
-      const stream = await client.chat.completions.create({ model: 'openai/broken', messages: [{ role: 'user', content: 'hi' }], stream: true })
+      const stream = await client.chat.completions.create({
+        model: 'openai/broken',
+        messages: [{ role: 'user', content: 'hi' }],
+        stream: true,
+      })
       await expect(
         (async () => {
           for await (const _chunk of stream) {

@@ -6,15 +6,33 @@ import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import { usdToNano } from '../../shared/money.ts'
-import { anthropicTestModel, startTestGateway, testModel, type TestGateway } from '../helpers/gateway.ts'
+import {
+  anthropicTestModel,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../helpers/ledger.ts'
 import { describeWith } from '../helpers/services.ts'
 
 const models = [
-  testModel('openai/reports', 'fake?tokens=7&cached=3', { pricing: { inputPerMTok: 1.25, outputPerMTok: 10, cachedInputPerMTok: 0.125 } }),
-  testModel('openai/silent', 'fake?tokens=9&nousage=1', { pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 } }),
-  anthropicTestModel('anthropic/reports', 'fake?tokens=7&cached=3&cacheWrite=2', { pricing: { inputPerMTok: 3, outputPerMTok: 15, cachedInputPerMTok: 0.3, cacheWritePerMTok: 3.75 } }),
-  anthropicTestModel('anthropic/silent', 'fake?tokens=9&nousage=1', { pricing: { inputPerMTok: 0.8, outputPerMTok: 4 } }),
+  testModel('openai/reports', 'fake?tokens=7&cached=3', {
+    pricing: { inputPerMTok: 1.25, outputPerMTok: 10, cachedInputPerMTok: 0.125 },
+  }),
+  testModel('openai/silent', 'fake?tokens=9&nousage=1', {
+    pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
+  }),
+  anthropicTestModel('anthropic/reports', 'fake?tokens=7&cached=3&cacheWrite=2', {
+    pricing: {
+      inputPerMTok: 3,
+      outputPerMTok: 15,
+      cachedInputPerMTok: 0.3,
+      cacheWritePerMTok: 3.75,
+    },
+  }),
+  anthropicTestModel('anthropic/silent', 'fake?tokens=9&nousage=1', {
+    pricing: { inputPerMTok: 0.8, outputPerMTok: 4 },
+  }),
 ]
 
 /** The cost a client read from the stream (USD, as sent), and the response's headers. */
@@ -38,42 +56,82 @@ describeWith('postgres', 'cost on streams', () => {
   const streams = {
     async chat(model: string, includeUsage = true): Promise<Told> {
       const { data, response } = await openai.chat.completions
-        .create({ model, messages: [{ role: 'user', content: 'hello' }], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) })
+        .create({
+          model,
+          messages: [{ role: 'user', content: 'hello' }],
+          stream: true,
+          ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+        })
         .withResponse()
       let costUsd: number | undefined
-      for await (const chunk of data) if (chunk.usage) costUsd = (chunk.usage as unknown as { cost: number }).cost
-      return { costUsd, headers: response.headers, requestId: response.headers.get('x-request-id')! }
+      for await (const chunk of data)
+        if (chunk.usage) costUsd = (chunk.usage as unknown as { cost: number }).cost
+      return {
+        costUsd,
+        headers: response.headers,
+        requestId: response.headers.get('x-request-id')!,
+      }
     },
     async responses(model: string): Promise<Told> {
-      const { data, response } = await openai.responses.create({ model, input: 'hello', stream: true, store: false }).withResponse()
+      const { data, response } = await openai.responses
+        .create({ model, input: 'hello', stream: true, store: false })
+        .withResponse()
       let costUsd: number | undefined
-      for await (const event of data) if (event.type === 'response.completed') costUsd = (event.response.usage as unknown as { cost: number }).cost
-      return { costUsd, headers: response.headers, requestId: response.headers.get('x-request-id')! }
+      for await (const event of data)
+        if (event.type === 'response.completed')
+          costUsd = (event.response.usage as unknown as { cost: number }).cost
+      return {
+        costUsd,
+        headers: response.headers,
+        requestId: response.headers.get('x-request-id')!,
+      }
     },
     async messages(model: string): Promise<Told> {
-      const { data, response } = await anthropic.messages.create({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hello' }], stream: true }).withResponse()
+      const { data, response } = await anthropic.messages
+        .create({
+          model,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'hello' }],
+          stream: true,
+        })
+        .withResponse()
       let costUsd: number | undefined
-      for await (const event of data) if (event.type === 'message_delta') costUsd = (event.usage as unknown as { cost: number }).cost
-      return { costUsd, headers: response.headers, requestId: response.headers.get('x-request-id')! }
+      for await (const event of data)
+        if (event.type === 'message_delta')
+          costUsd = (event.usage as unknown as { cost: number }).cost
+      return {
+        costUsd,
+        headers: response.headers,
+        requestId: response.headers.get('x-request-id')!,
+      }
     },
   }
 
   const chargedFor = async (requestId: string) => {
     const { snapshot, ledger } = await settledAccount(gw, accountId)
     expect(snapshot.balanceNano).toBe(sumOf(ledger))
-    const [log] = await gw.app.gateway.sql<{ charged_nano: number; cost_nano: number }[]>`SELECT charged_nano, cost_nano FROM request_logs WHERE request_id = ${requestId}`
+    const [log] = await gw.app.gateway.sql<
+      { charged_nano: number; cost_nano: number }[]
+    >`SELECT charged_nano, cost_nano FROM request_logs WHERE request_id = ${requestId}`
     const charge = ledger.filter((row) => row.request_id === requestId && row.kind === 'charge')
     expect(charge.map((row) => -row.amount_nano)).toEqual([log!.charged_nano])
     return log!.charged_nano
   }
 
   for (const style of ['chat', 'responses', 'messages'] as const) {
-    for (const model of ['openai/reports', 'openai/silent', 'anthropic/reports', 'anthropic/silent']) {
+    for (const model of [
+      'openai/reports',
+      'openai/silent',
+      'anthropic/reports',
+      'anthropic/silent',
+    ]) {
       test(`${style} client, ${model}: service headers on the stream, and the cost it carries is the charge to the nano`, async () => {
         const told = await streams[style](model)
         expect(told.headers.get('content-type')).toStartWith('text/event-stream')
         expect(told.headers.get('x-service-model')).toBe(model)
-        expect(told.headers.get('x-service-provider')).toBe(model.startsWith('openai/') ? 'fake' : 'fake-anthropic')
+        expect(told.headers.get('x-service-provider')).toBe(
+          model.startsWith('openai/') ? 'fake' : 'fake-anthropic',
+        )
         expect(Number(told.headers.get('x-service-balance-usd'))).toBeGreaterThan(0)
         expect(told.costUsd).toBeGreaterThan(0)
         expect(await chargedFor(told.requestId)).toBe(usdToNano(String(told.costUsd))!)

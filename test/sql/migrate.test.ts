@@ -16,7 +16,11 @@ describeWith('postgres', 'migration runner', () => {
     dir = await mkdtemp(join(tmpdir(), 'migrations-'))
     // A private schema keeps these tables apart from the service's own (already migrated) tables.
     await db.sql`CREATE SCHEMA runner_test`
-    sql = postgres(db.location, { max: 2, onnotice: () => {}, connection: { search_path: 'runner_test' } })
+    sql = postgres(db.location, {
+      max: 2,
+      onnotice: () => {},
+      connection: { search_path: 'runner_test' },
+    })
   })
   afterAll(async () => {
     await sql.end()
@@ -29,7 +33,9 @@ describeWith('postgres', 'migration runner', () => {
   test('the project’s migrations are numbered without gaps', async () => {
     const migrations = await listMigrations()
     expect(migrations[0]!.name).toMatch(/^00001_/)
-    expect(migrations.map((migration) => migration.version)).toEqual(migrations.map((_, index) => index + 1))
+    expect(migrations.map((migration) => migration.version)).toEqual(
+      migrations.map((_, index) => index + 1),
+    )
   })
 
   test('pending files apply in order, once', async () => {
@@ -52,12 +58,16 @@ describeWith('postgres', 'migration runner', () => {
 
   test('a gap in the numbering is refused', async () => {
     await file('00005_after_gap.sql', 'SELECT 1;')
-    await expect(listMigrations(dir)).rejects.toThrow(new MigrationError('Migration 00003 is missing (found 00005_after_gap.sql)'))
+    await expect(listMigrations(dir)).rejects.toThrow(
+      new MigrationError('Migration 00003 is missing (found 00005_after_gap.sql)'),
+    )
     await rm(join(dir, '00005_after_gap.sql'))
   })
 
   test('a database newer than the code is refused', async () => {
     await sql`INSERT INTO schema_migrations (version, name) VALUES (3, '00003_future.sql')`
-    await expect(migrate(sql, dir)).rejects.toThrow('Database is at migration 3, newer than this code (2)')
+    await expect(migrate(sql, dir)).rejects.toThrow(
+      'Database is at migration 3, newer than this code (2)',
+    )
   })
 })

@@ -36,13 +36,18 @@ const PHRASES: Record<number, string> = {
 }
 
 /** Every status the service answers with: 200 and the statuses of the error table. */
-const STATUSES = [...new Set([200, ...Object.values(errorTable).map((spec) => spec.status)])].sort((a, b) => a - b)
+const STATUSES = [...new Set([200, ...Object.values(errorTable).map((spec) => spec.status)])].sort(
+  (a, b) => a - b,
+)
 
 const STATUS_OPTIONS = [
   { value: '', label: 'Any status' },
   { value: 'ok', label: 'Succeeded (below 400)' },
   { value: 'error', label: 'Failed (400 and above)' },
-  ...STATUSES.map((status) => ({ value: String(status), label: PHRASES[status] ? `${status} ${PHRASES[status]}` : String(status) })),
+  ...STATUSES.map((status) => ({
+    value: String(status),
+    label: PHRASES[status] ? `${status} ${PHRASES[status]}` : String(status),
+  })),
 ]
 
 export default function Activity() {
@@ -68,7 +73,11 @@ export default function Activity() {
         </Button>
       }
     >
-      <ActivityFilters filters={filters} keys={keys.latest()?.keys ?? []} models={models.latest() ?? []} />
+      <ActivityFilters
+        filters={filters}
+        keys={keys.latest()?.keys ?? []}
+        models={models.latest() ?? []}
+      />
       <KeysetView
         list={list}
         loading="Loading requests…"
@@ -78,7 +87,8 @@ export default function Activity() {
             when={filters.active()}
             fallback={
               <Empty title="No requests yet">
-                Requests made with this account's keys appear here. <A href="/dashboard/keys">Create a key</A> or{' '}
+                Requests made with this account's keys appear here.{' '}
+                <A href="/dashboard/keys">Create a key</A> or{' '}
                 <A href="/dashboard/playground">try a model in the playground</A>.
               </Empty>
             }
@@ -111,7 +121,9 @@ export default function Activity() {
               </tr>
             </thead>
             <tbody>
-              <For each={list.items()}>{(item) => <ActivityRow item={item} apiKey={keyOf(item.keyId)} />}</For>
+              <For each={list.items()}>
+                {(item) => <ActivityRow item={item} apiKey={keyOf(item.keyId)} />}
+              </For>
             </tbody>
           </table>
         </div>
@@ -120,7 +132,11 @@ export default function Activity() {
   )
 }
 
-function ActivityFilters(props: { filters: UrlFilters<(typeof ACTIVITY_FILTERS)[number]>; keys: ApiKey[]; models: string[] }) {
+function ActivityFilters(props: {
+  filters: UrlFilters<(typeof ACTIVITY_FILTERS)[number]>
+  keys: ApiKey[]
+  models: string[]
+}) {
   const [keyId, setKeyId] = createSignal('')
   const [model, setModel] = createSignal('')
   const [status, setStatus] = createSignal('')
@@ -135,19 +151,35 @@ function ActivityFilters(props: { filters: UrlFilters<(typeof ACTIVITY_FILTERS)[
     setTo(localInputValue(props.filters.value('to')))
   })
   const keyOptions = () => {
-    const options = [{ value: '', label: 'All keys' }, ...props.keys.map((key) => ({ value: key.id, label: `${key.name || 'Unnamed key'} (${key.prefix}…)` }))]
-    if (keyId() && !options.some((option) => option.value === keyId())) options.push({ value: keyId(), label: keyId() })
+    const options = [
+      { value: '', label: 'All keys' },
+      ...props.keys.map((key) => ({
+        value: key.id,
+        label: `${key.name || 'Unnamed key'} (${key.prefix}…)`,
+      })),
+    ]
+    if (keyId() && !options.some((option) => option.value === keyId()))
+      options.push({ value: keyId(), label: keyId() })
     return options
   }
   const modelOptions = () => {
     // The models this account used in the last 90 days.
-    const options = [{ value: '', label: 'All models' }, ...props.models.map((id) => ({ value: id, label: id }))]
+    const options = [
+      { value: '', label: 'All models' },
+      ...props.models.map((id) => ({ value: id, label: id })),
+    ]
     if (model() && !props.models.includes(model())) options.push({ value: model(), label: model() })
     return options
   }
   const submit = (event: SubmitEvent) => {
     event.preventDefault()
-    props.filters.apply({ keyId: keyId(), model: model(), status: status(), from: isoFromLocalInput(from()), to: isoFromLocalInput(to()) })
+    props.filters.apply({
+      keyId: keyId(),
+      model: model(),
+      status: status(),
+      from: isoFromLocalInput(from()),
+      to: isoFromLocalInput(to()),
+    })
   }
   return (
     <form class="filters" onSubmit={submit} aria-label="Filter requests">
@@ -174,11 +206,20 @@ function ActivityFilters(props: { filters: UrlFilters<(typeof ACTIVITY_FILTERS)[
  * A select whose options arrive after the page (keys, models): each option says whether it is the chosen
  * one, so the choice from the address holds when the list is drawn again.
  */
-function ListSelect(props: { label: string; value: string; onValue: (value: string) => void; options: { value: string; label: string }[] }) {
+function ListSelect(props: {
+  label: string
+  value: string
+  onValue: (value: string) => void
+  options: { value: string; label: string }[]
+}) {
   return (
     <Field label={props.label}>
       {(id, describedBy) => (
-        <select id={id} aria-describedby={describedBy} onChange={(event) => props.onValue(event.currentTarget.value)}>
+        <select
+          id={id}
+          aria-describedby={describedBy}
+          onChange={(event) => props.onValue(event.currentTarget.value)}
+        >
           <For each={props.options}>
             {(option) => (
               <option value={option.value} selected={option.value === props.value}>
@@ -200,7 +241,10 @@ function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefined }) 
     <tr>
       <td class="nowrap">
         <time datetime={item().time} title={item().time}>
-          {new Date(item().time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}
+          {new Date(item().time).toLocaleString(undefined, {
+            dateStyle: 'medium',
+            timeStyle: 'medium',
+          })}
         </time>
         <div class="small muted">
           {item().apiStyle}
@@ -211,8 +255,16 @@ function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefined }) 
         <div class="request-id">
           <code class="mono">{item().requestId}</code>
           <div class="row tight">
-            <CopyButton text={item().requestId} label={`Copy request ID ${item().requestId}`} variant="ghost" />
-            <A class="small" href={`/dashboard/support?requestId=${encodeURIComponent(item().requestId)}`} aria-label={`Ask support about ${item().requestId}`}>
+            <CopyButton
+              text={item().requestId}
+              label={`Copy request ID ${item().requestId}`}
+              variant="ghost"
+            />
+            <A
+              class="small"
+              href={`/dashboard/support?requestId=${encodeURIComponent(item().requestId)}`}
+              aria-label={`Ask support about ${item().requestId}`}
+            >
               Ask support
             </A>
           </div>
@@ -257,7 +309,10 @@ function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefined }) 
         </Show>
         <Show when={item().guardrailRedactions}>
           {(redactions) => (
-            <div class="small muted" title="What the key's guardrail replaced before the model read the request (never the text itself)">
+            <div
+              class="small muted"
+              title="What the key's guardrail replaced before the model read the request (never the text itself)"
+            >
               Redacted: <span class="mono">{redactions()}</span>
             </div>
           )}

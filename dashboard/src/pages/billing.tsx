@@ -11,7 +11,10 @@ import { TopUpCard } from './billing/top-up-card.tsx'
 
 export default function Billing() {
   return (
-    <Page title="Billing" description="Your balance, credit added and spent, and alerts before it runs low.">
+    <Page
+      title="Billing"
+      description="Your balance, credit added and spent, and alerts before it runs low."
+    >
       <div class="billing-top">
         <BalanceCard />
         <TopUpCard />

@@ -33,7 +33,9 @@ export default function Guardrails() {
   const reread = () => revalidate([getGuardrails.key, getKeys.key])
   const remove = async (guardrail: Guardrail) => {
     const deleted = await api<GuardrailDeleted>('DELETE', `/guardrails/${guardrail.id}`)
-    announce(`Deleted ${guardrail.name}${deleted.unassignedKeyIds.length > 0 ? `; ${deleted.unassignedKeyIds.length} keys no longer use it` : ''}.`)
+    announce(
+      `Deleted ${guardrail.name}${deleted.unassignedKeyIds.length > 0 ? `; ${deleted.unassignedKeyIds.length} keys no longer use it` : ''}.`,
+    )
     void reread()
   }
 
@@ -42,7 +44,12 @@ export default function Guardrails() {
       title="Guardrails"
       description="A guardrail filters what its keys send (block or redact personal data, secrets, your own patterns and words), limits the models they may call and caps what they spend together each month."
       actions={
-        <Button variant="primary" disabled={!can().manage} title={can().manage ? undefined : OWNER_OR_ADMIN} onClick={() => setEditing('new')}>
+        <Button
+          variant="primary"
+          disabled={!can().manage}
+          title={can().manage ? undefined : OWNER_OR_ADMIN}
+          onClick={() => setEditing('new')}
+        >
           New guardrail
         </Button>
       }
@@ -56,8 +63,8 @@ export default function Guardrails() {
             when={list.guardrails.length > 0}
             fallback={
               <Empty title="No guardrails yet">
-                Create one, then assign it to the keys it should apply to. A key without a guardrail is limited only by its own settings and the account's
-                routing.
+                Create one, then assign it to the keys it should apply to. A key without a guardrail
+                is limited only by its own settings and the account's routing.
               </Empty>
             }
           >
@@ -82,11 +89,21 @@ export default function Guardrails() {
       <Dialog
         open={editing() !== undefined}
         wide
-        title={editing() === 'new' || editing() === undefined ? 'New guardrail' : `Edit ${(editing() as Guardrail).name}`}
+        title={
+          editing() === 'new' || editing() === undefined
+            ? 'New guardrail'
+            : `Edit ${(editing() as Guardrail).name}`
+        }
         onClose={() => setEditing(undefined)}
       >
         <Show when={editing()} keyed>
-          {(target) => <GuardrailForm guardrail={target === 'new' ? undefined : target} onSaved={saved} onCancel={() => setEditing(undefined)} />}
+          {(target) => (
+            <GuardrailForm
+              guardrail={target === 'new' ? undefined : target}
+              onSaved={saved}
+              onCancel={() => setEditing(undefined)}
+            />
+          )}
         </Show>
       </Dialog>
     </Page>

@@ -41,7 +41,13 @@ export default function Keys() {
   const rotate = async (key: ApiKey) => {
     const rotated = await api<RotatedKey>('POST', `/keys/${key.id}/rotate`)
     // After the confirmation dialog has closed, so the secret's dialog is the one on top.
-    setTimeout(() => setRevealed({ key: rotated.key, name: keyLabel(key), replaced: { prefix: key.prefix, expiresAt: rotated.oldKey.expiresAt } }))
+    setTimeout(() =>
+      setRevealed({
+        key: rotated.key,
+        name: keyLabel(key),
+        replaced: { prefix: key.prefix, expiresAt: rotated.oldKey.expiresAt },
+      }),
+    )
     void reread()
   }
   const revoke = async (key: ApiKey) => {
@@ -55,7 +61,12 @@ export default function Keys() {
       title="Keys"
       description="Keys authenticate requests to the API. Each key can have its own rate limits, spend caps, models and guardrail. A key's secret is shown once, when it is made."
       actions={
-        <Button variant="primary" disabled={!can().manage} title={can().manage ? undefined : OWNER_OR_ADMIN} onClick={() => setEditing('new')}>
+        <Button
+          variant="primary"
+          disabled={!can().manage}
+          title={can().manage ? undefined : OWNER_OR_ADMIN}
+          onClick={() => setEditing('new')}
+        >
           Create key
         </Button>
       }
@@ -70,8 +81,12 @@ export default function Keys() {
               when={list.keys.length > 0}
               fallback={
                 <Empty title="No keys yet">
-                  <Show when={can().manage} fallback="The account's owner and admins can create one.">
-                    Create a key to call the API. Lost a key? Create a replacement here, then revoke the lost one.
+                  <Show
+                    when={can().manage}
+                    fallback="The account's owner and admins can create one."
+                  >
+                    Create a key to call the API. Lost a key? Create a replacement here, then revoke
+                    the lost one.
                   </Show>
                 </Empty>
               }
@@ -91,7 +106,11 @@ export default function Keys() {
       <Dialog
         open={editing() !== undefined}
         wide
-        title={editing() === 'new' || editing() === undefined ? 'Create a key' : `Edit ${keyLabel(editing() as ApiKey)}`}
+        title={
+          editing() === 'new' || editing() === undefined
+            ? 'Create a key'
+            : `Edit ${keyLabel(editing() as ApiKey)}`
+        }
         onClose={() => setEditing(undefined)}
       >
         <Show when={editing()} keyed>

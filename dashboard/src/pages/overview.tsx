@@ -39,7 +39,8 @@ export default function Overview() {
                   <span class="value">{count(day.totals.requests)}</span>
                 </div>
                 <span class="small muted">
-                  {usd(day.totals.chargedUsd)} spent, {count(day.totals.errors)} errors, {count(day.totals.inputTokens + day.totals.outputTokens)} tokens
+                  {usd(day.totals.chargedUsd)} spent, {count(day.totals.errors)} errors,{' '}
+                  {count(day.totals.inputTokens + day.totals.outputTokens)} tokens
                 </span>
                 <A href="/dashboard/activity">See activity</A>
               </div>

@@ -25,7 +25,9 @@ export default function Playground() {
   const trial = createOptional(() => getTrial())
   const [mode, setMode] = createSignal<Mode>('free')
   const [model, setModel] = createSignal('')
-  const billing = createOptional(() => (mode() === 'paid' ? getBilling() : Promise.resolve(undefined)))
+  const billing = createOptional(() =>
+    mode() === 'paid' ? getBilling() : Promise.resolve(undefined),
+  )
   const [draft, setDraft] = createSignal('')
   const [system, setSystem] = createSignal('')
   const chat = createConversation()
@@ -34,7 +36,8 @@ export default function Playground() {
     const refusal = chat.refusal()
     return refusal instanceof ApiError ? refusal : undefined
   }
-  const freeUsedUp = () => trial.latest()?.remaining === 0 || refusalCode()?.code === 'trial_exhausted'
+  const freeUsedUp = () =>
+    trial.latest()?.remaining === 0 || refusalCode()?.code === 'trial_exhausted'
   // The server's "cannot serve now" refusals of free chat are 5xx; it never substitutes a paid request.
   const freeUnavailable = () => {
     const refusal = refusalCode()
@@ -42,7 +45,8 @@ export default function Playground() {
   }
   const blocked = (): string | undefined => {
     if (!can().chat) return 'The playground is unavailable while the account is suspended.'
-    if (mode() === 'free' && trial.latest()?.remaining === 0) return 'No free messages are left: choose paid chat to continue.'
+    if (mode() === 'free' && trial.latest()?.remaining === 0)
+      return 'No free messages are left: choose paid chat to continue.'
     if (mode() === 'paid' && !model()) return 'Choose a model for paid chat.'
     return undefined
   }
@@ -60,7 +64,11 @@ export default function Playground() {
     }
     if (result.kind === 'answered') {
       const failed = result.end.failure
-      announce(failed ? `The answer failed: ${failed.message}` : `Answer complete, ${costText(result.end.cost)}.`)
+      announce(
+        failed
+          ? `The answer failed: ${failed.message}`
+          : `Answer complete, ${costText(result.end.cost)}.`,
+      )
     }
     void revalidate(paid ? getBilling.key : getTrial.key)
   }
@@ -71,12 +79,18 @@ export default function Playground() {
       description="Try models from the browser. Free messages come first; paid chat is charged to the account's balance and only used when you choose it."
     >
       <Card title="How to chat">
-        <ModeChooser mode={mode()} onMode={setMode} trial={trial.latest()} trialError={trial.error()} retryTrial={() => void revalidate(getTrial.key)} />
+        <ModeChooser
+          mode={mode()}
+          onMode={setMode}
+          trial={trial.latest()}
+          trialError={trial.error()}
+          retryTrial={() => void revalidate(getTrial.key)}
+        />
         <Show when={mode() === 'free' && freeUsedUp()}>
           <Notice title="Your free messages are used up">
             <p>
-              To keep chatting, choose <strong>Paid chat</strong> above: each answer is then charged to the account's balance. Nothing is
-              charged until you choose it.
+              To keep chatting, choose <strong>Paid chat</strong> above: each answer is then charged
+              to the account's balance. Nothing is charged until you choose it.
             </p>
           </Notice>
         </Show>
@@ -84,7 +98,12 @@ export default function Playground() {
           <div class="stack">
             <PaidModelPicker value={model()} onValue={setModel} />
             <p class="small muted">
-              <Show when={billing.latest()} fallback={billing.error() ? 'The balance could not be loaded.' : 'Loading the balance…'}>
+              <Show
+                when={billing.latest()}
+                fallback={
+                  billing.error() ? 'The balance could not be loaded.' : 'Loading the balance…'
+                }
+              >
                 {(money) => <>Available balance: {usd(money().availableUsd)}. </>}
               </Show>
               <A href="/dashboard/billing">Billing and top-up</A>
@@ -100,7 +119,10 @@ export default function Playground() {
         </Show>
         <Show when={freeUnavailable()}>
           <Notice title="Free chat cannot answer right now">
-            <p>No paid request was made. Try again in a moment, or choose Paid chat above to continue with a paid model.</p>
+            <p>
+              No paid request was made. Try again in a moment, or choose Paid chat above to continue
+              with a paid model.
+            </p>
           </Notice>
         </Show>
         <Composer
@@ -125,16 +147,37 @@ function trialText(trial: TrialStatus): string {
   return `${trial.remaining} of ${trial.limit} free messages left`
 }
 
-function ModeChooser(props: { mode: Mode; onMode: (mode: Mode) => void; trial: TrialStatus | undefined; trialError: unknown; retryTrial: () => void }) {
+function ModeChooser(props: {
+  mode: Mode
+  onMode: (mode: Mode) => void
+  trial: TrialStatus | undefined
+  trialError: unknown
+  retryTrial: () => void
+}) {
   const id = createUniqueId()
   return (
     <fieldset class="mode-chooser">
       <legend class="visually-hidden">Chat mode</legend>
       <div class="choice">
-        <input type="radio" id={`${id}-free`} name="chat-mode" value="free" checked={props.mode === 'free'} onChange={() => props.onMode('free')} aria-describedby={`${id}-free-hint`} />
+        <input
+          type="radio"
+          id={`${id}-free`}
+          name="chat-mode"
+          value="free"
+          checked={props.mode === 'free'}
+          onChange={() => props.onMode('free')}
+          aria-describedby={`${id}-free-hint`}
+        />
         <label for={`${id}-free`}>Free chat</label>
         <p class="hint" id={`${id}-free-hint`}>
-          <Show when={props.trial} fallback={props.trialError ? 'The free message count could not be loaded.' : 'Loading free messages…'}>
+          <Show
+            when={props.trial}
+            fallback={
+              props.trialError
+                ? 'The free message count could not be loaded.'
+                : 'Loading free messages…'
+            }
+          >
             {(trial) => (
               <>
                 <span class="trial-count">{trialText(trial())}</span>
@@ -145,7 +188,15 @@ function ModeChooser(props: { mode: Mode; onMode: (mode: Mode) => void; trial: T
         </p>
       </div>
       <div class="choice">
-        <input type="radio" id={`${id}-paid`} name="chat-mode" value="paid" checked={props.mode === 'paid'} onChange={() => props.onMode('paid')} aria-describedby={`${id}-paid-hint`} />
+        <input
+          type="radio"
+          id={`${id}-paid`}
+          name="chat-mode"
+          value="paid"
+          checked={props.mode === 'paid'}
+          onChange={() => props.onMode('paid')}
+          aria-describedby={`${id}-paid-hint`}
+        />
         <label for={`${id}-paid`}>Paid chat (charged to your balance)</label>
         <p class="hint" id={`${id}-paid-hint`}>
           Any model, at its price per token, like an API request.
@@ -177,7 +228,13 @@ function Composer(props: {
         <summary>System prompt</summary>
         <Field label="System prompt" hint="Sent first with every message of this conversation.">
           {(id, describedBy) => (
-            <textarea id={id} aria-describedby={describedBy} rows={2} value={props.system} onInput={(event) => props.onSystem(event.currentTarget.value)} />
+            <textarea
+              id={id}
+              aria-describedby={describedBy}
+              rows={2}
+              value={props.system}
+              onInput={(event) => props.onSystem(event.currentTarget.value)}
+            />
           )}
         </Field>
       </details>
@@ -199,13 +256,22 @@ function Composer(props: {
         )}
       </Field>
       <div class="row composer-actions">
-        <Button type="submit" variant="primary" busy={props.busy} disabled={!!props.blocked || !props.draft.trim()}>
+        <Button
+          type="submit"
+          variant="primary"
+          busy={props.busy}
+          disabled={!!props.blocked || !props.draft.trim()}
+        >
           Send
         </Button>
         <Show when={props.busy}>
           <Button onClick={() => props.onStop()}>Stop</Button>
         </Show>
-        <Button variant="ghost" disabled={props.busy || !props.canClear} onClick={() => props.onClear()}>
+        <Button
+          variant="ghost"
+          disabled={props.busy || !props.canClear}
+          onClick={() => props.onClear()}
+        >
           Clear conversation
         </Button>
         <Show when={props.blocked}>

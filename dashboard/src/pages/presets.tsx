@@ -39,7 +39,12 @@ export default function Presets() {
       title="Presets"
       description="A preset saves a model, its fallbacks and default parameters under a name. Clients send it as the model; change the preset here and every client follows, without a deploy."
       actions={
-        <Button variant="primary" disabled={!can().manage} title={can().manage ? undefined : OWNER_OR_ADMIN} onClick={() => setEditing('new')}>
+        <Button
+          variant="primary"
+          disabled={!can().manage}
+          title={can().manage ? undefined : OWNER_OR_ADMIN}
+          onClick={() => setEditing('new')}
+        >
           New preset
         </Button>
       }
@@ -54,13 +59,19 @@ export default function Presets() {
             fallback={
               <Card>
                 <Empty title="No presets yet">
-                  Make one, then send <code>"model": "@preset/&lt;slug&gt;"</code> from any client style.
+                  Make one, then send <code>"model": "@preset/&lt;slug&gt;"</code> from any client
+                  style.
                 </Empty>
               </Card>
             }
           >
             <Card>
-              <PresetTable presets={list.presets} canManage={can().manage} onEdit={setEditing} onDelete={remove} />
+              <PresetTable
+                presets={list.presets}
+                canManage={can().manage}
+                onEdit={setEditing}
+                onDelete={remove}
+              />
             </Card>
             <SampleCard presets={list.presets} baseUrl={list.baseUrl} />
           </Show>
@@ -69,7 +80,11 @@ export default function Presets() {
       <Dialog
         open={editing() !== undefined}
         wide
-        title={editing() === 'new' || editing() === undefined ? 'New preset' : `Edit ${(editing() as Preset).id}`}
+        title={
+          editing() === 'new' || editing() === undefined
+            ? 'New preset'
+            : `Edit ${(editing() as Preset).id}`
+        }
         onClose={() => setEditing(undefined)}
       >
         <Show when={editing()} keyed>
@@ -120,9 +135,14 @@ function PresetTable(props: {
                 </th>
                 <td class="mono small">{preset.model}</td>
                 <td class="small">
-                  <Show when={preset.fallbacks.length > 0} fallback={<span class="muted">None</span>}>
+                  <Show
+                    when={preset.fallbacks.length > 0}
+                    fallback={<span class="muted">None</span>}
+                  >
                     <ol class="plain-list">
-                      <For each={preset.fallbacks}>{(fallback) => <li class="mono">{fallback}</li>}</For>
+                      <For each={preset.fallbacks}>
+                        {(fallback) => <li class="mono">{fallback}</li>}
+                      </For>
                     </ol>
                   </Show>
                 </td>
@@ -154,7 +174,8 @@ function PresetTable(props: {
                       onConfirm={() => props.onDelete(preset)}
                     >
                       <p>
-                        Requests naming <code>{preset.id}</code> are refused (404) from then on. Change its model instead if clients still use it.
+                        Requests naming <code>{preset.id}</code> are refused (404) from then on.
+                        Change its model instead if clients still use it.
                       </p>
                     </ConfirmButton>
                   </div>
@@ -171,10 +192,16 @@ function PresetTable(props: {
 function ParamList(props: { preset: Preset }) {
   const entries = () =>
     [
-      props.preset.params.temperature !== undefined ? `temperature ${props.preset.params.temperature}` : '',
+      props.preset.params.temperature !== undefined
+        ? `temperature ${props.preset.params.temperature}`
+        : '',
       props.preset.params.top_p !== undefined ? `top_p ${props.preset.params.top_p}` : '',
-      props.preset.params.max_tokens !== undefined ? `max_tokens ${props.preset.params.max_tokens}` : '',
-      props.preset.params.stop?.length ? `stop ${props.preset.params.stop.map((stop) => JSON.stringify(stop)).join(', ')}` : '',
+      props.preset.params.max_tokens !== undefined
+        ? `max_tokens ${props.preset.params.max_tokens}`
+        : '',
+      props.preset.params.stop?.length
+        ? `stop ${props.preset.params.stop.map((stop) => JSON.stringify(stop)).join(', ')}`
+        : '',
     ].filter(Boolean)
   return (
     <Show when={entries().length > 0} fallback={<span class="muted">The model's own</span>}>
@@ -187,15 +214,21 @@ function ParamList(props: { preset: Preset }) {
 
 function SampleCard(props: { presets: readonly Preset[]; baseUrl: string }) {
   const [chosen, setChosen] = createSignal(props.presets[0]?.id ?? '')
-  const presetId = () => (props.presets.some((preset) => preset.id === chosen()) ? chosen() : (props.presets[0]?.id ?? ''))
+  const presetId = () =>
+    props.presets.some((preset) => preset.id === chosen()) ? chosen() : (props.presets[0]?.id ?? '')
   return (
     <Card title="Call a preset">
       <p class="muted">
-        Send the preset's name as the model, with one of your keys in <code>API_KEY</code>. It works in every client style: Chat Completions, Responses and
-        Messages.
+        Send the preset's name as the model, with one of your keys in <code>API_KEY</code>. It works
+        in every client style: Chat Completions, Responses and Messages.
       </p>
       <Show when={props.presets.length > 1}>
-        <SelectField label="Preset" value={presetId()} onValue={setChosen} options={props.presets.map((preset) => ({ value: preset.id, label: preset.id }))} />
+        <SelectField
+          label="Preset"
+          value={presetId()}
+          onValue={setChosen}
+          options={props.presets.map((preset) => ({ value: preset.id, label: preset.id }))}
+        />
       </Show>
       <PresetSample baseUrl={props.baseUrl} presetId={presetId()} />
     </Card>

@@ -5,7 +5,10 @@
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createMemo, createSignal, For, Show } from 'solid-js'
-import type { Routing as RoutingView, RoutingProviders } from '../../../shared/schemas/admin/policy.ts'
+import type {
+  Routing as RoutingView,
+  RoutingProviders,
+} from '../../../shared/schemas/admin/policy.ts'
 import { api, ApiError } from '../api.ts'
 import { getRouting, getRoutingProviders } from '../data.ts'
 import { ModelPicker, MultiSelect } from '../model-picker.tsx'
@@ -31,14 +34,26 @@ export default function Routing() {
         <ReadOnlyNote what="routing restrictions" />
       </Show>
       <Loaded data={routing} retry={() => revalidate(getRouting.key)}>
-        {(current) => <RoutingForm current={current} providers={providers.latest()?.providers} providersError={providers.error()} canManage={can().manage} />}
+        {(current) => (
+          <RoutingForm
+            current={current}
+            providers={providers.latest()?.providers}
+            providersError={providers.error()}
+            canManage={can().manage}
+          />
+        )}
       </Loaded>
       <AccountLimitsCard canManage={can().manage} />
     </Page>
   )
 }
 
-function RoutingForm(props: { current: RoutingView; providers: RoutingProviders['providers'] | undefined; providersError: unknown; canManage: boolean }) {
+function RoutingForm(props: {
+  current: RoutingView
+  providers: RoutingProviders['providers'] | undefined
+  providersError: unknown
+  canManage: boolean
+}) {
   // The form keeps what was saved last itself, so saving does not rebuild it (nor close its dialogs early).
   const [saved, setSaved] = createSignal(props.current)
   const [models, setModels] = createSignal<string[]>(props.current.models ?? [])
@@ -46,9 +61,13 @@ function RoutingForm(props: { current: RoutingView; providers: RoutingProviders[
   const submit = useSubmit()
   const listed = (ids: string[]) => (ids.length > 0 ? ids : null)
   const unchanged = () =>
-    JSON.stringify(listed(models())) === JSON.stringify(saved().models) && JSON.stringify(listed(providerIds())) === JSON.stringify(saved().providers)
+    JSON.stringify(listed(models())) === JSON.stringify(saved().models) &&
+    JSON.stringify(listed(providerIds())) === JSON.stringify(saved().providers)
 
-  const put = async (body: { models: string[] | null; providers: string[] | null }, words: string) => {
+  const put = async (
+    body: { models: string[] | null; providers: string[] | null },
+    words: string,
+  ) => {
     const answer = await api<RoutingView>('PUT', '/routing', body)
     setSaved(answer)
     setModels(answer.models ?? [])
@@ -57,26 +76,34 @@ function RoutingForm(props: { current: RoutingView; providers: RoutingProviders[
   }
   const save = async (event: SubmitEvent) => {
     event.preventDefault()
-    await submit.run(() => put({ models: listed(models()), providers: listed(providerIds()) }, 'Routing saved.'))
+    await submit.run(() =>
+      put({ models: listed(models()), providers: listed(providerIds()) }, 'Routing saved.'),
+    )
   }
 
   /** Allowed models that no allowed provider serves: every request for them would be refused. */
   const stranded = createMemo(() => {
     if (!props.providers || models().length === 0 || providerIds().length === 0) return []
-    const served = new Set(props.providers.filter((provider) => providerIds().includes(provider.id)).flatMap((provider) => provider.models))
+    const served = new Set(
+      props.providers
+        .filter((provider) => providerIds().includes(provider.id))
+        .flatMap((provider) => provider.models),
+    )
     return models().filter((model) => !served.has(model))
   })
   const providerOptions = () =>
     (props.providers ?? []).map((provider) => ({
       id: provider.id,
-      detail: provider.models.length === 1 ? 'serves 1 model' : `serves ${provider.models.length} models`,
+      detail:
+        provider.models.length === 1 ? 'serves 1 model' : `serves ${provider.models.length} models`,
     }))
 
   return (
     <form class="stack" onSubmit={save} novalidate>
       <Notice title="An empty list means no restriction">
-        With no models chosen, keys may call every model in the catalog; with no providers chosen, any provider may serve them. A request outside these lists is
-        refused with 403 <code>model_not_allowed</code>.
+        With no models chosen, keys may call every model in the catalog; with no providers chosen,
+        any provider may serve them. A request outside these lists is refused with 403{' '}
+        <code>model_not_allowed</code>.
       </Notice>
       <Card title="Allowed models">
         <ModelPicker
@@ -100,7 +127,11 @@ function RoutingForm(props: { current: RoutingView; providers: RoutingProviders[
           emptyText="Any provider (no restriction)"
           placeholder="Search providers…"
           hint="A model served by several providers is routed only to the allowed ones."
-          status={props.providersError ? 'The provider list could not be loaded; reload the page to choose providers.' : undefined}
+          status={
+            props.providersError
+              ? 'The provider list could not be loaded; reload the page to choose providers.'
+              : undefined
+          }
           error={fieldError(submit.error(), 'providers')}
         />
         <Show when={stranded().length > 0}>
@@ -118,7 +149,15 @@ function RoutingForm(props: { current: RoutingView; providers: RoutingProviders[
           </Notice>
         </Show>
       </Card>
-      <Show when={submit.error() && !(submit.error() instanceof ApiError && ['models', 'providers'].includes((submit.error() as ApiError).param ?? ''))}>
+      <Show
+        when={
+          submit.error() &&
+          !(
+            submit.error() instanceof ApiError &&
+            ['models', 'providers'].includes((submit.error() as ApiError).param ?? '')
+          )
+        }
+      >
         <ErrorNotice error={submit.error()} />
       </Show>
       <div class="row">
@@ -139,7 +178,10 @@ function RoutingForm(props: { current: RoutingView; providers: RoutingProviders[
           disabled={!props.canManage || (saved().models === null && saved().providers === null)}
           onConfirm={() => put({ models: null, providers: null }, 'Routing restrictions removed.')}
         >
-          <p>Every key of the account may then call any model, served by any provider, unless the key or its guardrail restricts it.</p>
+          <p>
+            Every key of the account may then call any model, served by any provider, unless the key
+            or its guardrail restricts it.
+          </p>
         </ConfirmButton>
         <Show when={!unchanged()}>
           <span class="small muted">Unsaved changes</span>

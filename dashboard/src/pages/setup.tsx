@@ -41,7 +41,10 @@ export default function Setup() {
         <ol class="steps" aria-label="Setup steps">
           <For each={STEPS}>
             {(entry, index) => (
-              <li aria-current={step() === entry.id ? 'step' : undefined} classList={{ done: index() < STEPS.findIndex((s) => s.id === step()) }}>
+              <li
+                aria-current={step() === entry.id ? 'step' : undefined}
+                classList={{ done: index() < STEPS.findIndex((s) => s.id === step()) }}
+              >
                 <span class="step-number" aria-hidden="true">
                   {index() + 1}
                 </span>
@@ -62,7 +65,13 @@ export default function Setup() {
             />
           </Match>
           <Match when={step() === 'secrets' && created()}>
-            {(result) => <SecretsStep headingRef={(element) => (heading = element)} result={result()} onConfirmed={() => setStep('top-up')} />}
+            {(result) => (
+              <SecretsStep
+                headingRef={(element) => (heading = element)}
+                result={result()}
+                onConfirmed={() => setStep('top-up')}
+              />
+            )}
           </Match>
           <Match when={step() === 'top-up'}>
             <TopUpStep headingRef={(element) => (heading = element)} />
@@ -71,7 +80,8 @@ export default function Setup() {
       </section>
       <Show when={step() === 'check'}>
         <p class="muted">
-          Have an e-mail address or a wallet? <A href="/sign-in">Sign in with it instead</A>: such an account can always be recovered.
+          Have an e-mail address or a wallet? <A href="/sign-in">Sign in with it instead</A>: such
+          an account can always be recovered.
         </p>
       </Show>
     </main>
@@ -95,21 +105,26 @@ function CheckStep(props: StepProps & { onCreated: (result: SetupResult) => void
         Before you start
       </h2>
       <p>
-        An accountless account needs no e-mail address, password or wallet. You get two secrets, shown once: an <strong>API key</strong> for
-        requests and a <strong>dashboard link</strong> that opens this dashboard from any browser.
+        An accountless account needs no e-mail address, password or wallet. You get two secrets,
+        shown once: an <strong>API key</strong> for requests and a <strong>dashboard link</strong>{' '}
+        that opens this dashboard from any browser.
       </p>
       <div class="notice warning">
         <strong>There is no recovery</strong>
         <p>
-          If you lose both the API key and the dashboard link, nobody, not even support, can recover the account or its balance. Keep them
-          in a password manager. You can attach an e-mail address or a wallet later to get recovery.
+          If you lose both the API key and the dashboard link, nobody, not even support, can recover
+          the account or its balance. Keep them in a password manager. You can attach an e-mail
+          address or a wallet later to get recovery.
         </p>
       </div>
       <p class="muted small">
-        Nothing is created until you pass the check below. Your browser solves a small puzzle (a few seconds of computation) to show it is
-        not a bot; no personal data is collected.
+        Nothing is created until you pass the check below. Your browser solves a small puzzle (a few
+        seconds of computation) to show it is not a bot; no personal data is collected.
       </p>
-      <BotCheck onSolved={(payload) => void create(payload)} ref={(handle) => (botCheck = handle)} />
+      <BotCheck
+        onSolved={(payload) => void create(payload)}
+        ref={(handle) => (botCheck = handle)}
+      />
       <Show when={submit.busy()}>
         <Loading label="Creating your account…" />
       </Show>
@@ -131,7 +146,9 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
 
   const confirm = async (event: SubmitEvent) => {
     event.preventDefault()
-    const done = await submit.run(() => api<SecretsConfirmed>('POST', '/setup/confirm', { keySaved: true, linkSaved: true }))
+    const done = await submit.run(() =>
+      api<SecretsConfirmed>('POST', '/setup/confirm', { keySaved: true, linkSaved: true }),
+    )
     if (done) props.onConfirmed()
   }
   return (
@@ -140,7 +157,8 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
         Save both secrets now
       </h2>
       <p>
-        Account <span class="mono">{props.result.accountId}</span> is ready. These secrets are shown only this once.
+        Account <span class="mono">{props.result.accountId}</span> is ready. These secrets are shown
+        only this once.
       </p>
       <SecretValue
         label="API key"
@@ -151,7 +169,11 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
           </>
         }
       />
-      <SecretValue label="Dashboard link" value={props.result.dashboardLink} hint="Open it to sign in to this dashboard. It keeps working when you rotate keys." />
+      <SecretValue
+        label="Dashboard link"
+        value={props.result.dashboardLink}
+        hint="Open it to sign in to this dashboard. It keeps working when you rotate keys."
+      />
       <div class="notice warning" role="note">
         <strong>Without these there is no way back in</strong>
         <p>{props.result.warning}</p>
@@ -159,13 +181,22 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
       <fieldset class="stack plain">
         <legend>Confirm before you continue</legend>
         <Checkbox label="I saved the API key" checked={keySaved()} onChange={setKeySaved} />
-        <Checkbox label="I saved the dashboard link" checked={linkSaved()} onChange={setLinkSaved} />
+        <Checkbox
+          label="I saved the dashboard link"
+          checked={linkSaved()}
+          onChange={setLinkSaved}
+        />
       </fieldset>
       <Show when={submit.error()}>
         <ErrorNotice error={submit.error()} />
       </Show>
       <div class="row">
-        <Button type="submit" variant="primary" busy={submit.busy()} disabled={!keySaved() || !linkSaved()}>
+        <Button
+          type="submit"
+          variant="primary"
+          busy={submit.busy()}
+          disabled={!keySaved() || !linkSaved()}
+        >
           I saved both
         </Button>
         <Show when={!keySaved() || !linkSaved()}>
@@ -185,8 +216,8 @@ function TopUpStep(props: StepProps) {
         Add credit
       </h2>
       <p>
-        The account starts with no credit: API requests are refused with <code>402</code> until it has some. The playground's free messages
-        work right away.
+        The account starts with no credit: API requests are refused with <code>402</code> until it
+        has some. The playground's free messages work right away.
       </p>
       <Loaded data={topUp} retry={() => revalidate(getTopUp.key)}>
         {(answer) => (

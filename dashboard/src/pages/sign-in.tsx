@@ -76,7 +76,8 @@ export default function SignIn() {
         </div>
       </section>
       <p class="muted">
-        No e-mail or wallet you want to use? <A href="/setup">Create an accountless account</A>: an API key and a dashboard link, nothing else.
+        No e-mail or wallet you want to use? <A href="/setup">Create an accountless account</A>: an
+        API key and a dashboard link, nothing else.
       </p>
     </main>
   )
@@ -88,7 +89,9 @@ function EmailSignIn() {
   const submit = useSubmit()
   const send = async (event: SubmitEvent) => {
     event.preventDefault()
-    const answer = await submit.run(() => api<MailSent>('POST', '/auth/email', { email: email().trim() }))
+    const answer = await submit.run(() =>
+      api<MailSent>('POST', '/auth/email', { email: email().trim() }),
+    )
     if (answer) setSent(answer.message)
   }
   return (
@@ -147,7 +150,10 @@ function WalletSignIn(props: { next: string }) {
         issuedAt: new Date(),
         expirationTime: new Date(challenge.expiresAt),
       })
-      const signature = (await wallet.request({ method: 'personal_sign', params: [message, address] })) as string
+      const signature = (await wallet.request({
+        method: 'personal_sign',
+        params: [message, address],
+      })) as string
       return api<SignedIn>('POST', '/auth/wallet', { message, signature })
     })
     if (done) navigate(props.next, { replace: true })
@@ -156,9 +162,16 @@ function WalletSignIn(props: { next: string }) {
     <div class="stack">
       <Show
         when={ethereum()}
-        fallback={<Notice title="No wallet found">This browser has no Ethereum wallet. Install one (or open this page in your wallet's browser), then reload.</Notice>}
+        fallback={
+          <Notice title="No wallet found">
+            This browser has no Ethereum wallet. Install one (or open this page in your wallet's
+            browser), then reload.
+          </Notice>
+        }
       >
-        <p class="muted">Your wallet asks you to sign a message. Signing costs nothing and sends no transaction.</p>
+        <p class="muted">
+          Your wallet asks you to sign a message. Signing costs nothing and sends no transaction.
+        </p>
         <Show when={submit.error()}>
           <ErrorNotice error={submit.error()} />
         </Show>
@@ -179,7 +192,9 @@ function LinkSignIn(props: { next: string }) {
     const text = link().trim()
     // The whole link (…/dashboard#link=SECRET) or the secret alone.
     const secret = /#link=([^&\s]+)/.exec(text)?.[1] ?? text
-    const done = await submit.run(() => api<SignedIn>('POST', '/session/link', { secret: decodeURIComponent(secret) }))
+    const done = await submit.run(() =>
+      api<SignedIn>('POST', '/session/link', { secret: decodeURIComponent(secret) }),
+    )
     if (done) navigate(props.next, { replace: true })
   }
   return (

@@ -32,7 +32,11 @@ export default function Support() {
       title="Support"
       description="Ask about a request, your balance or anything else. Quote a request ID when a request went wrong: it lets support find exactly what happened."
       actions={
-        <Button variant="primary" aria-expanded={composing()} onClick={() => setComposing(!composing())}>
+        <Button
+          variant="primary"
+          aria-expanded={composing()}
+          onClick={() => setComposing(!composing())}
+        >
           New ticket
         </Button>
       }
@@ -51,7 +55,10 @@ export default function Support() {
         <Card title="Your tickets">
           <Loaded data={tickets} retry={reread}>
             {(list) => (
-              <Show when={list.length > 0} fallback={<Empty title="No tickets yet">Open one with New ticket.</Empty>}>
+              <Show
+                when={list.length > 0}
+                fallback={<Empty title="No tickets yet">Open one with New ticket.</Empty>}
+              >
                 <ul class="ticket-list">
                   <For each={list}>
                     {(ticket) => (
@@ -66,7 +73,10 @@ export default function Support() {
                         >
                           <span class="ticket-subject">{ticket.subject}</span>
                           <span class="small muted">
-                            <Badge tone={STATUS[ticket.status].tone}>{STATUS[ticket.status].label}</Badge> updated {relative(ticket.updatedAt)}
+                            <Badge tone={STATUS[ticket.status].tone}>
+                              {STATUS[ticket.status].label}
+                            </Badge>{' '}
+                            updated {relative(ticket.updatedAt)}
                           </span>
                         </a>
                       </li>
@@ -77,7 +87,12 @@ export default function Support() {
             )}
           </Loaded>
         </Card>
-        <Show when={param('ticket')} fallback={<p class="muted support-hint">Choose a ticket to read the conversation and reply.</p>}>
+        <Show
+          when={param('ticket')}
+          fallback={
+            <p class="muted support-hint">Choose a ticket to read the conversation and reply.</p>
+          }
+        >
           {(ticketId) => <TicketView ticketId={ticketId()} changed={() => void reread()} />}
         </Show>
       </div>

@@ -7,7 +7,11 @@
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
 import type { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
-import type { InvitedRole, Team as TeamList, TeamMember } from '../../../shared/schemas/admin/team.ts'
+import type {
+  InvitedRole,
+  Team as TeamList,
+  TeamMember,
+} from '../../../shared/schemas/admin/team.ts'
 import { api } from '../api.ts'
 import { getTeam } from '../data.ts'
 import { dateTime, relative } from '../format.ts'
@@ -30,7 +34,10 @@ const rereadTeam = () => revalidate(getTeam.key)
 export default function Team() {
   const { me } = useSession()
   return (
-    <Page title="Team" description="Who can use this account, and what each role may do. The owner tops up and manages the team.">
+    <Page
+      title="Team"
+      description="Who can use this account, and what each role may do. The owner tops up and manages the team."
+    >
       <Show
         when={me().account.kind === 'identity'}
         fallback={
@@ -66,7 +73,8 @@ function TeamLists() {
 /** Why the owner's actions are disabled for this session, or undefined when they are not. */
 function useTeamBlock(): () => string | undefined {
   const can = useAbilities()
-  return () => (can().team ? undefined : can().owner ? 'Not while the account is suspended' : 'Owner only')
+  return () =>
+    can().team ? undefined : can().owner ? 'Not while the account is suspended' : 'Owner only'
 }
 
 function OwnerOnlyNote() {
@@ -108,7 +116,8 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
                 <th scope="col">Role</th>
                 <th scope="col">Joined</th>
                 <th scope="col">
-                  Actions <Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>
+                  Actions{' '}
+                  <Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>
                 </th>
               </tr>
             </thead>
@@ -126,11 +135,18 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
                       </Show>
                     </td>
                     <td>
-                      <Badge tone={member.role === 'owner' ? 'good' : 'neutral'}>{member.role}</Badge>
+                      <Badge tone={member.role === 'owner' ? 'good' : 'neutral'}>
+                        {member.role}
+                      </Badge>
                     </td>
                     <td>{dateTime(member.joinedAt)}</td>
                     <td>
-                      <Show when={member.role !== 'owner'} fallback={<span class="small muted">The owner cannot be changed or removed</span>}>
+                      <Show
+                        when={member.role !== 'owner'}
+                        fallback={
+                          <span class="small muted">The owner cannot be changed or removed</span>
+                        }
+                      >
                         <div class="row">
                           <Button disabled={!!blocked()} onClick={() => setChanging(member)}>
                             Change role<span class="visually-hidden"> of {memberName(member)}</span>
@@ -144,8 +160,9 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
                             onConfirm={() => remove(member)}
                           >
                             <p>
-                              They lose access to this account at once: their sessions for it end. Their own sign-in and any other accounts they
-                              belong to are not touched. You can invite them again later.
+                              They lose access to this account at once: their sessions for it end.
+                              Their own sign-in and any other accounts they belong to are not
+                              touched. You can invite them again later.
                             </p>
                           </ConfirmButton>
                         </div>
@@ -158,18 +175,26 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
           </table>
         </div>
       </Show>
-      <Show when={changing()}>{(member) => <RoleDialog member={member()} onClose={() => setChanging()} onChanged={props.onChanged} />}</Show>
+      <Show when={changing()}>
+        {(member) => (
+          <RoleDialog member={member()} onClose={() => setChanging()} onChanged={props.onChanged} />
+        )}
+      </Show>
     </Card>
   )
 }
 
 /** Changing a role is confirmed in a dialog: the new role takes effect on the member's next request. */
 function RoleDialog(props: { member: TeamMember; onClose: () => void; onChanged: () => void }) {
-  const [role, setRole] = createSignal<InvitedRole>(props.member.role === 'admin' ? 'member' : 'admin')
+  const [role, setRole] = createSignal<InvitedRole>(
+    props.member.role === 'admin' ? 'member' : 'admin',
+  )
   const submit = useSubmit()
   const save = async (event: SubmitEvent) => {
     event.preventDefault()
-    const done = await submit.run(() => api('PATCH', `/team/${encodeURIComponent(props.member.userId)}`, { role: role() }))
+    const done = await submit.run(() =>
+      api('PATCH', `/team/${encodeURIComponent(props.member.userId)}`, { role: role() }),
+    )
     if (!done) return
     announce(`${memberName(props.member)} is now ${role() === 'admin' ? 'an admin' : 'a member'}.`)
     props.onChanged()
@@ -181,7 +206,12 @@ function RoleDialog(props: { member: TeamMember; onClose: () => void; onChanged:
         <p>
           Now: <strong>{props.member.role}</strong>. The new role applies from their next request.
         </p>
-        <SelectField label="New role" value={role()} onValue={(value) => setRole(value as InvitedRole)} options={ROLE_OPTIONS} />
+        <SelectField
+          label="New role"
+          value={role()}
+          onValue={(value) => setRole(value as InvitedRole)}
+          options={ROLE_OPTIONS}
+        />
         <Show when={submit.error()}>
           <ErrorNotice error={submit.error()} />
         </Show>
@@ -189,7 +219,12 @@ function RoleDialog(props: { member: TeamMember; onClose: () => void; onChanged:
           <Button variant="ghost" onClick={() => props.onClose()}>
             Cancel
           </Button>
-          <Button type="submit" variant="primary" busy={submit.busy()} disabled={role() === props.member.role}>
+          <Button
+            type="submit"
+            variant="primary"
+            busy={submit.busy()}
+            disabled={role() === props.member.role}
+          >
             Change role
           </Button>
         </div>
@@ -201,7 +236,10 @@ function RoleDialog(props: { member: TeamMember; onClose: () => void; onChanged:
 function Invites(props: { invites: TeamList['invites'] }) {
   return (
     <Card title="Pending invitations">
-      <Show when={props.invites.length > 0} fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}>
+      <Show
+        when={props.invites.length > 0}
+        fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}
+      >
         <div class="table-wrap">
           <table class="team-table">
             <thead>
@@ -240,7 +278,9 @@ function InviteForm(props: { onInvited: () => void }) {
   const invite = async (event: SubmitEvent) => {
     event.preventDefault()
     setSent(undefined)
-    const answer = await submit.run(() => api<MailSent>('POST', '/team/invites', { email: email().trim(), role: role() }))
+    const answer = await submit.run(() =>
+      api<MailSent>('POST', '/team/invites', { email: email().trim(), role: role() }),
+    )
     if (!answer) return
     setSent(answer.message)
     setEmail('')
@@ -248,10 +288,14 @@ function InviteForm(props: { onInvited: () => void }) {
     props.onInvited()
   }
   return (
-    <Card title="Invite someone" actions={<Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>}>
+    <Card
+      title="Invite someone"
+      actions={<Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>}
+    >
       <form class="stack" onSubmit={invite}>
         <p class="small muted">
-          We e-mail them a link. Opening it signs them in (creating their sign-in if they have none) and adds them with the role you choose.
+          We e-mail them a link. Opening it signs them in (creating their sign-in if they have none)
+          and adds them with the role you choose.
         </p>
         <fieldset class="plain stack" disabled={!!blocked()}>
           <legend class="visually-hidden">Invitation</legend>
@@ -266,7 +310,13 @@ function InviteForm(props: { onInvited: () => void }) {
               onValue={setEmail}
               error={fieldError(submit.error(), 'email')}
             />
-            <SelectField label="Role" name="role" value={role()} onValue={(value) => setRole(value as InvitedRole)} options={ROLE_OPTIONS} />
+            <SelectField
+              label="Role"
+              name="role"
+              value={role()}
+              onValue={(value) => setRole(value as InvitedRole)}
+              options={ROLE_OPTIONS}
+            />
           </div>
           <Show when={submit.error() && !fieldError(submit.error(), 'email')}>
             <ErrorNotice error={submit.error()} />
@@ -281,7 +331,11 @@ function InviteForm(props: { onInvited: () => void }) {
               Send invitation
             </Button>
             <Show when={blocked()}>
-              <span class="small muted">{blocked() === 'Owner only' ? 'Only the account owner can invite people.' : 'Not while the account is suspended.'}</span>
+              <span class="small muted">
+                {blocked() === 'Owner only'
+                  ? 'Only the account owner can invite people.'
+                  : 'Not while the account is suspended.'}
+              </span>
             </Show>
           </div>
         </fieldset>

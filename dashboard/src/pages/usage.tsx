@@ -13,11 +13,23 @@ import { compact, count, usd } from '../format.ts'
 import { createRefresh } from '../reading.ts'
 import { Button, Card, Empty, Loaded, Page } from '../ui.tsx'
 import { useUrlFilters } from '../url-filters.ts'
-import { busiestDay, perDay, perGroup, periodFrom, type Group, type Period } from './usage/usage-data.ts'
+import {
+  busiestDay,
+  perDay,
+  perGroup,
+  periodFrom,
+  type Group,
+  type Period,
+} from './usage/usage-data.ts'
 import { NumbersTable } from './usage/numbers-table.tsx'
 import { PeriodPicker } from './usage/period-picker.tsx'
 
-const axisUsd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD', notation: 'compact', maximumSignificantDigits: 3 })
+const axisUsd = new Intl.NumberFormat('en-US', {
+  style: 'currency',
+  currency: 'USD',
+  notation: 'compact',
+  maximumSignificantDigits: 3,
+})
 
 /** Chart coordinates only: nano-USD to dollars as a float. */
 const dollars = (nano: number) => nano / 1e9
@@ -36,8 +48,15 @@ export default function Usage() {
       description="Spend and tokens per day (UTC), in total and by model and key. Requests count here within a second or two after they finish."
       actions={
         <>
-          <PeriodPicker value={period()} onChange={(days) => filters.apply({ days: days === 30 ? '' : String(days) })} />
-          <Button variant="ghost" busy={refresh.busy() || routing()} onClick={() => void refresh.run()}>
+          <PeriodPicker
+            value={period()}
+            onChange={(days) => filters.apply({ days: days === 30 ? '' : String(days) })}
+          />
+          <Button
+            variant="ghost"
+            busy={refresh.busy() || routing()}
+            onClick={() => void refresh.run()}
+          >
             Refresh
           </Button>
         </>
@@ -49,7 +68,8 @@ export default function Usage() {
             when={data.total.totals.requests > 0}
             fallback={
               <Empty title={`No usage in the last ${period()} days`}>
-                Requests made with this account's keys are counted here. <A href="/dashboard/keys">Create a key</A> or{' '}
+                Requests made with this account's keys are counted here.{' '}
+                <A href="/dashboard/keys">Create a key</A> or{' '}
                 <A href="/dashboard/playground">try a model in the playground</A>.
               </Empty>
             }
@@ -65,30 +85,67 @@ export default function Usage() {
 function UsageCharts(props: { data: UsageData; period: Period }) {
   const days = () => props.data.days
   const daily = createMemo(() => perDay(props.data.total, days()))
-  const models = createMemo(() => perGroup(props.data.byModel, days(), (bucket) => bucket.model || '(no model named)'))
+  const models = createMemo(() =>
+    perGroup(props.data.byModel, days(), (bucket) => bucket.model || '(no model named)'),
+  )
   const keys = createMemo(() => perGroup(props.data.byKey, days(), keyLabel))
   const totals = () => props.data.total.totals
   const spendSeries = createMemo((): ChartSeries[] => [
-    { label: 'Spend', color: PALETTE[0]!, values: daily().chargedNano.map(dollars), shown: daily().chargedNano.map(money) },
+    {
+      label: 'Spend',
+      color: PALETTE[0]!,
+      values: daily().chargedNano.map(dollars),
+      shown: daily().chargedNano.map(money),
+    },
   ])
   const tokenSeries = createMemo((): ChartSeries[] => [
-    { label: 'Input tokens', color: PALETTE[0]!, values: daily().inputTokens, shown: daily().inputTokens.map(count) },
-    { label: 'Output tokens', color: PALETTE[1]!, values: daily().outputTokens, shown: daily().outputTokens.map(count) },
+    {
+      label: 'Input tokens',
+      color: PALETTE[0]!,
+      values: daily().inputTokens,
+      shown: daily().inputTokens.map(count),
+    },
+    {
+      label: 'Output tokens',
+      color: PALETTE[1]!,
+      values: daily().outputTokens,
+      shown: daily().outputTokens.map(count),
+    },
   ])
   const busiest = () => busiestDay(days(), daily().chargedNano)
   const spendSummary = () =>
-    `${usd(totals().chargedUsd)} spent over the last ${props.period} days` + (busiest() ? `; the most on ${dayLabel(busiest()!.day)}: ${usd(busiest()!.usd)}.` : '.')
+    `${usd(totals().chargedUsd)} spent over the last ${props.period} days` +
+    (busiest() ? `; the most on ${dayLabel(busiest()!.day)}: ${usd(busiest()!.usd)}.` : '.')
   return (
     <>
       <div class="grid stats usage-totals">
-        <Stat label="Spend" value={usd(totals().chargedUsd)} note={totals().costNano !== totals().chargedNano ? `${usd(totals().costUsd)} at catalog prices` : undefined} />
-        <Stat label="Requests" value={count(totals().requests)} note={`${count(totals().errors)} failed`} />
+        <Stat
+          label="Spend"
+          value={usd(totals().chargedUsd)}
+          note={
+            totals().costNano !== totals().chargedNano
+              ? `${usd(totals().costUsd)} at catalog prices`
+              : undefined
+          }
+        />
+        <Stat
+          label="Requests"
+          value={count(totals().requests)}
+          note={`${count(totals().errors)} failed`}
+        />
         <Stat label="Input tokens" value={count(totals().inputTokens)} />
         <Stat label="Output tokens" value={count(totals().outputTokens)} />
       </div>
 
       <Card title="Spend">
-        <TimeChart label="Spend per day" summary={spendSummary()} days={days()} series={spendSeries()} kind="bars" axis={(value) => axisUsd.format(value)} />
+        <TimeChart
+          label="Spend per day"
+          summary={spendSummary()}
+          days={days()}
+          series={spendSeries()}
+          kind="bars"
+          axis={(value) => axisUsd.format(value)}
+        />
         <NumbersTable
           summary="Table of daily spend"
           days={days()}
@@ -118,13 +175,34 @@ function UsageCharts(props: { data: UsageData; period: Period }) {
         />
       </Card>
 
-      <GroupCard title="By model" what="model" chartLabel="Spend by model, each day" groups={models()} days={days()} period={props.period} />
-      <GroupCard title="By key" what="key" chartLabel="Spend by key, each day" groups={keys()} days={days()} period={props.period} />
+      <GroupCard
+        title="By model"
+        what="model"
+        chartLabel="Spend by model, each day"
+        groups={models()}
+        days={days()}
+        period={props.period}
+      />
+      <GroupCard
+        title="By key"
+        what="key"
+        chartLabel="Spend by key, each day"
+        groups={keys()}
+        days={days()}
+        period={props.period}
+      />
     </>
   )
 }
 
-function GroupCard(props: { title: string; what: string; chartLabel: string; groups: Group[]; days: number[]; period: Period }) {
+function GroupCard(props: {
+  title: string
+  what: string
+  chartLabel: string
+  groups: Group[]
+  days: number[]
+  period: Period
+}) {
   const series = createMemo((): ChartSeries[] =>
     props.groups.map((group, index) => ({
       label: group.label,
@@ -135,10 +213,19 @@ function GroupCard(props: { title: string; what: string; chartLabel: string; gro
   )
   const top = () => props.groups[0]
   const summary = () =>
-    top() ? `Spend per ${props.what} over the last ${props.period} days, ${props.groups.length} lines; the most: ${top()!.label} with ${money(top()!.totals.chargedNano)}.` : ''
+    top()
+      ? `Spend per ${props.what} over the last ${props.period} days, ${props.groups.length} lines; the most: ${top()!.label} with ${money(top()!.totals.chargedNano)}.`
+      : ''
   return (
     <Card title={props.title}>
-      <TimeChart label={props.chartLabel} summary={summary()} days={props.days} series={series()} kind="lines" axis={(value) => axisUsd.format(value)} />
+      <TimeChart
+        label={props.chartLabel}
+        summary={summary()}
+        days={props.days}
+        series={series()}
+        kind="lines"
+        axis={(value) => axisUsd.format(value)}
+      />
       <div class="table-wrap">
         <table class="data">
           <caption class="visually-hidden">{`Totals by ${props.what} over the last ${props.period} days`}</caption>
@@ -179,7 +266,10 @@ function GroupCard(props: { title: string; what: string; chartLabel: string; gro
       <NumbersTable
         summary={`Table of daily spend by ${props.what}`}
         days={props.days}
-        columns={props.groups.map((group) => ({ label: group.label, cells: group.chargedNano.map(money) }))}
+        columns={props.groups.map((group) => ({
+          label: group.label,
+          cells: group.chargedNano.map(money),
+        }))}
       />
     </Card>
   )

@@ -6,7 +6,11 @@
 import type { Sql } from 'postgres'
 import { ServiceError } from '../../../shared/errors.ts'
 import { nanoToUsd, usdToNano } from '../../../shared/money.ts'
-import type { AlertChanges, AlertSettings, PushSubscription } from '../../../shared/schemas/admin/alerts.ts'
+import type {
+  AlertChanges,
+  AlertSettings,
+  PushSubscription,
+} from '../../../shared/schemas/admin/alerts.ts'
 import { loadAccount } from '../../stores/admission/load-account.ts'
 import type { AdmissionStore } from '../../stores/admission/store.ts'
 import type { Mailer } from '../people/mailer.ts'
@@ -21,9 +25,21 @@ type Row = {
   subscriptions: number
 }
 
-type DeliveryRow = { channel: 'email' | 'push'; recipient: string; state: 'pending' | 'sent' | 'failed'; attempts: number; last_error: string | null; created_at: Date; sent_at: Date | null }
+type DeliveryRow = {
+  channel: 'email' | 'push'
+  recipient: string
+  state: 'pending' | 'sent' | 'failed'
+  attempts: number
+  last_error: string | null
+  created_at: Date
+  sent_at: Date | null
+}
 
-export async function readAlertSettings(sql: Sql, accountId: string, mailDelivery: AlertSettings['mailDelivery']): Promise<AlertSettings> {
+export async function readAlertSettings(
+  sql: Sql,
+  accountId: string,
+  mailDelivery: AlertSettings['mailDelivery'],
+): Promise<AlertSettings> {
   const [row] = await sql<Row[]>`
     SELECT kind, alert_threshold_nano, alert_email, alert_push, alert_armed,
            (SELECT count(*) FROM push_subscriptions p WHERE p.account_id = a.id)::int AS subscriptions
@@ -59,7 +75,11 @@ export async function readAlertSettings(sql: Sql, accountId: string, mailDeliver
  * setting a threshold the balance is already below sends nothing (the owner is looking at the balance);
  * the alert arms once a credit lifts the balance over it.
  */
-export async function saveAlertSettings(deps: { sql: Sql; store: AdmissionStore; mailer: Mailer }, accountId: string, changes: AlertChanges): Promise<AlertSettings> {
+export async function saveAlertSettings(
+  deps: { sql: Sql; store: AdmissionStore; mailer: Mailer },
+  accountId: string,
+  changes: AlertChanges,
+): Promise<AlertSettings> {
   await requireIdentity(deps.sql, accountId)
   if (changes.email && (await recipients(deps.sql, accountId)).length === 0) {
     throw new ServiceError(
@@ -70,7 +90,11 @@ export async function saveAlertSettings(deps: { sql: Sql; store: AdmissionStore;
   }
   const thresholdNano = changes.thresholdUsd === null ? null : usdToNano(changes.thresholdUsd)
   if (thresholdNano === undefined || thresholdNano === 0) {
-    throw new ServiceError('invalid_request', 'thresholdUsd: must be a USD amount above 0 (or null to turn the alert off).', { param: 'thresholdUsd' })
+    throw new ServiceError(
+      'invalid_request',
+      'thresholdUsd: must be a USD amount above 0 (or null to turn the alert off).',
+      { param: 'thresholdUsd' },
+    )
   }
   let armed = true
   if (thresholdNano !== null) {
@@ -87,7 +111,8 @@ export async function saveAlertSettings(deps: { sql: Sql; store: AdmissionStore;
   return readAlertSettings(deps.sql, accountId, mailDelivery(deps.mailer))
 }
 
-export const mailDelivery = (mailer: Mailer): AlertSettings['mailDelivery'] => (mailer.kind === 'smtp' ? 'smtp' : 'file')
+export const mailDelivery = (mailer: Mailer): AlertSettings['mailDelivery'] =>
+  mailer.kind === 'smtp' ? 'smtp' : 'file'
 
 /** Registers (or moves to this account) a browser's push subscription. */
 export async function addPushSubscription(
@@ -99,10 +124,18 @@ export async function addPushSubscription(
   await requireIdentity(sql, owner.accountId)
   checkPushEndpoint(subscription.endpoint, allowPrivateEndpoints)
   if (Buffer.from(subscription.keys.p256dh, 'base64url').length !== 65) {
-    throw new ServiceError('invalid_request', 'keys.p256dh: not a P-256 public key (65 bytes, base64url) as the browser gives it.', { param: 'keys.p256dh' })
+    throw new ServiceError(
+      'invalid_request',
+      'keys.p256dh: not a P-256 public key (65 bytes, base64url) as the browser gives it.',
+      { param: 'keys.p256dh' },
+    )
   }
   if (Buffer.from(subscription.keys.auth, 'base64url').length !== 16) {
-    throw new ServiceError('invalid_request', 'keys.auth: not a push auth secret (16 bytes, base64url) as the browser gives it.', { param: 'keys.auth' })
+    throw new ServiceError(
+      'invalid_request',
+      'keys.auth: not a push auth secret (16 bytes, base64url) as the browser gives it.',
+      { param: 'keys.auth' },
+    )
   }
   // One endpoint is one browser profile: registering it again replaces its keys and owner.
   await sql`
@@ -112,9 +145,15 @@ export async function addPushSubscription(
       p256dh = excluded.p256dh, auth = excluded.auth, created_at = now()`
 }
 
-export async function removePushSubscription(sql: Sql, accountId: string, endpoint: string): Promise<void> {
-  const rows = await sql`DELETE FROM push_subscriptions WHERE endpoint = ${endpoint} AND account_id = ${accountId} RETURNING 1`
-  if (rows.length === 0) throw new ServiceError('not_found', 'No such push subscription in this account.')
+export async function removePushSubscription(
+  sql: Sql,
+  accountId: string,
+  endpoint: string,
+): Promise<void> {
+  const rows =
+    await sql`DELETE FROM push_subscriptions WHERE endpoint = ${endpoint} AND account_id = ${accountId} RETURNING 1`
+  if (rows.length === 0)
+    throw new ServiceError('not_found', 'No such push subscription in this account.')
 }
 
 /**
@@ -130,17 +169,39 @@ export function checkPushEndpoint(endpoint: string, allowPrivate: boolean): void
     throw new ServiceError('invalid_request', 'endpoint: not a URL.', { param: 'endpoint' })
   }
   if (allowPrivate && (url.protocol === 'https:' || url.protocol === 'http:')) return
-  if (url.protocol !== 'https:') throw new ServiceError('invalid_request', 'endpoint: push endpoints must be https URLs.', { param: 'endpoint' })
-  if (isPrivateHost(url.hostname)) throw new ServiceError('invalid_request', 'endpoint: must be a public push service, not a local or private address.', { param: 'endpoint' })
+  if (url.protocol !== 'https:')
+    throw new ServiceError('invalid_request', 'endpoint: push endpoints must be https URLs.', {
+      param: 'endpoint',
+    })
+  if (isPrivateHost(url.hostname))
+    throw new ServiceError(
+      'invalid_request',
+      'endpoint: must be a public push service, not a local or private address.',
+      { param: 'endpoint' },
+    )
 }
 
 function isPrivateHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) return true
+  if (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host.endsWith('.local') ||
+    host.endsWith('.internal')
+  )
+    return true
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host)
   if (v4) {
     const [a, b] = [Number(v4[1]), Number(v4[2])]
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)
+    return (
+      a === 0 ||
+      a === 10 ||
+      a === 127 ||
+      (a === 169 && b === 254) ||
+      (a === 172 && b >= 16 && b <= 31) ||
+      (a === 192 && b === 168) ||
+      (a === 100 && b >= 64 && b <= 127)
+    )
   }
   // Any IPv6 literal: push services are named by host name.
   return host.includes(':')
@@ -150,6 +211,9 @@ async function requireIdentity(sql: Sql, accountId: string): Promise<void> {
   const [account] = await sql<{ kind: string }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   if (account.kind !== 'identity') {
-    throw new ServiceError('forbidden', 'Credit alerts are for accounts with identity: claim this account with an e-mail address or a wallet first.')
+    throw new ServiceError(
+      'forbidden',
+      'Credit alerts are for accounts with identity: claim this account with an e-mail address or a wallet first.',
+    )
   }
 }

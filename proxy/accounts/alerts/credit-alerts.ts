@@ -32,7 +32,14 @@ export type AlertDeps = {
 
 type Candidate = { id: string; threshold: number }
 type Fired = { alert_email: boolean; alert_push: boolean; alert_threshold_nano: number }
-type Delivery = { id: number; account_id: string; channel: 'email' | 'push'; recipient: string; message: { subject?: string; text?: string; payload?: string }; attempts: number }
+type Delivery = {
+  id: number
+  account_id: string
+  channel: 'email' | 'push'
+  recipient: string
+  message: { subject?: string; text?: string; payload?: string }
+  attempts: number
+}
 
 /** How long a claimed delivery is left to the process that claimed it. */
 const CLAIM_MS = 120_000
@@ -88,7 +95,10 @@ export class CreditAlerts {
       const accountIds = [...this.queued]
       this.queued.clear()
       this.deliverAgain = false
-      if (accountIds.length > 0) await this.check(accountIds).catch((error) => log.warn('credit alert check failed', { error }))
+      if (accountIds.length > 0)
+        await this.check(accountIds).catch((error) =>
+          log.warn('credit alert check failed', { error }),
+        )
       await this.deliver().catch((error) => log.warn('credit alert deliveries not sent', { error }))
     }
   }
@@ -117,10 +127,12 @@ export class CreditAlerts {
       const balance = nanoToUsd(Math.max(0, availableNano))
       const threshold = nanoToUsd(fired.alert_threshold_nano)
       log.info('credit alert', { accountId, balance, threshold })
-      const rows: { account_id: string; channel: string; recipient: string; message: unknown }[] = []
+      const rows: { account_id: string; channel: string; recipient: string; message: unknown }[] =
+        []
       if (fired.alert_email) {
         const message = this.mail(accountId, balance, threshold)
-        for (const to of await recipients(tx as unknown as Sql, accountId)) rows.push({ account_id: accountId, channel: 'email', recipient: to, message })
+        for (const to of await recipients(tx as unknown as Sql, accountId))
+          rows.push({ account_id: accountId, channel: 'email', recipient: to, message })
       }
       if (fired.alert_push) {
         const payload = JSON.stringify({
@@ -132,16 +144,34 @@ export class CreditAlerts {
           thresholdUsd: threshold,
           url: this.deps.siteUrl || undefined,
         })
-        const subscriptions = await tx<{ endpoint: string }[]>`SELECT endpoint FROM push_subscriptions WHERE account_id = ${accountId}`
-        for (const { endpoint } of subscriptions) rows.push({ account_id: accountId, channel: 'push', recipient: endpoint, message: { payload } })
+        const subscriptions = await tx<
+          { endpoint: string }[]
+        >`SELECT endpoint FROM push_subscriptions WHERE account_id = ${accountId}`
+        for (const { endpoint } of subscriptions)
+          rows.push({
+            account_id: accountId,
+            channel: 'push',
+            recipient: endpoint,
+            message: { payload },
+          })
       }
       if (rows.length > 0) {
-        await tx`INSERT INTO alert_deliveries ${tx(rows.map((row) => ({ ...row, message: tx.json(row.message as never) })), 'account_id', 'channel', 'recipient', 'message')}`
+        await tx`INSERT INTO alert_deliveries ${tx(
+          rows.map((row) => ({ ...row, message: tx.json(row.message as never) })),
+          'account_id',
+          'channel',
+          'recipient',
+          'message',
+        )}`
       }
     })
   }
 
-  private mail(accountId: string, balance: string, threshold: string): { subject: string; text: string } {
+  private mail(
+    accountId: string,
+    balance: string,
+    threshold: string,
+  ): { subject: string; text: string } {
     const where = this.deps.siteUrl ? ` at ${this.deps.siteUrl}` : ''
     return {
       subject: `Credit alert: balance below $${threshold}`,
@@ -172,10 +202,15 @@ export class CreditAlerts {
     let final = false
     try {
       if (delivery.channel === 'email') {
-        await this.deps.mailer.send({ to: delivery.recipient, subject: delivery.message.subject!, text: delivery.message.text! })
+        await this.deps.mailer.send({
+          to: delivery.recipient,
+          subject: delivery.message.subject!,
+          text: delivery.message.text!,
+        })
       } else {
         const outcome = await this.push(delivery)
-        if (outcome === 'gone') [failure, final] = ['the browser removed its push subscription', true]
+        if (outcome === 'gone')
+          [failure, final] = ['the browser removed its push subscription', true]
         else if (outcome === 'failed') failure = 'the push service refused the message'
       }
     } catch (error) {
@@ -186,7 +221,12 @@ export class CreditAlerts {
       await sql`UPDATE alert_deliveries SET state = 'sent', sent_at = now(), last_error = NULL WHERE id = ${delivery.id}`
       return
     }
-    log.warn('credit alert delivery failed', { accountId: delivery.account_id, channel: delivery.channel, attempt: delivery.attempts, error: failure })
+    log.warn('credit alert delivery failed', {
+      accountId: delivery.account_id,
+      channel: delivery.channel,
+      attempt: delivery.attempts,
+      error: failure,
+    })
     if (final || delivery.attempts >= retry.maxAttempts) {
       await sql`UPDATE alert_deliveries SET state = 'failed', last_error = ${failure.slice(0, 500)} WHERE id = ${delivery.id}`
       return
@@ -203,7 +243,9 @@ export class CreditAlerts {
     if (!subscription) return 'gone'
     const outcome = await sendPush(this.deps.vapid, subscription, delivery.message.payload!)
     // 404/410: the browser dropped the subscription; it will never be delivered again.
-    if (outcome === 'gone') await this.deps.sql`DELETE FROM push_subscriptions WHERE endpoint = ${subscription.endpoint} AND account_id = ${delivery.account_id}`
+    if (outcome === 'gone')
+      await this.deps
+        .sql`DELETE FROM push_subscriptions WHERE endpoint = ${subscription.endpoint} AND account_id = ${delivery.account_id}`
     return outcome
   }
 }

@@ -13,16 +13,29 @@ const PUSH_TIMEOUT_MS = 10_000
 /** A day: an alert is still worth showing when the browser comes online within it. */
 const PUSH_TTL_SECONDS = 86_400
 
-export async function sendPush(vapid: VapidKeys, subscription: StoredSubscription, payload: string): Promise<PushOutcome> {
+export async function sendPush(
+  vapid: VapidKeys,
+  subscription: StoredSubscription,
+  payload: string,
+): Promise<PushOutcome> {
   // Loaded with the first alert: processes that never send one never carry web-push.
   const { default: webpush } = await import('web-push')
-  const details = webpush.generateRequestDetails({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
-    vapidDetails: vapid,
-    TTL: PUSH_TTL_SECONDS,
-    urgency: 'high',
-    contentEncoding: 'aes128gcm',
-  })
-  const headers = Object.fromEntries(Object.entries(details.headers).map(([name, value]) => [name, String(value)]))
+  const details = webpush.generateRequestDetails(
+    {
+      endpoint: subscription.endpoint,
+      keys: { p256dh: subscription.p256dh, auth: subscription.auth },
+    },
+    payload,
+    {
+      vapidDetails: vapid,
+      TTL: PUSH_TTL_SECONDS,
+      urgency: 'high',
+      contentEncoding: 'aes128gcm',
+    },
+  )
+  const headers = Object.fromEntries(
+    Object.entries(details.headers).map(([name, value]) => [name, String(value)]),
+  )
   const response = await fetch(details.endpoint, {
     method: details.method,
     headers,

@@ -5,7 +5,11 @@ import type { Sql } from 'postgres'
  * Arms the account's alert again when its available balance is back at or above the threshold (called
  * after a credit). One UPDATE that changes nothing when the alert is armed or has no threshold.
  */
-export async function rearmAlert(sql: Sql, accountId: string, availableNano: number): Promise<void> {
+export async function rearmAlert(
+  sql: Sql,
+  accountId: string,
+  availableNano: number,
+): Promise<void> {
   await sql`
     UPDATE accounts SET alert_armed = true
     WHERE id = ${accountId} AND NOT alert_armed AND alert_threshold_nano <= ${availableNano}`

@@ -20,8 +20,15 @@ type VapidSettings = {
 export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys> {
   const subject = vapidSubject(config)
   if (config.VAPID_PUBLIC_KEY || config.VAPID_PRIVATE_KEY) {
-    if (!config.VAPID_PUBLIC_KEY || !config.VAPID_PRIVATE_KEY) throw new Error('VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together (or neither, to generate a pair under DATA_DIR).')
-    checkKeys(config.VAPID_PUBLIC_KEY, config.VAPID_PRIVATE_KEY, 'VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY')
+    if (!config.VAPID_PUBLIC_KEY || !config.VAPID_PRIVATE_KEY)
+      throw new Error(
+        'VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together (or neither, to generate a pair under DATA_DIR).',
+      )
+    checkKeys(
+      config.VAPID_PUBLIC_KEY,
+      config.VAPID_PRIVATE_KEY,
+      'VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY',
+    )
     return { publicKey: config.VAPID_PUBLIC_KEY, privateKey: config.VAPID_PRIVATE_KEY, subject }
   }
   const text = await storedSecret(config.DATA_DIR, 'vapidKeys', async () => {
@@ -36,7 +43,8 @@ export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys
 /** The contact push services may use: VAPID_SUBJECT, else the https site URL, else the sender's address. */
 function vapidSubject(config: VapidSettings): string {
   if (config.VAPID_SUBJECT) {
-    if (!/^(mailto:|https:\/\/)/.test(config.VAPID_SUBJECT)) throw new Error('VAPID_SUBJECT must be a mailto: address or an https: URL.')
+    if (!/^(mailto:|https:\/\/)/.test(config.VAPID_SUBJECT))
+      throw new Error('VAPID_SUBJECT must be a mailto: address or an https: URL.')
     return config.VAPID_SUBJECT
   }
   if (config.PUBLIC_SITE_URL.startsWith('https://')) return new URL(config.PUBLIC_SITE_URL).origin
@@ -46,8 +54,11 @@ function vapidSubject(config: VapidSettings): string {
 
 /** An uncompressed P-256 public key (65 bytes) and a private scalar (32 bytes), base64url. */
 function checkKeys(publicKey: string, privateKey: string, where: string): void {
-  const length = (text: string) => (/^[A-Za-z0-9_-]+$/.test(text) ? Buffer.from(text, 'base64url').length : -1)
+  const length = (text: string) =>
+    /^[A-Za-z0-9_-]+$/.test(text) ? Buffer.from(text, 'base64url').length : -1
   if (length(publicKey) !== 65 || length(privateKey) !== 32) {
-    throw new Error(`${where}: not a VAPID key pair (base64url, 65-byte public key and 32-byte private key; generate one with \`bunx web-push generate-vapid-keys\`).`)
+    throw new Error(
+      `${where}: not a VAPID key pair (base64url, 65-byte public key and 32-byte private key; generate one with \`bunx web-push generate-vapid-keys\`).`,
+    )
   }
 }

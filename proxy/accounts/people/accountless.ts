@@ -17,7 +17,9 @@ export const NO_RECOVERY_WARNING =
   'If both are lost, nobody (not even support) can recover the account or its balance. Save both now; ' +
   'attach an e-mail address or a wallet later (POST /me/claim) to get recovery.'
 
-export async function createAccountless(deps: OperatorDeps): Promise<{ accountId: string; keyId: string; key: string; linkSecret: string }> {
+export async function createAccountless(
+  deps: OperatorDeps,
+): Promise<{ accountId: string; keyId: string; key: string; linkSecret: string }> {
   const accountId = newAccountId()
   const linkSecret = newSecret()
   await deps.sql`INSERT INTO accounts (id, kind, dashboard_link_hash) VALUES (${accountId}, 'accountless', ${hashSecret(linkSecret)})`
@@ -27,7 +29,9 @@ export async function createAccountless(deps: OperatorDeps): Promise<{ accountId
 
 /** The account a dashboard link opens (it survives key rotation), or undefined. */
 export async function accountByLink(sql: Sql, secret: string): Promise<string | undefined> {
-  const [row] = await sql<{ id: string }[]>`SELECT id FROM accounts WHERE dashboard_link_hash = ${hashSecret(secret)}`
+  const [row] = await sql<
+    { id: string }[]
+  >`SELECT id FROM accounts WHERE dashboard_link_hash = ${hashSecret(secret)}`
   return row?.id
 }
 
@@ -35,12 +39,22 @@ export async function accountByLink(sql: Sql, secret: string): Promise<string | 
  * A new dashboard link for an accountless account: the old secret stops working and the sessions it
  * opened end, except `keepSession` (the owner's own, when the owner asks from the dashboard).
  */
-export async function replaceLink(sql: Sql, accountId: string, keepSession?: Uint8Array): Promise<string> {
+export async function replaceLink(
+  sql: Sql,
+  accountId: string,
+  keepSession?: Uint8Array,
+): Promise<string> {
   const secret = newSecret()
   await sql.begin(async (tx) => {
-    const [account] = await tx<{ kind: string }[]>`SELECT kind FROM accounts WHERE id = ${accountId} FOR UPDATE`
+    const [account] = await tx<
+      { kind: string }[]
+    >`SELECT kind FROM accounts WHERE id = ${accountId} FOR UPDATE`
     if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
-    if (account.kind === 'identity') throw new ServiceError('conflict', `Account ${accountId} has an identity: its people sign in with it, and it has no dashboard link.`)
+    if (account.kind === 'identity')
+      throw new ServiceError(
+        'conflict',
+        `Account ${accountId} has an identity: its people sign in with it, and it has no dashboard link.`,
+      )
     await tx`UPDATE accounts SET dashboard_link_hash = ${hashSecret(secret)} WHERE id = ${accountId}`
     await endLinkSessions(tx, accountId, keepSession)
   })
@@ -48,16 +62,25 @@ export async function replaceLink(sql: Sql, accountId: string, keepSession?: Uin
 }
 
 /** Revokes the dashboard link: it opens nothing, and the sessions it opened end (except `keepSession`). */
-export async function revokeLink(sql: Sql, accountId: string, keepSession?: Uint8Array): Promise<void> {
+export async function revokeLink(
+  sql: Sql,
+  accountId: string,
+  keepSession?: Uint8Array,
+): Promise<void> {
   await sql.begin(async (tx) => {
-    const rows = await tx`UPDATE accounts SET dashboard_link_hash = NULL WHERE id = ${accountId} RETURNING id`
+    const rows =
+      await tx`UPDATE accounts SET dashboard_link_hash = NULL WHERE id = ${accountId} RETURNING id`
     if (rows.length === 0) throw new ServiceError('not_found', `No account ${accountId}.`)
     await endLinkSessions(tx, accountId, keepSession)
   })
 }
 
 /** Ends the sessions a dashboard link opened (they have no user). */
-export async function endLinkSessions(sql: Sql | TransactionSql, accountId: string, keep?: Uint8Array): Promise<void> {
+export async function endLinkSessions(
+  sql: Sql | TransactionSql,
+  accountId: string,
+  keep?: Uint8Array,
+): Promise<void> {
   await sql`DELETE FROM sessions WHERE account_id = ${accountId} AND user_id IS NULL ${keep ? sql`AND token_hash <> ${keep}` : sql``}`
 }
 

@@ -9,12 +9,24 @@ import type { AddressLimiter } from '../../stores/address-limits.ts'
 import { log } from '../../core/log.ts'
 import { hashSecret } from './secrets.ts'
 
-export type AttemptScope = 'dashboard-link' | 'sign-in-mail' | 'mail-recipient' | 'wallet' | 'accountless-setup'
+export type AttemptScope =
+  | 'dashboard-link'
+  | 'sign-in-mail'
+  | 'mail-recipient'
+  | 'wallet'
+  | 'accountless-setup'
 
 const WINDOWS = { minute: 60_000, day: 86_400_000 }
 
 /** Counts one attempt; past `limit` in the window, throws 429 `usage_limit_exceeded` with Retry-After. */
-export async function countAttempt(limiter: AddressLimiter, scope: AttemptScope, who: string, limit: number, what: string, per: keyof typeof WINDOWS = 'minute'): Promise<void> {
+export async function countAttempt(
+  limiter: AddressLimiter,
+  scope: AttemptScope,
+  who: string,
+  limit: number,
+  what: string,
+  per: keyof typeof WINDOWS = 'minute',
+): Promise<void> {
   let decision
   try {
     decision = await limiter.hit(scope, who, limit, WINDOWS[per])
@@ -23,9 +35,13 @@ export async function countAttempt(limiter: AddressLimiter, scope: AttemptScope,
     return
   }
   if (!decision.ok) {
-    throw new ServiceError('usage_limit_exceeded', `Too many ${what}: ${limit} a ${per} are allowed (a limit that cannot be raised). Retry later.`, {
-      retryAfterMs: decision.retryAfterMs,
-    })
+    throw new ServiceError(
+      'usage_limit_exceeded',
+      `Too many ${what}: ${limit} a ${per} are allowed (a limit that cannot be raised). Retry later.`,
+      {
+        retryAfterMs: decision.retryAfterMs,
+      },
+    )
   }
 }
 

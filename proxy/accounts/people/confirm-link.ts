@@ -13,10 +13,19 @@ import { accountForSignIn, attachIdentity, findOrCreateUser } from './users.ts'
 
 export type Confirmed = { purpose: TokenPurpose; accountId: string; userId: string }
 
-export async function confirmEmailLink(deps: { sql: Sql; keys: KeyCache }, token: string, nowMs: number): Promise<Confirmed> {
+export async function confirmEmailLink(
+  deps: { sql: Sql; keys: KeyCache },
+  token: string,
+  nowMs: number,
+): Promise<Confirmed> {
   const confirmed = await deps.sql.begin(async (tx): Promise<Confirmed> => {
     const link = await consumeEmailToken(tx, token, nowMs)
-    if (!link) throw new ServiceError('unauthorized', 'token: this link is unknown, expired or already used; ask for a new one.', { param: 'token' })
+    if (!link)
+      throw new ServiceError(
+        'unauthorized',
+        'token: this link is unknown, expired or already used; ask for a new one.',
+        { param: 'token' },
+      )
     const userId = await findOrCreateUser(tx, { email: link.email })
     if (link.purpose === 'claim') {
       await attachIdentity(tx, link.accountId!, userId)
@@ -26,7 +35,11 @@ export async function confirmEmailLink(deps: { sql: Sql; keys: KeyCache }, token
       await joinTeam(tx, link.accountId!, userId, link.role ?? 'member')
       return { purpose: link.purpose, accountId: link.accountId!, userId }
     }
-    return { purpose: link.purpose, accountId: (await accountForSignIn(tx, userId)).accountId, userId }
+    return {
+      purpose: link.purpose,
+      accountId: (await accountForSignIn(tx, userId)).accountId,
+      userId,
+    }
   })
   // The account's kind is part of what its keys carry.
   if (confirmed.purpose === 'claim') await deps.keys.invalidate({ accountId: confirmed.accountId })

@@ -21,7 +21,9 @@ export function createMailer(options: { smtpUrl: string; from: string; dataDir: 
     return {
       kind: 'smtp',
       async send(mail) {
-        transport ??= import('nodemailer').then((nodemailer) => nodemailer.default.createTransport(options.smtpUrl))
+        transport ??= import('nodemailer').then((nodemailer) =>
+          nodemailer.default.createTransport(options.smtpUrl),
+        )
         await (await transport).sendMail({ from: options.from, ...mail })
       },
     }
@@ -31,7 +33,11 @@ export function createMailer(options: { smtpUrl: string; from: string; dataDir: 
     kind: 'outbox',
     async send(mail) {
       await mkdir(dirname(file), { recursive: true })
-      await appendFile(file, `${JSON.stringify({ at: new Date().toISOString(), from: options.from, ...mail })}\n`, { mode: 0o600 })
+      await appendFile(
+        file,
+        `${JSON.stringify({ at: new Date().toISOString(), from: options.from, ...mail })}\n`,
+        { mode: 0o600 },
+      )
     },
   }
 }

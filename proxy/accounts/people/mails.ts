@@ -5,7 +5,14 @@
 import type { Mail } from './mailer.ts'
 import type { TokenPurpose } from './email-tokens.ts'
 
-export type LinkMail = { to: string; purpose: TokenPurpose; link: string; ttlMs: number; accountId?: string; role?: string }
+export type LinkMail = {
+  to: string
+  purpose: TokenPurpose
+  link: string
+  ttlMs: number
+  accountId?: string
+  role?: string
+}
 
 export function linkMail(mail: LinkMail): Mail {
   const minutes = Math.max(1, Math.round(mail.ttlMs / 60_000))
@@ -18,7 +25,8 @@ export function linkMail(mail: LinkMail): Mail {
     `The link works once, within ${minutes} minutes. Opening it shows a page with a button; nothing happens until you press it.`,
     'If you did not ask for this, ignore this message.',
   ].join('\n')
-  const html = `<p>${escapeHtml(action)}</p><p><a href="${escapeHtml(mail.link)}">${escapeHtml(subject)}</a></p>` +
+  const html =
+    `<p>${escapeHtml(action)}</p><p><a href="${escapeHtml(mail.link)}">${escapeHtml(subject)}</a></p>` +
     `<p>The link works once, within ${minutes} minutes. If you did not ask for this, ignore this message.</p>`
   return { to: mail.to, subject, text, html }
 }
@@ -26,14 +34,27 @@ export function linkMail(mail: LinkMail): Mail {
 function wording(mail: LinkMail): { subject: string; action: string } {
   switch (mail.purpose) {
     case 'sign_in':
-      return { subject: 'Sign in to Model Gateway', action: 'Use this link to sign in to Model Gateway (an account is created for this address if it has none):' }
+      return {
+        subject: 'Sign in to Model Gateway',
+        action:
+          'Use this link to sign in to Model Gateway (an account is created for this address if it has none):',
+      }
     case 'claim':
-      return { subject: 'Confirm your e-mail address for your Model Gateway account', action: `Use this link to attach this e-mail address to account ${mail.accountId}. Its keys, balance and dashboard link keep working:` }
+      return {
+        subject: 'Confirm your e-mail address for your Model Gateway account',
+        action: `Use this link to attach this e-mail address to account ${mail.accountId}. Its keys, balance and dashboard link keep working:`,
+      }
     case 'invite':
-      return { subject: 'You are invited to a Model Gateway team', action: `You are invited to join account ${mail.accountId} as ${mail.role}. Use this link to accept:` }
+      return {
+        subject: 'You are invited to a Model Gateway team',
+        action: `You are invited to join account ${mail.accountId} as ${mail.role}. Use this link to accept:`,
+      }
   }
 }
 
 export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!)
+  return text.replace(
+    /[&<>"']/g,
+    (char) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[char]!,
+  )
 }

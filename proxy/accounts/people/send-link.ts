@@ -18,10 +18,29 @@ export type LinkDeps = {
   config: { MAGIC_LINK_TTL_MS: number; MAILS_PER_RECIPIENT_PER_MINUTE: number }
 }
 
-export async function sendLink(deps: LinkDeps, request: TokenRequest, siteBase: string): Promise<{ expiresAt: Date }> {
-  await countAttempt(deps.limiter, 'mail-recipient', recipientKey(request.email), deps.config.MAILS_PER_RECIPIENT_PER_MINUTE, 'mails to this address')
+export async function sendLink(
+  deps: LinkDeps,
+  request: TokenRequest,
+  siteBase: string,
+): Promise<{ expiresAt: Date }> {
+  await countAttempt(
+    deps.limiter,
+    'mail-recipient',
+    recipientKey(request.email),
+    deps.config.MAILS_PER_RECIPIENT_PER_MINUTE,
+    'mails to this address',
+  )
   const ttlMs = deps.config.MAGIC_LINK_TTL_MS
   const { token, expiresAt } = await issueEmailToken(deps.sql, request, ttlMs, deps.clock.now())
-  await deps.mailer.send(linkMail({ to: request.email, purpose: request.purpose, link: emailLink(siteBase, token), ttlMs, accountId: request.accountId, role: request.role }))
+  await deps.mailer.send(
+    linkMail({
+      to: request.email,
+      purpose: request.purpose,
+      link: emailLink(siteBase, token),
+      ttlMs,
+      accountId: request.accountId,
+      role: request.role,
+    }),
+  )
   return { expiresAt }
 }

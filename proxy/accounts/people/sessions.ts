@@ -23,7 +23,12 @@ export type Session = {
   expiresAtMs: number
 }
 
-export async function openSession(sql: Sql, owner: { accountId: string; userId: string | null }, ttlMs: number, nowMs: number) {
+export async function openSession(
+  sql: Sql,
+  owner: { accountId: string; userId: string | null },
+  ttlMs: number,
+  nowMs: number,
+) {
   const token = newSecret()
   const expiresAt = new Date(nowMs + ttlMs)
   await sql`
@@ -44,7 +49,11 @@ type Row = {
 }
 
 /** The session of a cookie token, or undefined when it is unknown, expired, or its user left the account. */
-export async function readSession(sql: Sql, token: string, nowMs: number): Promise<Session | undefined> {
+export async function readSession(
+  sql: Sql,
+  token: string,
+  nowMs: number,
+): Promise<Session | undefined> {
   const tokenHash = hashSecret(token)
   const [row] = await sql<Row[]>`
     SELECT s.account_id, a.kind, a.status, s.user_id, u.email, u.wallet_address, m.role, s.expires_at
@@ -75,7 +84,11 @@ export async function closeSession(sql: Sql, token: string): Promise<void> {
 }
 
 /** Moves a user's session to another account the user is a member of. */
-export async function switchSessionAccount(sql: Sql, session: Session, accountId: string): Promise<boolean> {
+export async function switchSessionAccount(
+  sql: Sql,
+  session: Session,
+  accountId: string,
+): Promise<boolean> {
   if (!session.userId) return false
   const rows = await sql`
     UPDATE sessions s SET account_id = ${accountId}

@@ -22,7 +22,10 @@ export function emailLink(base: string, token: string): string {
  * claim): PUBLIC_SITE_URL when set, else the API request's host on the site port (both servers bind the
  * same HOST). Behind a proxy, set PUBLIC_SITE_URL.
  */
-export function siteBaseFromApi(config: { PUBLIC_SITE_URL: string; SITE_PORT: number }, request: Request): string {
+export function siteBaseFromApi(
+  config: { PUBLIC_SITE_URL: string; SITE_PORT: number },
+  request: Request,
+): string {
   if (config.PUBLIC_SITE_URL) return config.PUBLIC_SITE_URL.replace(/\/+$/, '')
   const url = new URL(request.url)
   return `${url.protocol}//${url.hostname}:${config.SITE_PORT}`

@@ -10,7 +10,15 @@ import type { InvitedRole, Team } from '../../../shared/schemas/admin/team.ts'
 import type { Role } from './sessions.ts'
 
 export async function listTeam(sql: Sql, accountId: string, nowMs: number): Promise<Team> {
-  const members = await sql<{ user_id: string; role: Role; email: string | null; wallet_address: string | null; created_at: Date }[]>`
+  const members = await sql<
+    {
+      user_id: string
+      role: Role
+      email: string | null
+      wallet_address: string | null
+      created_at: Date
+    }[]
+  >`
     SELECT m.user_id, m.role, u.email, u.wallet_address, m.created_at
     FROM memberships m JOIN users u ON u.id = m.user_id
     WHERE m.account_id = ${accountId}
@@ -20,44 +28,82 @@ export async function listTeam(sql: Sql, accountId: string, nowMs: number): Prom
     WHERE account_id = ${accountId} AND purpose = 'invite' AND consumed_at IS NULL AND expires_at > ${new Date(nowMs)}
     ORDER BY created_at`
   return {
-    members: members.map((row) => ({ userId: row.user_id, role: row.role, email: row.email, wallet: row.wallet_address, joinedAt: row.created_at.toISOString() })),
-    invites: invites.map((row) => ({ email: row.email, role: row.role, expiresAt: row.expires_at.toISOString() })),
+    members: members.map((row) => ({
+      userId: row.user_id,
+      role: row.role,
+      email: row.email,
+      wallet: row.wallet_address,
+      joinedAt: row.created_at.toISOString(),
+    })),
+    invites: invites.map((row) => ({
+      email: row.email,
+      role: row.role,
+      expiresAt: row.expires_at.toISOString(),
+    })),
   }
 }
 
 /** Refuses an invitation that cannot be accepted: an accountless account, or an address already in the team. */
-export async function checkInvite(sql: Sql, accountId: string, accountKind: 'accountless' | 'identity', email: string): Promise<void> {
+export async function checkInvite(
+  sql: Sql,
+  accountId: string,
+  accountKind: 'accountless' | 'identity',
+  email: string,
+): Promise<void> {
   if (accountKind === 'accountless') {
-    throw new ServiceError('forbidden', 'An accountless account cannot have team members: claim it first (POST /me/claim with an e-mail address or a wallet).')
+    throw new ServiceError(
+      'forbidden',
+      'An accountless account cannot have team members: claim it first (POST /me/claim with an e-mail address or a wallet).',
+    )
   }
   const [member] = await sql`
     SELECT 1 FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.account_id = ${accountId} AND u.email = ${email}`
-  if (member) throw new ServiceError('conflict', `email: ${email} is already a member of this account`, { param: 'email' })
+  if (member)
+    throw new ServiceError('conflict', `email: ${email} is already a member of this account`, {
+      param: 'email',
+    })
 }
 
 /** Accepting an invitation: the user joins with the invited role (a member already keeps the role it has). */
-export async function joinTeam(tx: TransactionSql, accountId: string, userId: string, role: InvitedRole): Promise<void> {
+export async function joinTeam(
+  tx: TransactionSql,
+  accountId: string,
+  userId: string,
+  role: InvitedRole,
+): Promise<void> {
   const [account] = await tx<{ kind: string }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   await tx`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, ${role}) ON CONFLICT (account_id, user_id) DO NOTHING`
 }
 
-export async function changeRole(sql: Sql, accountId: string, userId: string, role: InvitedRole): Promise<void> {
+export async function changeRole(
+  sql: Sql,
+  accountId: string,
+  userId: string,
+  role: InvitedRole,
+): Promise<void> {
   const current = await memberRole(sql, accountId, userId)
-  if (current === 'owner') throw new ServiceError('conflict', "The owner's role cannot be changed: ownership is not transferable.")
+  if (current === 'owner')
+    throw new ServiceError(
+      'conflict',
+      "The owner's role cannot be changed: ownership is not transferable.",
+    )
   await sql`UPDATE memberships SET role = ${role} WHERE account_id = ${accountId} AND user_id = ${userId}`
 }
 
 /** Removes a member; their sessions for this account end at once (a session lasts only while its user is a member). */
 export async function removeMember(sql: Sql, accountId: string, userId: string): Promise<void> {
   const current = await memberRole(sql, accountId, userId)
-  if (current === 'owner') throw new ServiceError('conflict', 'The owner cannot be removed from the account.')
+  if (current === 'owner')
+    throw new ServiceError('conflict', 'The owner cannot be removed from the account.')
   await sql`DELETE FROM memberships WHERE account_id = ${accountId} AND user_id = ${userId} AND role <> 'owner'`
   await sql`DELETE FROM sessions WHERE account_id = ${accountId} AND user_id = ${userId}`
 }
 
 async function memberRole(sql: Sql, accountId: string, userId: string): Promise<Role> {
-  const [row] = await sql<{ role: Role }[]>`SELECT role FROM memberships WHERE account_id = ${accountId} AND user_id = ${userId}`
+  const [row] = await sql<
+    { role: Role }[]
+  >`SELECT role FROM memberships WHERE account_id = ${accountId} AND user_id = ${userId}`
   if (!row) throw new ServiceError('not_found', `No member ${userId} in this account.`)
   return row.role
 }

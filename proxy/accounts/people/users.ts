@@ -34,7 +34,10 @@ export async function findOrCreateUser(sql: Db, identity: Identity): Promise<str
  * The account a sign-in acts for: the user's most recent membership, or, for a user with none (new, or
  * removed from every team), a new account with an identity that the user owns.
  */
-export async function accountForSignIn(tx: TransactionSql, userId: string): Promise<{ accountId: string; role: Role }> {
+export async function accountForSignIn(
+  tx: TransactionSql,
+  userId: string,
+): Promise<{ accountId: string; role: Role }> {
   const [membership] = await tx<{ account_id: string; role: Role }[]>`
     SELECT account_id, role FROM memberships WHERE user_id = ${userId} ORDER BY created_at DESC, account_id LIMIT 1`
   if (membership) return { accountId: membership.account_id, role: membership.role }
@@ -49,10 +52,20 @@ export async function accountForSignIn(tx: TransactionSql, userId: string): Prom
  * identity. Keys, balance and the dashboard link are untouched. An account that has an identity already
  * → 409 conflict (a second claim cannot take it over).
  */
-export async function attachIdentity(tx: TransactionSql, accountId: string, userId: string): Promise<void> {
-  const [account] = await tx<{ kind: string }[]>`SELECT kind FROM accounts WHERE id = ${accountId} FOR UPDATE`
+export async function attachIdentity(
+  tx: TransactionSql,
+  accountId: string,
+  userId: string,
+): Promise<void> {
+  const [account] = await tx<
+    { kind: string }[]
+  >`SELECT kind FROM accounts WHERE id = ${accountId} FOR UPDATE`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
-  if (account.kind === 'identity') throw new ServiceError('conflict', `Account ${accountId} already has an identity; it cannot be claimed again.`)
+  if (account.kind === 'identity')
+    throw new ServiceError(
+      'conflict',
+      `Account ${accountId} already has an identity; it cannot be claimed again.`,
+    )
   await tx`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, 'owner')`
   // Its people now sign in as themselves: the dashboard link, a bearer secret with owner power, ends.
   await tx`UPDATE accounts SET kind = 'identity', dashboard_link_hash = NULL WHERE id = ${accountId}`
@@ -63,5 +76,9 @@ export async function attachIdentity(tx: TransactionSql, accountId: string, user
 export async function requireAccountless(sql: Db, accountId: string): Promise<void> {
   const [account] = await sql<{ kind: string }[]>`SELECT kind FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
-  if (account.kind === 'identity') throw new ServiceError('conflict', `Account ${accountId} already has an identity; it cannot be claimed again.`)
+  if (account.kind === 'identity')
+    throw new ServiceError(
+      'conflict',
+      `Account ${accountId} already has an identity; it cannot be claimed again.`,
+    )
 }

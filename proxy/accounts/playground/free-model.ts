@@ -10,7 +10,8 @@ const MAX_ALIAS_HOPS = 3
 
 export function isFreeChoice(catalog: Catalog, id: string): boolean {
   let target = id
-  for (let hop = 0; hop < MAX_ALIAS_HOPS && catalog.aliases.has(target); hop++) target = catalog.aliases.get(target)!
+  for (let hop = 0; hop < MAX_ALIAS_HOPS && catalog.aliases.has(target); hop++)
+    target = catalog.aliases.get(target)!
   const auto = catalog.autos.get(target)
   if (auto) return auto.free
   return catalog.models.get(target)?.free === true

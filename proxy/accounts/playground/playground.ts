@@ -60,12 +60,29 @@ const SETTLE_WAIT_MS = 5_000
 const unavailable = (why: string) =>
   `Free chat is temporarily unavailable (${why}). No paid request was made; you can choose paid chat to continue with a paid model.`
 
-export async function playgroundChat(deps: Deps, accountId: string, chat: PlaygroundChat, signal: AbortSignal): Promise<Response> {
-  return chat.paid === true ? paidChat(deps, accountId, chat, signal) : freeChat(deps, accountId, chat, signal)
+export async function playgroundChat(
+  deps: Deps,
+  accountId: string,
+  chat: PlaygroundChat,
+  signal: AbortSignal,
+): Promise<Response> {
+  return chat.paid === true
+    ? paidChat(deps, accountId, chat, signal)
+    : freeChat(deps, accountId, chat, signal)
 }
 
-async function paidChat(deps: Deps, accountId: string, chat: PlaygroundChat, signal: AbortSignal): Promise<Response> {
-  if (!chat.model) throw new ServiceError('invalid_request', 'model: paid chat needs a model (a model ID, @preset/<slug> or service/auto…).', { param: 'model' })
+async function paidChat(
+  deps: Deps,
+  accountId: string,
+  chat: PlaygroundChat,
+  signal: AbortSignal,
+): Promise<Response> {
+  if (!chat.model)
+    throw new ServiceError(
+      'invalid_request',
+      'model: paid chat needs a model (a model ID, @preset/<slug> or service/auto…).',
+      { param: 'model' },
+    )
   const key = await playgroundKey(deps, accountId)
   const response = await send(deps.playground.gateway, key, chat.model, chat, signal)
   if (!response.ok) return refusal(response)
@@ -74,11 +91,20 @@ async function paidChat(deps: Deps, accountId: string, chat: PlaygroundChat, sig
   return answer(deps, accountId, response, requestId, true)
 }
 
-async function freeChat(deps: Deps, accountId: string, chat: PlaygroundChat, signal: AbortSignal): Promise<Response> {
+async function freeChat(
+  deps: Deps,
+  accountId: string,
+  chat: PlaygroundChat,
+  signal: AbortSignal,
+): Promise<Response> {
   const { playground, catalog } = deps
   const model = chat.model ?? playground.freeModel
   if (chat.model && !isFreeChoice(catalog, chat.model)) {
-    throw new ServiceError('invalid_request', `model: free chat uses free models only (such as ${playground.freeModel}); choose paid chat to use ${chat.model}.`, { param: 'model' })
+    throw new ServiceError(
+      'invalid_request',
+      `model: free chat uses free models only (such as ${playground.freeModel}); choose paid chat to use ${chat.model}.`,
+      { param: 'model' },
+    )
   }
   if (!isFreeChoice(catalog, model)) {
     log.warn('FREE_CHAT_MODEL is not a free choice of the catalog; free chat is refused', { model })
@@ -86,13 +112,22 @@ async function freeChat(deps: Deps, accountId: string, chat: PlaygroundChat, sig
   }
   const token = await playground.lock.acquire(accountId, playground.lockTtlMs).catch((error) => {
     log.warn('free chat lock unavailable', { accountId, error })
-    throw new ServiceError('admission_unconfirmed', 'Free chat could not start (its lock could not be taken); nothing was sent. Retry.')
+    throw new ServiceError(
+      'admission_unconfirmed',
+      'Free chat could not start (its lock could not be taken); nothing was sent. Retry.',
+    )
   })
   if (!token) {
-    throw new ServiceError('request_in_progress', 'A free chat message of this account is still running or settling. Wait until it has finished, then send the next one.')
+    throw new ServiceError(
+      'request_in_progress',
+      'A free chat message of this account is still running or settling. Wait until it has finished, then send the next one.',
+    )
   }
   let handedOver = false
-  const unlock = () => playground.lock.release(accountId, token).catch((error) => log.warn('free chat lock not released; it expires', { accountId, error }))
+  const unlock = () =>
+    playground.lock
+      .release(accountId, token)
+      .catch((error) => log.warn('free chat lock not released; it expires', { accountId, error }))
   try {
     const key = await playgroundKey(deps, accountId)
     if ((await takeTrialMessage(deps.sql, accountId, playground.freeMessages)) === undefined) {
@@ -105,7 +140,11 @@ async function freeChat(deps: Deps, accountId: string, chat: PlaygroundChat, sig
     const requestId = response.headers.get('x-request-id') ?? ''
     // The lock is held until the request's hold has ended (settled or released): "running or settling".
     // The answer waits for that, but not for long if the store is slow to confirm the settle.
-    const ended = () => Promise.race([playground.gateway.inflight.ended(requestId).then(unlock), Bun.sleep(SETTLE_WAIT_MS)])
+    const ended = () =>
+      Promise.race([
+        playground.gateway.inflight.ended(requestId).then(unlock),
+        Bun.sleep(SETTLE_WAIT_MS),
+      ])
     if (!response.ok) {
       await giveBackTrialMessage(deps.sql, accountId)
       const refused = await refusal(response, true)
@@ -127,7 +166,13 @@ async function freeChat(deps: Deps, accountId: string, chat: PlaygroundChat, sig
 }
 
 /** The pipeline, in process, as the playground key: a Chat Completions request built from the playground's fields. */
-function send(gw: Gateway, key: KeyRecord, model: string, chat: PlaygroundChat, signal: AbortSignal): Promise<Response> {
+function send(
+  gw: Gateway,
+  key: KeyRecord,
+  model: string,
+  chat: PlaygroundChat,
+  signal: AbortSignal,
+): Promise<Response> {
   const body = {
     model,
     messages: chat.messages,
@@ -144,7 +189,13 @@ function send(gw: Gateway, key: KeyRecord, model: string, chat: PlaygroundChat, 
 }
 
 /** A JSON answer: the completion with what the dashboard shows beside it (cost, balance, free messages left). */
-async function answer(deps: Deps, accountId: string, response: Response, requestId: string, paid: boolean): Promise<Response> {
+async function answer(
+  deps: Deps,
+  accountId: string,
+  response: Response,
+  requestId: string,
+  paid: boolean,
+): Promise<Response> {
   const completion: unknown = await response.json()
   const { playground } = deps
   const result: PlaygroundAnswer = {
@@ -166,13 +217,19 @@ async function answer(deps: Deps, accountId: string, response: Response, request
 async function refusal(response: Response, free = false): Promise<Response> {
   const header = response.headers.get('x-service-error-code') ?? 'internal_error'
   const code: ErrorCode = header in errorTable ? (header as ErrorCode) : 'internal_error'
-  const body = (await response.json().catch(() => ({}))) as { error?: { message?: string; param?: string | null } }
+  const body = (await response.json().catch(() => ({}))) as {
+    error?: { message?: string; param?: string | null }
+  }
   const message = body.error?.message ?? 'The request failed.'
   const retryAfter = Number(response.headers.get('retry-after'))
-  const error = new ServiceError(code, free && UNAVAILABLE.has(code) ? unavailable(message.replace(/\.$/, '')) : message, {
-    param: body.error?.param ?? undefined,
-    retryAfterMs: retryAfter > 0 ? retryAfter * 1000 : undefined,
-  })
+  const error = new ServiceError(
+    code,
+    free && UNAVAILABLE.has(code) ? unavailable(message.replace(/\.$/, '')) : message,
+    {
+      param: body.error?.param ?? undefined,
+      retryAfterMs: retryAfter > 0 ? retryAfter * 1000 : undefined,
+    },
+  )
   const rendered = siteError(error)
   const requestId = response.headers.get('x-request-id')
   if (requestId) rendered.headers.set('x-request-id', requestId)

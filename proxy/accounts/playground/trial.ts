@@ -8,7 +8,11 @@ import type { Sql } from 'postgres'
 import type { TrialStatus } from '../../../shared/schemas/admin/playground.ts'
 
 /** Takes one free message; the count used afterwards, or undefined when none is left. */
-export async function takeTrialMessage(sql: Sql, accountId: string, limit: number): Promise<number | undefined> {
+export async function takeTrialMessage(
+  sql: Sql,
+  accountId: string,
+  limit: number,
+): Promise<number | undefined> {
   const [row] = await sql<{ used: number }[]>`
     UPDATE accounts SET trial_messages_used = trial_messages_used + 1
     WHERE id = ${accountId} AND trial_messages_used < ${limit}
@@ -20,8 +24,15 @@ export async function giveBackTrialMessage(sql: Sql, accountId: string): Promise
   await sql`UPDATE accounts SET trial_messages_used = trial_messages_used - 1 WHERE id = ${accountId} AND trial_messages_used > 0`
 }
 
-export async function readTrial(sql: Sql, accountId: string, limit: number, model: string): Promise<TrialStatus> {
-  const [row] = await sql<{ used: number }[]>`SELECT trial_messages_used AS used FROM accounts WHERE id = ${accountId}`
+export async function readTrial(
+  sql: Sql,
+  accountId: string,
+  limit: number,
+  model: string,
+): Promise<TrialStatus> {
+  const [row] = await sql<
+    { used: number }[]
+  >`SELECT trial_messages_used AS used FROM accounts WHERE id = ${accountId}`
   const used = row?.used ?? 0
   return { limit, used, remaining: Math.max(0, limit - used), model }
 }

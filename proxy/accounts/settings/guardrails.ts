@@ -53,7 +53,11 @@ type Row = {
   updated_at: Date
 }
 
-export async function createGuardrail(deps: OperatorDeps, accountId: string, input: GuardrailInput): Promise<GuardrailView> {
+export async function createGuardrail(
+  deps: OperatorDeps,
+  accountId: string,
+  input: GuardrailInput,
+): Promise<GuardrailView> {
   const columns = checkChanges(deps, input)
   const [account] = await deps.sql`SELECT 1 FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
@@ -70,10 +74,17 @@ export async function createGuardrail(deps: OperatorDeps, accountId: string, inp
   return view(row!)
 }
 
-export async function updateGuardrail(deps: OperatorDeps, guardrailId: string, changes: GuardrailChanges): Promise<GuardrailView> {
+export async function updateGuardrail(
+  deps: OperatorDeps,
+  guardrailId: string,
+  changes: GuardrailChanges,
+): Promise<GuardrailView> {
   const columns = checkChanges(deps, changes)
   if (Object.keys(columns).length === 0) {
-    throw new ServiceError('invalid_request', 'Nothing to change: give name, models, budgetNano or filters.')
+    throw new ServiceError(
+      'invalid_request',
+      'Nothing to change: give name, models, budgetNano or filters.',
+    )
   }
   const values: Record<string, unknown> = { ...columns }
   if (columns.filters) values.filters = deps.sql.json(columns.filters as never)
@@ -90,7 +101,10 @@ export async function updateGuardrail(deps: OperatorDeps, guardrailId: string, c
   return view(row)
 }
 
-export async function listGuardrails(deps: OperatorDeps, accountId: string): Promise<{ guardrails: GuardrailView[] }> {
+export async function listGuardrails(
+  deps: OperatorDeps,
+  accountId: string,
+): Promise<{ guardrails: GuardrailView[] }> {
   const [account] = await deps.sql`SELECT 1 FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   const rows = await deps.sql<Row[]>`
@@ -100,12 +114,19 @@ export async function listGuardrails(deps: OperatorDeps, accountId: string): Pro
 }
 
 /** Deletes a guardrail after unassigning it from its keys (they keep working, without it). */
-export async function deleteGuardrail(deps: OperatorDeps, guardrailId: string): Promise<{ id: string; deleted: true; unassignedKeyIds: string[] }> {
+export async function deleteGuardrail(
+  deps: OperatorDeps,
+  guardrailId: string,
+): Promise<{ id: string; deleted: true; unassignedKeyIds: string[] }> {
   const result = await deps.sql.begin(async (tx) => {
     // Locked first, so a concurrent assignment to a key (which reads it FOR SHARE) waits or fails cleanly.
-    const [guardrail] = await tx<{ account_id: string }[]>`SELECT account_id FROM guardrails WHERE id = ${guardrailId} FOR UPDATE`
+    const [guardrail] = await tx<
+      { account_id: string }[]
+    >`SELECT account_id FROM guardrails WHERE id = ${guardrailId} FOR UPDATE`
     if (!guardrail) return undefined
-    const keys = await tx<{ id: string }[]>`UPDATE api_keys SET guardrail_id = NULL WHERE guardrail_id = ${guardrailId} RETURNING id`
+    const keys = await tx<
+      { id: string }[]
+    >`UPDATE api_keys SET guardrail_id = NULL WHERE guardrail_id = ${guardrailId} RETURNING id`
     await tx`DELETE FROM guardrails WHERE id = ${guardrailId}`
     return { accountId: guardrail.account_id, keyIds: keys.map((key) => key.id) }
   })
@@ -114,7 +135,12 @@ export async function deleteGuardrail(deps: OperatorDeps, guardrailId: string): 
   return { id: guardrailId, deleted: true, unassignedKeyIds: result.keyIds }
 }
 
-type Columns = { name?: string; allowed_models?: string[] | null; budget_nano?: number | null; filters?: unknown[] }
+type Columns = {
+  name?: string
+  allowed_models?: string[] | null
+  budget_nano?: number | null
+  filters?: unknown[]
+}
 
 /** The checked column values of the fields given (absent fields stay absent). */
 function checkChanges(deps: OperatorDeps, input: GuardrailChanges): Columns {
@@ -122,14 +148,26 @@ function checkChanges(deps: OperatorDeps, input: GuardrailChanges): Columns {
   if (input.name !== undefined) {
     const name = input.name.trim()
     if (name.length === 0 || name.length > MAX_NAME_LENGTH) {
-      throw new ServiceError('invalid_request', `name: must be 1 to ${MAX_NAME_LENGTH} characters`, { param: 'name' })
+      throw new ServiceError(
+        'invalid_request',
+        `name: must be 1 to ${MAX_NAME_LENGTH} characters`,
+        { param: 'name' },
+      )
     }
     columns.name = name
   }
-  if (input.models !== undefined) columns.allowed_models = checkModelIds(deps.catalog, input.models, 'models')
+  if (input.models !== undefined)
+    columns.allowed_models = checkModelIds(deps.catalog, input.models, 'models')
   if (input.budgetNano !== undefined) {
-    if (input.budgetNano !== null && (!Number.isSafeInteger(input.budgetNano) || input.budgetNano <= 0)) {
-      throw new ServiceError('invalid_request', 'budgetUsd: must be more than 0, or null for no budget', { param: 'budgetUsd' })
+    if (
+      input.budgetNano !== null &&
+      (!Number.isSafeInteger(input.budgetNano) || input.budgetNano <= 0)
+    ) {
+      throw new ServiceError(
+        'invalid_request',
+        'budgetUsd: must be more than 0, or null for no budget',
+        { param: 'budgetUsd' },
+      )
     }
     columns.budget_nano = input.budgetNano
   }
@@ -137,7 +175,8 @@ function checkChanges(deps: OperatorDeps, input: GuardrailChanges): Columns {
     try {
       compileFilters(input.filters)
     } catch (error) {
-      if (error instanceof FilterError) throw new ServiceError('invalid_request', error.message, { param: 'filters' })
+      if (error instanceof FilterError)
+        throw new ServiceError('invalid_request', error.message, { param: 'filters' })
       throw error
     }
     columns.filters = input.filters
@@ -151,7 +190,11 @@ async function named<T>(name: string | undefined, query: Promise<T>): Promise<T>
     return await query
   } catch (error) {
     if ((error as { code?: string }).code === '23505') {
-      throw new ServiceError('invalid_request', `name: the account already has a guardrail named "${name}"`, { param: 'name' })
+      throw new ServiceError(
+        'invalid_request',
+        `name: the account already has a guardrail named "${name}"`,
+        { param: 'name' },
+      )
     }
     throw error
   }

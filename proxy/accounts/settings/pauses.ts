@@ -30,11 +30,20 @@ export type ProviderView = {
   paused: PauseState | null
 }
 
-export async function pauseProvider(deps: OperatorDeps, providerId: string, input: PauseInput): Promise<{ providerId: string; paused: PauseState }> {
+export async function pauseProvider(
+  deps: OperatorDeps,
+  providerId: string,
+  input: PauseInput,
+): Promise<{ providerId: string; paused: PauseState }> {
   requireProvider(deps, providerId)
   const untilMs = pauseEnd(input, Date.now())
   const reason = input.reason?.trim() ?? ''
-  if (reason.length > MAX_REASON_LENGTH) throw new ServiceError('invalid_request', `reason: must be at most ${MAX_REASON_LENGTH} characters`, { param: 'reason' })
+  if (reason.length > MAX_REASON_LENGTH)
+    throw new ServiceError(
+      'invalid_request',
+      `reason: must be at most ${MAX_REASON_LENGTH} characters`,
+      { param: 'reason' },
+    )
   const until = new Date(untilMs)
   await deps.sql`
     INSERT INTO provider_pauses (provider_id, paused_until, reason) VALUES (${providerId}, ${until}, ${reason})
@@ -44,7 +53,10 @@ export async function pauseProvider(deps: OperatorDeps, providerId: string, inpu
 }
 
 /** Ends a pause at once; resuming a provider that is not paused changes nothing. */
-export async function resumeProvider(deps: OperatorDeps, providerId: string): Promise<{ providerId: string; paused: null }> {
+export async function resumeProvider(
+  deps: OperatorDeps,
+  providerId: string,
+): Promise<{ providerId: string; paused: null }> {
   requireProvider(deps, providerId)
   await deps.sql`DELETE FROM provider_pauses WHERE provider_id = ${providerId}`
   await deps.health?.refreshPauses(deps.sql)
@@ -54,10 +66,16 @@ export async function resumeProvider(deps: OperatorDeps, providerId: string): Pr
 export async function listProviders(deps: OperatorDeps): Promise<{ providers: ProviderView[] }> {
   const rows = await deps.sql<{ provider_id: string; paused_until: Date; reason: string }[]>`
     SELECT provider_id, paused_until, reason FROM provider_pauses WHERE paused_until > now()`
-  const pauses = new Map(rows.map((row) => [row.provider_id, { until: row.paused_until.toISOString(), reason: row.reason }]))
+  const pauses = new Map(
+    rows.map((row) => [
+      row.provider_id,
+      { until: row.paused_until.toISOString(), reason: row.reason },
+    ]),
+  )
   const modelCounts = new Map<string, number>()
   for (const model of deps.catalog.models.values()) {
-    for (const id of new Set(model.routes.map((route) => route.provider.id))) modelCounts.set(id, (modelCounts.get(id) ?? 0) + 1)
+    for (const id of new Set(model.routes.map((route) => route.provider.id)))
+      modelCounts.set(id, (modelCounts.get(id) ?? 0) + 1)
   }
   const providers = [...deps.catalog.providers.values()].map((provider) => ({
     id: provider.id,
@@ -73,25 +91,49 @@ export async function listProviders(deps: OperatorDeps): Promise<{ providers: Pr
 
 function requireProvider(deps: OperatorDeps, providerId: string): void {
   if (!deps.catalog.providers.has(providerId)) {
-    throw new ServiceError('not_found', `No provider ${providerId} in the catalog; it has ${[...deps.catalog.providers.keys()].join(', ')}.`)
+    throw new ServiceError(
+      'not_found',
+      `No provider ${providerId} in the catalog; it has ${[...deps.catalog.providers.keys()].join(', ')}.`,
+    )
   }
 }
 
 /** When the pause ends: `minutes` from now or `until` (one of them, in the future, within a year). */
 function pauseEnd(input: PauseInput, nowMs: number): number {
   if ((input.minutes === undefined) === (input.until === undefined)) {
-    throw new ServiceError('invalid_request', 'Give either minutes or until (an ISO 8601 time), not both.', { param: input.minutes === undefined ? 'minutes' : 'until' })
+    throw new ServiceError(
+      'invalid_request',
+      'Give either minutes or until (an ISO 8601 time), not both.',
+      { param: input.minutes === undefined ? 'minutes' : 'until' },
+    )
   }
   if (input.minutes !== undefined) {
-    if (!Number.isFinite(input.minutes) || input.minutes <= 0 || input.minutes * 60_000 > MAX_PAUSE_MS) {
-      throw new ServiceError('invalid_request', 'minutes: must be more than 0 and at most a year (527040)', { param: 'minutes' })
+    if (
+      !Number.isFinite(input.minutes) ||
+      input.minutes <= 0 ||
+      input.minutes * 60_000 > MAX_PAUSE_MS
+    ) {
+      throw new ServiceError(
+        'invalid_request',
+        'minutes: must be more than 0 and at most a year (527040)',
+        { param: 'minutes' },
+      )
     }
     return nowMs + Math.round(input.minutes * 60_000)
   }
   const untilMs = ISO_TIME.test(input.until!) ? Date.parse(input.until!) : Number.NaN
   if (Number.isNaN(untilMs)) {
-    throw new ServiceError('invalid_request', 'until: must be an ISO 8601 time with a zone, such as 2030-01-01T12:00:00Z', { param: 'until' })
+    throw new ServiceError(
+      'invalid_request',
+      'until: must be an ISO 8601 time with a zone, such as 2030-01-01T12:00:00Z',
+      { param: 'until' },
+    )
   }
-  if (untilMs <= nowMs || untilMs - nowMs > MAX_PAUSE_MS) throw new ServiceError('invalid_request', 'until: must be in the future and at most a year away', { param: 'until' })
+  if (untilMs <= nowMs || untilMs - nowMs > MAX_PAUSE_MS)
+    throw new ServiceError(
+      'invalid_request',
+      'until: must be in the future and at most a year away',
+      { param: 'until' },
+    )
   return untilMs
 }

@@ -15,7 +15,10 @@ import { MAX_CANDIDATES } from '../../policy/routing/resolve.ts'
 
 export const PRESET_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
 
-const paramsCheck = envelope<{ params: PresetParams }>(Type.Object({ params: PresetParams }), new Set(['params']))
+const paramsCheck = envelope<{ params: PresetParams }>(
+  Type.Object({ params: PresetParams }),
+  new Set(['params']),
+)
 
 export type PresetInput = { model: string; fallbacks?: string[]; params?: PresetParams }
 
@@ -31,14 +34,31 @@ export type PresetView = {
   updatedAt: string
 }
 
-type Row = { account_id: string; slug: string; model: string; fallbacks: string[]; params: PresetParams; created_at: Date; updated_at: Date }
+type Row = {
+  account_id: string
+  slug: string
+  model: string
+  fallbacks: string[]
+  params: PresetParams
+  created_at: Date
+  updated_at: Date
+}
 
 /** Creates or replaces a preset; `created` says which. */
-export async function savePreset(deps: OperatorDeps, accountId: string, slug: string, input: PresetInput): Promise<{ preset: PresetView; created: boolean }> {
+export async function savePreset(
+  deps: OperatorDeps,
+  accountId: string,
+  slug: string,
+  input: PresetInput,
+): Promise<{ preset: PresetView; created: boolean }> {
   if (!PRESET_SLUG.test(slug)) {
-    throw new ServiceError('invalid_request', `slug: "${slug}" is not a preset slug: 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen`, {
-      param: 'slug',
-    })
+    throw new ServiceError(
+      'invalid_request',
+      `slug: "${slug}" is not a preset slug: 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen`,
+      {
+        param: 'slug',
+      },
+    )
   }
   const fallbacks = input.fallbacks ?? []
   const params = input.params ?? {}
@@ -56,15 +76,29 @@ export async function savePreset(deps: OperatorDeps, accountId: string, slug: st
   return { preset: view(row!), created: row!.created }
 }
 
-export async function listPresets(deps: OperatorDeps, accountId: string): Promise<{ presets: PresetView[] }> {
+export async function listPresets(
+  deps: OperatorDeps,
+  accountId: string,
+): Promise<{ presets: PresetView[] }> {
   await requireAccount(deps, accountId)
-  const rows = await deps.sql<Row[]>`SELECT * FROM presets WHERE account_id = ${accountId} ORDER BY slug`
+  const rows = await deps.sql<
+    Row[]
+  >`SELECT * FROM presets WHERE account_id = ${accountId} ORDER BY slug`
   return { presets: rows.map(view) }
 }
 
-export async function deletePreset(deps: OperatorDeps, accountId: string, slug: string): Promise<{ accountId: string; slug: string; deleted: true }> {
-  const [row] = await deps.sql`DELETE FROM presets WHERE account_id = ${accountId} AND slug = ${slug} RETURNING slug`
-  if (!row) throw new ServiceError('not_found', `No preset ${PRESET_PREFIX}${slug} in account ${accountId}.`)
+export async function deletePreset(
+  deps: OperatorDeps,
+  accountId: string,
+  slug: string,
+): Promise<{ accountId: string; slug: string; deleted: true }> {
+  const [row] =
+    await deps.sql`DELETE FROM presets WHERE account_id = ${accountId} AND slug = ${slug} RETURNING slug`
+  if (!row)
+    throw new ServiceError(
+      'not_found',
+      `No preset ${PRESET_PREFIX}${slug} in account ${accountId}.`,
+    )
   await deps.keys.invalidate({ accountId })
   return { accountId, slug, deleted: true }
 }
@@ -77,7 +111,11 @@ export async function deletePreset(deps: OperatorDeps, accountId: string, slug: 
 function checkChoices(catalog: Catalog, model: string, fallbacks: string[]): void {
   checkChoice(catalog, model, 'model')
   if (fallbacks.length > MAX_CANDIDATES - 1) {
-    throw new ServiceError('invalid_request', `fallbacks: must have at most ${MAX_CANDIDATES - 1} items`, { param: 'fallbacks' })
+    throw new ServiceError(
+      'invalid_request',
+      `fallbacks: must have at most ${MAX_CANDIDATES - 1} items`,
+      { param: 'fallbacks' },
+    )
   }
   fallbacks.forEach((fallback, index) => checkChoice(catalog, fallback, `fallbacks[${index}]`))
   if (catalog.autos.get(model)?.free) {
@@ -85,7 +123,11 @@ function checkChoices(catalog: Catalog, model: string, fallbacks: string[]): voi
       const free = catalog.models.get(fallback)?.free ?? catalog.autos.get(fallback)?.free ?? false
       if (!free) {
         const param = `fallbacks[${index}]`
-        throw new ServiceError('invalid_request', `${param}: ${fallback} is not free, and ${model} never falls back to a paid model`, { param })
+        throw new ServiceError(
+          'invalid_request',
+          `${param}: ${fallback} is not free, and ${model} never falls back to a paid model`,
+          { param },
+        )
       }
     })
   }
@@ -93,7 +135,9 @@ function checkChoices(catalog: Catalog, model: string, fallbacks: string[]): voi
 
 function checkChoice(catalog: Catalog, id: string, param: string): void {
   if (catalog.models.has(id) || catalog.aliases.has(id) || catalog.autos.has(id)) return
-  const why = isPresetId(id) ? 'is a preset; a preset cannot name another preset' : 'is not a catalog model ID, alias or service/auto choice'
+  const why = isPresetId(id)
+    ? 'is a preset; a preset cannot name another preset'
+    : 'is not a catalog model ID, alias or service/auto choice'
   throw new ServiceError('invalid_request', `${param}: ${id} ${why}`, { param })
 }
 

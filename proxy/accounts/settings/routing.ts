@@ -12,12 +12,24 @@ export type RoutingChanges = { models?: string[] | null; providers?: string[] | 
 
 export type RoutingView = { accountId: string; models: string[] | null; providers: string[] | null }
 
-export async function setRouting(deps: OperatorDeps, accountId: string, changes: RoutingChanges): Promise<RoutingView> {
+export async function setRouting(
+  deps: OperatorDeps,
+  accountId: string,
+  changes: RoutingChanges,
+): Promise<RoutingView> {
   const values: Record<string, string[] | null> = {}
-  if (changes.models !== undefined) values.allowed_models = checkModelIds(deps.catalog, changes.models, 'models')
-  if (changes.providers !== undefined) values.allowed_providers = checkProviderIds(deps.catalog, changes.providers, 'providers')
-  if (Object.keys(values).length === 0) throw new ServiceError('invalid_request', 'Nothing to change: give models, providers or both (null removes one).')
-  const [row] = await deps.sql<{ allowed_models: string[] | null; allowed_providers: string[] | null }[]>`
+  if (changes.models !== undefined)
+    values.allowed_models = checkModelIds(deps.catalog, changes.models, 'models')
+  if (changes.providers !== undefined)
+    values.allowed_providers = checkProviderIds(deps.catalog, changes.providers, 'providers')
+  if (Object.keys(values).length === 0)
+    throw new ServiceError(
+      'invalid_request',
+      'Nothing to change: give models, providers or both (null removes one).',
+    )
+  const [row] = await deps.sql<
+    { allowed_models: string[] | null; allowed_providers: string[] | null }[]
+  >`
     UPDATE accounts SET ${deps.sql(values)} WHERE id = ${accountId} RETURNING allowed_models, allowed_providers`
   if (!row) throw new ServiceError('not_found', `No account ${accountId}.`)
   await deps.keys.invalidate({ accountId })

@@ -7,7 +7,13 @@
  */
 import type { Sql } from 'postgres'
 import { ServiceError } from '../../../shared/errors.ts'
-import type { NewTicket, Ticket, TicketMessage, TicketStatus, TicketSummary } from '../../../shared/schemas/admin/support.ts'
+import type {
+  NewTicket,
+  Ticket,
+  TicketMessage,
+  TicketStatus,
+  TicketSummary,
+} from '../../../shared/schemas/admin/support.ts'
 import { newTicketId } from '../ids.ts'
 
 const LIST_LIMIT = 200
@@ -26,7 +32,10 @@ type TicketRow = {
 export type Author = { accountId: string; userId: string | null }
 
 export async function openTicket(sql: Sql, author: Author, input: NewTicket): Promise<Ticket> {
-  if (input.requestId !== undefined && !(await requestOfAccount(sql, author.accountId, input.requestId))) {
+  if (
+    input.requestId !== undefined &&
+    !(await requestOfAccount(sql, author.accountId, input.requestId))
+  ) {
     // 400 rather than 404: the route exists and the ticket is what is refused, for the field named.
     throw new ServiceError(
       'invalid_request',
@@ -64,25 +73,44 @@ export async function listTickets(sql: Sql, accountId: string): Promise<TicketSu
 export type FoundTicket = { ticket: Ticket; accountId: string; userId: string | null }
 
 /** The ticket with its messages, and who opened it; `accountId` undefined: any account's (the operator's view). */
-export async function readTicket(sql: Sql, accountId: string | undefined, ticketId: string): Promise<FoundTicket | undefined> {
+export async function readTicket(
+  sql: Sql,
+  accountId: string | undefined,
+  ticketId: string,
+): Promise<FoundTicket | undefined> {
   const [row] = await sql<TicketRow[]>`
     SELECT * FROM support_tickets WHERE id = ${ticketId} ${accountId === undefined ? sql`` : sql`AND account_id = ${accountId}`}`
   if (!row) return undefined
-  const messages = await sql<{ id: number; author: TicketMessage['author']; body: string; created_at: Date }[]>`
+  const messages = await sql<
+    { id: number; author: TicketMessage['author']; body: string; created_at: Date }[]
+  >`
     SELECT id, author, body, created_at FROM support_messages WHERE ticket_id = ${ticketId} ORDER BY id`
   return {
     ticket: {
       ...summary(row),
-      messages: messages.map((message) => ({ id: message.id, author: message.author, body: message.body, createdAt: message.created_at.toISOString() })),
+      messages: messages.map((message) => ({
+        id: message.id,
+        author: message.author,
+        body: message.body,
+        createdAt: message.created_at.toISOString(),
+      })),
     },
     accountId: row.account_id,
     userId: row.user_id,
   }
 }
 
-export async function requireTicket(sql: Sql, accountId: string | undefined, ticketId: string): Promise<FoundTicket> {
+export async function requireTicket(
+  sql: Sql,
+  accountId: string | undefined,
+  ticketId: string,
+): Promise<FoundTicket> {
   const ticket = await readTicket(sql, accountId, ticketId)
-  if (!ticket) throw new ServiceError('not_found', `No ticket ${ticketId}${accountId === undefined ? '' : ' in this account'}.`)
+  if (!ticket)
+    throw new ServiceError(
+      'not_found',
+      `No ticket ${ticketId}${accountId === undefined ? '' : ' in this account'}.`,
+    )
   return ticket
 }
 
@@ -106,14 +134,18 @@ export async function addMessage(
 }
 
 export async function closeTicket(sql: Sql, ticketId: string): Promise<boolean> {
-  const rows = await sql`UPDATE support_tickets SET status = 'closed', updated_at = now() WHERE id = ${ticketId} RETURNING id`
+  const rows =
+    await sql`UPDATE support_tickets SET status = 'closed', updated_at = now() WHERE id = ${ticketId} RETURNING id`
   return rows.length > 0
 }
 
 export type OperatorTicketRow = TicketSummary & { accountId: string; email: string | null }
 
 /** Every account's tickets for the operator, oldest change first (the longest waiting on top). */
-export async function listAllTickets(sql: Sql, status: TicketStatus | undefined): Promise<OperatorTicketRow[]> {
+export async function listAllTickets(
+  sql: Sql,
+  status: TicketStatus | undefined,
+): Promise<OperatorTicketRow[]> {
   const rows = await sql<(TicketRow & { email: string | null })[]>`
     SELECT t.*, u.email FROM support_tickets t LEFT JOIN users u ON u.id = t.user_id
     ${status === undefined ? sql`` : sql`WHERE t.status = ${status}`}

@@ -14,7 +14,11 @@
  */
 import type { Sql } from 'postgres'
 import { nanoToUsd } from '../../../shared/money.ts'
-import type { Activity, ActivityQuery, ActivitySummary } from '../../../shared/schemas/admin/usage.ts'
+import type {
+  Activity,
+  ActivityQuery,
+  ActivitySummary,
+} from '../../../shared/schemas/admin/usage.ts'
 import { decodeCursor, encodeCursor, parseLimit, parseRange } from './keyset.ts'
 import { sumTotals, toTotals, TOTALS_COLUMNS, type TotalsRow } from './totals.ts'
 
@@ -42,11 +46,17 @@ type Row = {
   guardrail_redactions: string | null
 }
 
-export async function readActivity(sql: Sql, accountId: string, options: ActivityQuery): Promise<Activity> {
+export async function readActivity(
+  sql: Sql,
+  accountId: string,
+  options: ActivityQuery,
+): Promise<Activity> {
   const limit = parseLimit(options.limit, DEFAULT_ACTIVITY_LIMIT, MAX_ACTIVITY_LIMIT)
   const cursor = options.before === undefined ? undefined : decodeCursor(options.before)
   const { from, to } = parseRange(options)
-  const at = cursor ? sql`'epoch'::timestamptz + ${cursor.atUs}::bigint * interval '1 microsecond'` : undefined
+  const at = cursor
+    ? sql`'epoch'::timestamptz + ${cursor.atUs}::bigint * interval '1 microsecond'`
+    : undefined
   const rows = await sql<Row[]>`
     SELECT request_id, started_at, (extract(epoch FROM started_at) * 1000000)::bigint AS started_us, key_id, api_style,
            model, served_model, provider, stream, status, error_code, input_tokens, output_tokens, cost_nano, charged_nano, latency_ms,
@@ -84,12 +94,19 @@ export async function readActivity(sql: Sql, accountId: string, options: Activit
       latencyMs: row.latency_ms,
       guardrailRedactions: row.guardrail_redactions,
     })),
-    nextBefore: rows.length > limit && last ? encodeCursor({ atUs: last.started_us, tie: last.request_id }) : null,
+    nextBefore:
+      rows.length > limit && last
+        ? encodeCursor({ atUs: last.started_us, tie: last.request_id })
+        : null,
   }
 }
 
 /** The last 24 hours (the current one included), hour by hour with zeros, from the rollup. */
-export async function readActivitySummary(sql: Sql, accountId: string, nowMs: number): Promise<ActivitySummary> {
+export async function readActivitySummary(
+  sql: Sql,
+  accountId: string,
+  nowMs: number,
+): Promise<ActivitySummary> {
   const lastHourMs = Math.floor(nowMs / HOUR_MS) * HOUR_MS
   const firstHourMs = lastHourMs - 23 * HOUR_MS
   const rows = await sql<(TotalsRow & { start: Date })[]>`
@@ -112,5 +129,7 @@ function statusCondition(sql: Sql, status: string | undefined) {
   if (status === 'ok') return sql`AND status < 400`
   if (status === 'error') return sql`AND status >= 400`
   const code = Number(status)
-  return code >= 400 ? sql`AND status >= 400 AND status = ${code}` : sql`AND status < 400 AND status = ${code}`
+  return code >= 400
+    ? sql`AND status >= 400 AND status = ${code}`
+    : sql`AND status < 400 AND status = ${code}`
 }

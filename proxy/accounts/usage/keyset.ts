@@ -15,7 +15,12 @@ export function encodeCursor(cursor: Cursor): string {
 /** The cursor in `text`; `tie` is what the tie-breaker must look like (a request ID, a row number). */
 export function decodeCursor(text: string, tie: RegExp = /^\S{1,100}$/): Cursor {
   const match = /^(\d{1,17}):(\S{1,100})$/.exec(Buffer.from(text, 'base64url').toString())
-  if (!match || !tie.test(match[2]!)) throw new ServiceError('invalid_request', 'before: not a cursor from a previous page (use its nextBefore).', { param: 'before' })
+  if (!match || !tie.test(match[2]!))
+    throw new ServiceError(
+      'invalid_request',
+      'before: not a cursor from a previous page (use its nextBefore).',
+      { param: 'before' },
+    )
   return { atUs: Number(match[1]), tie: match[2]! }
 }
 
@@ -23,14 +28,21 @@ export function decodeCursor(text: string, tie: RegExp = /^\S{1,100}$/): Cursor 
 export function parseLimit(text: string | undefined, fallback: number, max: number): number {
   const limit = text === undefined ? fallback : Number(text)
   if (!Number.isInteger(limit) || limit < 1 || limit > max) {
-    throw new ServiceError('invalid_request', `limit: must be a whole number from 1 to ${max}.`, { param: 'limit' })
+    throw new ServiceError('invalid_request', `limit: must be a whole number from 1 to ${max}.`, {
+      param: 'limit',
+    })
   }
   return limit
 }
 
 export function parseTime(value: string, param: string): number {
   const ms = Date.parse(value)
-  if (!Number.isFinite(ms)) throw new ServiceError('invalid_request', `${param}: not an ISO 8601 time (e.g. 2025-01-31T00:00:00Z).`, { param })
+  if (!Number.isFinite(ms))
+    throw new ServiceError(
+      'invalid_request',
+      `${param}: not an ISO 8601 time (e.g. 2025-01-31T00:00:00Z).`,
+      { param },
+    )
   return ms
 }
 
@@ -38,6 +50,7 @@ export function parseTime(value: string, param: string): number {
 export function parseRange(range: { from?: string; to?: string }): { from?: Date; to?: Date } {
   const from = range.from === undefined ? undefined : new Date(parseTime(range.from, 'from'))
   const to = range.to === undefined ? undefined : new Date(parseTime(range.to, 'to'))
-  if (from && to && from >= to) throw new ServiceError('invalid_request', 'from: must be before to.', { param: 'from' })
+  if (from && to && from >= to)
+    throw new ServiceError('invalid_request', 'from: must be before to.', { param: 'from' })
   return { from, to }
 }

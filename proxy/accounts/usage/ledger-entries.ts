@@ -25,12 +25,24 @@ type Row = {
   reason: string | null
 }
 
-export async function readLedger(sql: Sql, accountId: string, options: LedgerQuery): Promise<Ledger> {
+export async function readLedger(
+  sql: Sql,
+  accountId: string,
+  options: LedgerQuery,
+): Promise<Ledger> {
   const limit = parseLimit(options.limit, DEFAULT_LEDGER_LIMIT, MAX_LEDGER_LIMIT)
-  const cursor = options.before === undefined ? undefined : decodeCursor(options.before, /^\d{1,18}$/)
+  const cursor =
+    options.before === undefined ? undefined : decodeCursor(options.before, /^\d{1,18}$/)
   const { from, to } = parseRange(options)
-  const at = cursor ? sql`'epoch'::timestamptz + ${cursor.atUs}::bigint * interval '1 microsecond'` : undefined
-  const kind = options.kind === undefined ? sql`` : options.kind === 'charge' ? sql`AND kind = 'charge'` : sql`AND kind <> 'charge' AND kind = ${options.kind}`
+  const at = cursor
+    ? sql`'epoch'::timestamptz + ${cursor.atUs}::bigint * interval '1 microsecond'`
+    : undefined
+  const kind =
+    options.kind === undefined
+      ? sql``
+      : options.kind === 'charge'
+        ? sql`AND kind = 'charge'`
+        : sql`AND kind <> 'charge' AND kind = ${options.kind}`
   const rows = await sql<Row[]>`
     SELECT id, created_at, (extract(epoch FROM created_at) * 1000000)::bigint AS created_us, kind, amount_nano,
            written_off_nano, request_id, key_id, reason
@@ -57,6 +69,9 @@ export async function readLedger(sql: Sql, accountId: string, options: LedgerQue
       keyId: row.key_id,
       reason: row.reason,
     })),
-    nextBefore: rows.length > limit && last ? encodeCursor({ atUs: last.created_us, tie: String(last.id) }) : null,
+    nextBefore:
+      rows.length > limit && last
+        ? encodeCursor({ atUs: last.created_us, tie: String(last.id) })
+        : null,
   }
 }

@@ -32,7 +32,14 @@ export function toTotals(row: TotalsRow): UsageTotals {
 }
 
 export function sumTotals(rows: readonly TotalsRow[]): UsageTotals {
-  const sum: TotalsRow = { requests: 0, errors: 0, input_tokens: 0, output_tokens: 0, cost_nano: 0, charged_nano: 0 }
+  const sum: TotalsRow = {
+    requests: 0,
+    errors: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    cost_nano: 0,
+    charged_nano: 0,
+  }
   for (const row of rows) {
     sum.requests += row.requests
     sum.errors += row.errors

@@ -15,29 +15,53 @@ const DAY_MS = 24 * HOUR_MS
 const MAX_SPAN_MS: Record<Granularity, number> = { hour: 31 * DAY_MS, day: 400 * DAY_MS }
 const DEFAULT_SPAN_MS: Record<Granularity, number> = { hour: DAY_MS, day: 30 * DAY_MS }
 
-export type UsageRequest = { from?: string; to?: string; granularity?: Granularity; groupBy?: UsageGroup }
+export type UsageRequest = {
+  from?: string
+  to?: string
+  granularity?: Granularity
+  groupBy?: UsageGroup
+}
 
 type Row = TotalsRow & { start: Date; grp: string }
 
-export async function readUsage(sql: Sql, accountId: string, request: UsageRequest, nowMs: number): Promise<Usage> {
+export async function readUsage(
+  sql: Sql,
+  accountId: string,
+  request: UsageRequest,
+  nowMs: number,
+): Promise<Usage> {
   const granularity = request.granularity ?? 'day'
   const toMs = request.to === undefined ? nowMs : parseTime(request.to, 'to')
   const unit = granularity === 'hour' ? HOUR_MS : DAY_MS
-  const fromMs = Math.floor((request.from === undefined ? toMs - DEFAULT_SPAN_MS[granularity] : parseTime(request.from, 'from')) / unit) * unit
-  if (fromMs >= toMs) throw new ServiceError('invalid_request', 'from: must be before to.', { param: 'from' })
+  const fromMs =
+    Math.floor(
+      (request.from === undefined
+        ? toMs - DEFAULT_SPAN_MS[granularity]
+        : parseTime(request.from, 'from')) / unit,
+    ) * unit
+  if (fromMs >= toMs)
+    throw new ServiceError('invalid_request', 'from: must be before to.', { param: 'from' })
   if (toMs - fromMs > MAX_SPAN_MS[granularity]) {
     const days = MAX_SPAN_MS[granularity] / DAY_MS
-    throw new ServiceError('invalid_request', `from: the period may span at most ${days} days with granularity=${granularity}.`, { param: 'from' })
+    throw new ServiceError(
+      'invalid_request',
+      `from: the period may span at most ${days} days with granularity=${granularity}.`,
+      { param: 'from' },
+    )
   }
   const bucket = granularity === 'hour' ? sql`hour` : sql`date_trunc('day', hour, 'UTC')`
-  const group = request.groupBy === 'model' ? sql`model` : request.groupBy === 'key' ? sql`key_id` : sql`''`
+  const group =
+    request.groupBy === 'model' ? sql`model` : request.groupBy === 'key' ? sql`key_id` : sql`''`
   const rows = await sql<Row[]>`
     SELECT ${bucket} AS start, ${group} AS grp, ${sql.unsafe(TOTALS_COLUMNS)}
     FROM usage_hourly
     WHERE account_id = ${accountId} AND hour >= ${new Date(fromMs)} AND hour < ${new Date(toMs)}
     GROUP BY 1, 2
     ORDER BY 1, 2`
-  const keys = request.groupBy === 'key' ? await keyNames(sql, accountId, [...new Set(rows.map((row) => row.grp))]) : undefined
+  const keys =
+    request.groupBy === 'key'
+      ? await keyNames(sql, accountId, [...new Set(rows.map((row) => row.grp))])
+      : undefined
   return {
     from: new Date(fromMs).toISOString(),
     to: new Date(toMs).toISOString(),

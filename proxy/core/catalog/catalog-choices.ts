@@ -7,27 +7,43 @@
 import { log } from '../log.ts'
 import type { Auto, Model } from './catalog-types.ts'
 
-export function buildAliases(entries: { id: string; target: string }[], models: Map<string, Model>, problems: string[]): Map<string, string> {
+export function buildAliases(
+  entries: { id: string; target: string }[],
+  models: Map<string, Model>,
+  problems: string[],
+): Map<string, string> {
   const aliases = new Map<string, string>()
   entries.forEach((entry, index) => {
-    if (models.has(entry.id) || aliases.has(entry.id)) problems.push(`/aliases/${index}/id: "${entry.id}" is already a model or an alias`)
+    if (models.has(entry.id) || aliases.has(entry.id))
+      problems.push(`/aliases/${index}/id: "${entry.id}" is already a model or an alias`)
     aliases.set(entry.id, entry.target)
   })
   for (const [id, target] of aliases) {
-    if (!models.has(target) && !aliases.has(target)) log.warn(`alias ${id} points at ${target}, which is not in the catalog; it answers model_alias_unavailable`)
+    if (!models.has(target) && !aliases.has(target))
+      log.warn(
+        `alias ${id} points at ${target}, which is not in the catalog; it answers model_alias_unavailable`,
+      )
   }
   return aliases
 }
 
-export function buildAutos(entries: { id: string; candidates: string[]; free?: boolean }[], models: Map<string, Model>, problems: string[]): Map<string, Auto> {
+export function buildAutos(
+  entries: { id: string; candidates: string[]; free?: boolean }[],
+  models: Map<string, Model>,
+  problems: string[],
+): Map<string, Auto> {
   const autos = new Map<string, Auto>()
   entries.forEach((entry, index) => {
-    if (autos.has(entry.id)) problems.push(`/auto/${index}/id: duplicate automatic choice "${entry.id}"`)
+    if (autos.has(entry.id))
+      problems.push(`/auto/${index}/id: duplicate automatic choice "${entry.id}"`)
     const free = entry.free ?? false
     entry.candidates.forEach((candidate, at) => {
       const model = models.get(candidate)
       if (!model) problems.push(`/auto/${index}/candidates/${at}: unknown model "${candidate}"`)
-      else if (free && !model.free) problems.push(`/auto/${index}/candidates/${at}: "${candidate}" is not free, and ${entry.id} uses free models only`)
+      else if (free && !model.free)
+        problems.push(
+          `/auto/${index}/candidates/${at}: "${candidate}" is not free, and ${entry.id} uses free models only`,
+        )
     })
     autos.set(entry.id, { id: entry.id, candidates: entry.candidates, free })
   })
@@ -35,7 +51,11 @@ export function buildAutos(entries: { id: string; candidates: string[]; free?: b
 }
 
 /** The model an alias leads to, following at most three aliases; undefined when it leads nowhere safe. */
-export function resolveAlias(aliases: Map<string, string>, models: Map<string, Model>, id: string): Model | undefined {
+export function resolveAlias(
+  aliases: Map<string, string>,
+  models: Map<string, Model>,
+  id: string,
+): Model | undefined {
   let current = id
   for (let step = 0; step < 3; step++) {
     const target = aliases.get(current)

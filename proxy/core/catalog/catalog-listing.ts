@@ -16,23 +16,55 @@ const styles = ['chat', 'messages', 'responses']
 export function catalogListing(catalog: Catalog, listedAt: Date): Record<string, unknown> {
   const created = Math.floor(listedAt.getTime() / 1000)
   const createdAt = listedAt.toISOString()
-  const data: Record<string, unknown>[] = [...catalog.models.values()].map((model) => modelEntry(model, created, createdAt))
+  const data: Record<string, unknown>[] = [...catalog.models.values()].map((model) =>
+    modelEntry(model, created, createdAt),
+  )
   for (const [id, target] of catalog.aliases) {
     const model = resolveAlias(catalog.aliases, catalog.models, id)
-    if (model) data.push({ ...modelEntry(model, created, createdAt), id, display_name: `${model.name} (${id})`, alias_of: target })
+    if (model)
+      data.push({
+        ...modelEntry(model, created, createdAt),
+        id,
+        display_name: `${model.name} (${id})`,
+        alias_of: target,
+      })
   }
-  for (const auto of catalog.autos.values()) data.push({ ...choiceEntry(auto.id, created, createdAt), auto_candidates: auto.candidates, free: auto.free })
+  for (const auto of catalog.autos.values())
+    data.push({
+      ...choiceEntry(auto.id, created, createdAt),
+      auto_candidates: auto.candidates,
+      free: auto.free,
+    })
   return listing(data)
 }
 
 /** The listing with entries of the caller's own added (presets). */
 export function listing(data: Record<string, unknown>[]): Record<string, unknown> {
-  return { object: 'list', data, has_more: false, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null }
+  return {
+    object: 'list',
+    data,
+    has_more: false,
+    first_id: data[0]?.id ?? null,
+    last_id: data.at(-1)?.id ?? null,
+  }
 }
 
 /** An entry for a name that is not one model: an automatic choice or a preset. */
-export function choiceEntry(id: string, created: number, createdAt: string): Record<string, unknown> {
-  return { id, object: 'model', type: 'model', created, created_at: createdAt, owned_by: id.slice(0, id.indexOf('/')).replace(/^@/, ''), display_name: id, styles }
+export function choiceEntry(
+  id: string,
+  created: number,
+  createdAt: string,
+): Record<string, unknown> {
+  return {
+    id,
+    object: 'model',
+    type: 'model',
+    created,
+    created_at: createdAt,
+    owned_by: id.slice(0, id.indexOf('/')).replace(/^@/, ''),
+    display_name: id,
+    styles,
+  }
 }
 
 function modelEntry(model: Model, created: number, createdAt: string) {

@@ -44,7 +44,12 @@ export const CatalogModel = Type.Object(
     contextLength: Type.Integer({ minimum: 1 }),
     maxOutputTokens: Type.Integer({ minimum: 1 }),
     pricing: Type.Object(
-      { inputPerMTok: Price, outputPerMTok: Price, cachedInputPerMTok: Type.Optional(Price), cacheWritePerMTok: Type.Optional(Price) },
+      {
+        inputPerMTok: Price,
+        outputPerMTok: Price,
+        cachedInputPerMTok: Type.Optional(Price),
+        cacheWritePerMTok: Type.Optional(Price),
+      },
       { additionalProperties: false },
     ),
     routes: Type.Array(CatalogRoute, { minItems: 1 }),
@@ -56,14 +61,22 @@ export const CatalogModel = Type.Object(
      */
     tokenizer: Type.Optional(Type.Union(TOKENIZERS.map((name) => Type.Literal(name)))),
     /** What the model accepts beyond text (both default to true). */
-    capabilities: Type.Optional(Type.Object({ tools: Type.Optional(Type.Boolean()), images: Type.Optional(Type.Boolean()) }, { additionalProperties: false })),
+    capabilities: Type.Optional(
+      Type.Object(
+        { tools: Type.Optional(Type.Boolean()), images: Type.Optional(Type.Boolean()) },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 )
 export type CatalogModel = Static<typeof CatalogModel>
 
 /** Another name for a model; the target may itself be an alias (at most three steps). */
-export const CatalogAlias = Type.Object({ id: Type.String({ pattern: ModelId }), target: Type.String() }, { additionalProperties: false })
+export const CatalogAlias = Type.Object(
+  { id: Type.String({ pattern: ModelId }), target: Type.String() },
+  { additionalProperties: false },
+)
 
 /** An automatic choice (`service/auto`, `service/auto:<variant>`): the first usable candidate answers. */
 export const CatalogAuto = Type.Object(
@@ -82,7 +95,9 @@ export const CatalogImageModel = Type.Object(
     id: Type.String({ pattern: ModelId }),
     name: Type.Optional(Type.String()),
     routes: Type.Array(CatalogRoute, { minItems: 1 }),
-    prices: Type.Record(Type.String({ pattern: '^\\d+x\\d+/[a-z]+$' }), Price, { minProperties: 1 }),
+    prices: Type.Record(Type.String({ pattern: '^\\d+x\\d+/[a-z]+$' }), Price, {
+      minProperties: 1,
+    }),
     defaultSize: Type.String(),
     defaultQuality: Type.String(),
   },

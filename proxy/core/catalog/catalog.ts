@@ -5,7 +5,13 @@
  */
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { buildAliases, buildAutos } from './catalog-choices.ts'
-import { CatalogBuiltinProvider, CatalogFile, CatalogHttpProvider, type CatalogModel, type CatalogProvider } from './catalog-schema.ts'
+import {
+  CatalogBuiltinProvider,
+  CatalogFile,
+  CatalogHttpProvider,
+  type CatalogModel,
+  type CatalogProvider,
+} from './catalog-schema.ts'
 import type { Catalog, Model, Provider, Route } from './catalog-types.ts'
 import { buildImageModels } from './image-models.ts'
 import { toPricing } from './pricing.ts'
@@ -13,7 +19,10 @@ import { toPricing } from './pricing.ts'
 export class CatalogError extends Error {}
 
 const checkFile = TypeCompiler.Compile(CatalogFile)
-const checkProvider = { http: TypeCompiler.Compile(CatalogHttpProvider), builtin: TypeCompiler.Compile(CatalogBuiltinProvider) }
+const checkProvider = {
+  http: TypeCompiler.Compile(CatalogHttpProvider),
+  builtin: TypeCompiler.Compile(CatalogBuiltinProvider),
+}
 
 /**
  * What is wrong with the file, each with its place. A provider is checked as the kind it says it is
@@ -24,10 +33,16 @@ function fileProblems(data: unknown): string[] {
   return [...checkFile.Errors(data)]
     .flatMap((error) => {
       const at = /^\/providers\/(\d+)$/.exec(error.path)
-      const entry = at && Array.isArray(providers) ? (providers[Number(at[1])] as Record<string, unknown>) : undefined
+      const entry =
+        at && Array.isArray(providers)
+          ? (providers[Number(at[1])] as Record<string, unknown>)
+          : undefined
       if (!entry || typeof entry !== 'object') return [error]
       const kind = 'builtin' in entry ? checkProvider.builtin : checkProvider.http
-      return [...kind.Errors(entry)].map((inner) => ({ ...inner, path: `${error.path}${inner.path}` }))
+      return [...kind.Errors(entry)].map((inner) => ({
+        ...inner,
+        path: `${error.path}${inner.path}`,
+      }))
     })
     .slice(0, 20)
     .map((error) => `${error.path || '/'}: ${error.message}`)
@@ -39,9 +54,14 @@ export type CatalogOptions = {
 }
 
 /** Reads and validates a catalog file; provider keys are taken from `env`. */
-export async function loadCatalog(path: string, env: Record<string, string | undefined> = process.env, options: CatalogOptions = { builtins: true }): Promise<Catalog> {
+export async function loadCatalog(
+  path: string,
+  env: Record<string, string | undefined> = process.env,
+  options: CatalogOptions = { builtins: true },
+): Promise<Catalog> {
   const file = Bun.file(path)
-  if (!(await file.exists())) throw new CatalogError(`Catalog file not found: ${path} (set CATALOG_FILE)`)
+  if (!(await file.exists()))
+    throw new CatalogError(`Catalog file not found: ${path} (set CATALOG_FILE)`)
   let data: unknown
   try {
     data = Bun.YAML.parse(await file.text())
@@ -52,14 +72,21 @@ export async function loadCatalog(path: string, env: Record<string, string | und
 }
 
 /** Validates parsed catalog data and builds the in-memory catalog. */
-export function buildCatalog(data: unknown, env: Record<string, string | undefined>, source = 'catalog', options: CatalogOptions = { builtins: true }): Catalog {
+export function buildCatalog(
+  data: unknown,
+  env: Record<string, string | undefined>,
+  source = 'catalog',
+  options: CatalogOptions = { builtins: true },
+): Catalog {
   const problems = fileProblems(data)
-  if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
+  if (problems.length > 0)
+    throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
   const file = options.builtins ? (data as CatalogFile) : withoutBuiltins(data as CatalogFile)
 
   const providers = new Map<string, Provider>()
   file.providers.forEach((entry, index) => {
-    if (providers.has(entry.id)) problems.push(`/providers/${index}/id: duplicate provider "${entry.id}"`)
+    if (providers.has(entry.id))
+      problems.push(`/providers/${index}/id: duplicate provider "${entry.id}"`)
     providers.set(entry.id, providerOf(entry, env))
   })
 
@@ -68,14 +95,22 @@ export function buildCatalog(data: unknown, env: Record<string, string | undefin
     const at = `/models/${index}`
     if (models.has(entry.id)) problems.push(`${at}/id: duplicate model "${entry.id}"`)
     const pricing = toPricing(entry.pricing)
-    if (typeof pricing === 'string') problems.push(`${at}/pricing/${pricing}: at most nine decimals`)
+    if (typeof pricing === 'string')
+      problems.push(`${at}/pricing/${pricing}: at most nine decimals`)
     const routes: Route[] = []
     entry.routes.forEach((route, routeIndex) => {
       const provider = providers.get(route.provider)
-      if (!provider) problems.push(`${at}/routes/${routeIndex}/provider: unknown provider "${route.provider}"`)
-      else routes.push({ provider, upstreamModel: route.model, maxOutputTokens: entry.maxOutputTokens })
+      if (!provider)
+        problems.push(`${at}/routes/${routeIndex}/provider: unknown provider "${route.provider}"`)
+      else
+        routes.push({
+          provider,
+          upstreamModel: route.model,
+          maxOutputTokens: entry.maxOutputTokens,
+        })
     })
-    if (entry.maxOutputTokens > entry.contextLength) problems.push(`${at}/maxOutputTokens: larger than contextLength`)
+    if (entry.maxOutputTokens > entry.contextLength)
+      problems.push(`${at}/maxOutputTokens: larger than contextLength`)
     if (typeof pricing === 'string') return
     models.set(entry.id, {
       id: entry.id,
@@ -87,31 +122,55 @@ export function buildCatalog(data: unknown, env: Record<string, string | undefin
       routes,
       free: entry.free ?? false,
       tokenizer: entry.tokenizer,
-      capabilities: { tools: entry.capabilities?.tools ?? true, images: entry.capabilities?.images ?? true },
+      capabilities: {
+        tools: entry.capabilities?.tools ?? true,
+        images: entry.capabilities?.images ?? true,
+      },
     })
   })
   const aliases = buildAliases(file.aliases ?? [], models, problems)
   const autos = buildAutos(file.auto ?? [], models, problems)
   const images = buildImageModels(file.images ?? [], providers, problems)
-  if (problems.length > 0) throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
+  if (problems.length > 0)
+    throw new CatalogError(`Catalog ${source} is invalid:\n  ${problems.join('\n  ')}`)
   return { providers, models, aliases, autos, images }
 }
 
 function providerOf(entry: CatalogProvider, env: Record<string, string | undefined>): Provider {
   if ('builtin' in entry) {
-    return { id: entry.id, style: entry.style, baseUrl: `builtin://${entry.builtin}`, apiKeyEnv: undefined, apiKey: undefined, available: true, builtin: entry.builtin }
+    return {
+      id: entry.id,
+      style: entry.style,
+      baseUrl: `builtin://${entry.builtin}`,
+      apiKeyEnv: undefined,
+      apiKey: undefined,
+      available: true,
+      builtin: entry.builtin,
+    }
   }
   const apiKey = entry.apiKeyEnv ? env[entry.apiKeyEnv] || undefined : undefined
   const available = entry.apiKeyEnv === undefined || apiKey !== undefined
-  return { ...entry, baseUrl: entry.baseUrl.replace(/\/+$/, ''), apiKeyEnv: entry.apiKeyEnv, apiKey, available, builtin: undefined }
+  return {
+    ...entry,
+    baseUrl: entry.baseUrl.replace(/\/+$/, ''),
+    apiKeyEnv: entry.apiKeyEnv,
+    apiKey,
+    available,
+    builtin: undefined,
+  }
 }
 
 /** The catalog without its built-in providers, their routes, and the models left with no route. */
 function withoutBuiltins(file: CatalogFile): CatalogFile {
-  const builtin = new Set(file.providers.filter((entry) => 'builtin' in entry).map((entry) => entry.id))
+  const builtin = new Set(
+    file.providers.filter((entry) => 'builtin' in entry).map((entry) => entry.id),
+  )
   if (builtin.size === 0) return file
   const models = file.models
-    .map((model) => ({ ...model, routes: model.routes.filter((route) => !builtin.has(route.provider)) }))
+    .map((model) => ({
+      ...model,
+      routes: model.routes.filter((route) => !builtin.has(route.provider)),
+    }))
     .filter((model) => model.routes.length > 0)
   return { ...file, providers: file.providers.filter((entry) => !builtin.has(entry.id)), models }
 }

@@ -6,15 +6,23 @@ import { usdToNano } from '../../../shared/money.ts'
 import type { ImageModel, Provider, Route } from './catalog-types.ts'
 import type { CatalogImageModel } from './catalog-schema.ts'
 
-export function buildImageModels(entries: CatalogImageModel[], providers: Map<string, Provider>, problems: string[]): Map<string, ImageModel> {
+export function buildImageModels(
+  entries: CatalogImageModel[],
+  providers: Map<string, Provider>,
+  problems: string[],
+): Map<string, ImageModel> {
   const images = new Map<string, ImageModel>()
   entries.forEach((entry, index) => {
     const at = `/images/${index}`
     const routes: Route[] = []
     entry.routes.forEach((route, routeIndex) => {
       const provider = providers.get(route.provider)
-      if (!provider) problems.push(`${at}/routes/${routeIndex}/provider: unknown provider "${route.provider}"`)
-      else if (provider.style !== 'openai') problems.push(`${at}/routes/${routeIndex}/provider: image routes need an OpenAI-style provider`)
+      if (!provider)
+        problems.push(`${at}/routes/${routeIndex}/provider: unknown provider "${route.provider}"`)
+      else if (provider.style !== 'openai')
+        problems.push(
+          `${at}/routes/${routeIndex}/provider: image routes need an OpenAI-style provider`,
+        )
       else routes.push({ provider, upstreamModel: route.model, maxOutputTokens: 0 })
     })
     const pricesNano = new Map<string, number>()
@@ -23,8 +31,16 @@ export function buildImageModels(entries: CatalogImageModel[], providers: Map<st
       if (nano === undefined) problems.push(`${at}/prices/${variant}: at most nine decimals`)
       else pricesNano.set(variant, nano)
     }
-    if (!pricesNano.has(`${entry.defaultSize}/${entry.defaultQuality}`)) problems.push(`${at}/defaultSize: no price for ${entry.defaultSize}/${entry.defaultQuality}`)
-    images.set(entry.id, { id: entry.id, name: entry.name ?? entry.id, routes, pricesNano, defaultSize: entry.defaultSize, defaultQuality: entry.defaultQuality })
+    if (!pricesNano.has(`${entry.defaultSize}/${entry.defaultQuality}`))
+      problems.push(`${at}/defaultSize: no price for ${entry.defaultSize}/${entry.defaultQuality}`)
+    images.set(entry.id, {
+      id: entry.id,
+      name: entry.name ?? entry.id,
+      routes,
+      pricesNano,
+      defaultSize: entry.defaultSize,
+      defaultQuality: entry.defaultQuality,
+    })
   })
   return images
 }

@@ -22,7 +22,12 @@ export type TokenUsage = {
   outputTokens: number
 }
 
-type UsdPrices = { inputPerMTok: number; outputPerMTok: number; cachedInputPerMTok?: number; cacheWritePerMTok?: number }
+type UsdPrices = {
+  inputPerMTok: number
+  outputPerMTok: number
+  cachedInputPerMTok?: number
+  cacheWritePerMTok?: number
+}
 
 /** Converts catalog USD-per-million prices to nano; a string result names the first price that is not exact. */
 export function toPricing(usd: UsdPrices): Pricing | string {
@@ -34,7 +39,12 @@ export function toPricing(usd: UsdPrices): Pricing | string {
   if (output === undefined) return 'outputPerMTok'
   if (cached === undefined) return 'cachedInputPerMTok'
   if (cacheWrite === undefined) return 'cacheWritePerMTok'
-  return { inputNanoPerMTok: input, outputNanoPerMTok: output, cachedInputNanoPerMTok: cached, cacheWriteNanoPerMTok: cacheWrite }
+  return {
+    inputNanoPerMTok: input,
+    outputNanoPerMTok: output,
+    cachedInputNanoPerMTok: cached,
+    cacheWriteNanoPerMTok: cacheWrite,
+  }
 }
 
 const MILLION = 1_000_000n
@@ -48,7 +58,11 @@ export function costNano(pricing: Pricing, usage: TokenUsage): number {
  * The most output tokens that, beside `input` (its output ignored), cost at most `budgetNano`: -1 when
  * the input alone costs more, Infinity for free output.
  */
-export function outputTokensWithin(pricing: Pricing, input: TokenUsage, budgetNano: number): number {
+export function outputTokensWithin(
+  pricing: Pricing,
+  input: TokenUsage,
+  budgetNano: number,
+): number {
   const left = BigInt(budgetNano) * MILLION - scaledCost(pricing, { ...input, outputTokens: 0 })
   if (left < 0n) return -1
   if (pricing.outputNanoPerMTok === 0) return Infinity

@@ -13,7 +13,10 @@ const loaded = new Map<TokenizerName, TokenCounter>()
 const loading = new Map<TokenizerName, Promise<TokenCounter>>()
 
 async function importCounter(name: TokenizerName): Promise<TokenCounter> {
-  const module = name === 'o200k_base' ? await import('gpt-tokenizer/encoding/o200k_base') : await import('gpt-tokenizer/encoding/cl100k_base')
+  const module =
+    name === 'o200k_base'
+      ? await import('gpt-tokenizer/encoding/o200k_base')
+      : await import('gpt-tokenizer/encoding/cl100k_base')
   return module.countTokens
 }
 

@@ -8,7 +8,9 @@ import type { TokenUsage } from '../catalog/pricing.ts'
 /** Why an answer ended, in the Chat Completions vocabulary (the mapping to the others is in WIRE terms). */
 export type FinishReason = 'stop' | 'stop_sequence' | 'length' | 'tool_calls' | 'content_filter'
 
-export type AnswerPart = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; arguments: string }
+export type AnswerPart =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: string }
 
 export type Answer = {
   /** The provider's model name as it answered. */
@@ -41,7 +43,12 @@ export const KEEPALIVE: StreamEvent[] = [{ type: 'keepalive' }]
 export function deliveredText(events: StreamEvent[]): string[] {
   const texts: string[] = []
   for (const event of events) {
-    const text = event.type === 'text' || event.type === 'tool_arguments' ? event.text : event.type === 'tool_start' ? event.name : ''
+    const text =
+      event.type === 'text' || event.type === 'tool_arguments'
+        ? event.text
+        : event.type === 'tool_start'
+          ? event.name
+          : ''
     if (text) texts.push(text)
   }
   return texts

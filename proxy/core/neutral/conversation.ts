@@ -4,7 +4,9 @@
  * adapters encode from it. Same-style pairs skip it and pass the body through.
  */
 
-export type ContentPart = { type: 'text'; text: string } | { type: 'image'; url: string; detail?: string }
+export type ContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image'; url: string; detail?: string }
 
 export type ToolCall = { id: string; name: string; arguments: string }
 
@@ -15,11 +17,18 @@ export type Turn =
   | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
   | { role: 'tool'; toolCallId: string; content: ContentPart[]; isError: boolean }
 
-export type Tool = { name: string; description?: string; parameters: Record<string, unknown>; strict?: boolean }
+export type Tool = {
+  name: string
+  description?: string
+  parameters: Record<string, unknown>
+  strict?: boolean
+}
 
 export type ToolChoice = 'auto' | 'required' | 'none' | { name: string }
 
-export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean }
+export type ResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; strict?: boolean }
 
 export type Conversation = {
   turns: Turn[]

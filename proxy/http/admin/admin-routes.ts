@@ -26,14 +26,25 @@ import { supportRoutes } from './support-routes.ts'
 export function adminRoutes(deps: AdminDeps) {
   const origins = allowedOrigins(deps)
   return new Elysia({ prefix: '/admin/v1', normalize: false })
-    .use(cors({ origin: [...origins], credentials: true, allowedHeaders: ['content-type'], methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] }))
+    .use(
+      cors({
+        origin: [...origins],
+        credentials: true,
+        allowedHeaders: ['content-type'],
+        methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      }),
+    )
     .use(
       openapi({
         path: '/openapi',
         // The site's other routes (the operator API, health, the SPA) are not what the dashboard calls.
         exclude: { paths: [/^(?!\/admin\/v1\/)/] },
         documentation: {
-          info: { title: 'Model Gateway admin API', version: '1', description: 'What the dashboard calls. Authenticated by the session cookie.' },
+          info: {
+            title: 'Model Gateway admin API',
+            version: '1',
+            description: 'What the dashboard calls. Authenticated by the session cookie.',
+          },
         },
       }),
     )
@@ -58,7 +69,11 @@ export function adminRoutes(deps: AdminDeps) {
 
 /** The site's public origin and the configured dashboard origins. */
 function allowedOrigins(deps: AdminDeps): Set<string> {
-  const origins = new Set(deps.config.DASHBOARD_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean))
+  const origins = new Set(
+    deps.config.DASHBOARD_ORIGINS.split(',')
+      .map((origin) => origin.trim())
+      .filter(Boolean),
+  )
   if (deps.config.PUBLIC_SITE_URL) origins.add(new URL(deps.config.PUBLIC_SITE_URL).origin)
   return origins
 }

@@ -7,10 +7,15 @@ import { readSession, sessionToken, type Session } from '../../accounts/people/s
 import type { AdminDeps } from './admin-deps.ts'
 import { authorize, type Action } from '../../accounts/permissions.ts'
 
-export async function requireSession(deps: AdminDeps, request: Request, action: Action): Promise<Session> {
+export async function requireSession(
+  deps: AdminDeps,
+  request: Request,
+  action: Action,
+): Promise<Session> {
   const token = sessionToken(request.headers.get('cookie'))
   const session = token ? await readSession(deps.sql, token, deps.clock.now()) : undefined
-  if (!session) throw new ServiceError('unauthorized', 'Sign in first (or open your dashboard link).')
+  if (!session)
+    throw new ServiceError('unauthorized', 'Sign in first (or open your dashboard link).')
   authorize(session, action)
   return session
 }

@@ -4,9 +4,21 @@
  * VAPID public key the browser subscribes with.
  */
 import { Elysia } from 'elysia'
-import { AlertChanges, AlertSettings, PushSubscription, PushSubscriptionRef, VapidPublicKey } from '../../../shared/schemas/admin/alerts.ts'
+import {
+  AlertChanges,
+  AlertSettings,
+  PushSubscription,
+  PushSubscriptionRef,
+  VapidPublicKey,
+} from '../../../shared/schemas/admin/alerts.ts'
 import { Done } from '../../../shared/schemas/admin/session.ts'
-import { addPushSubscription, mailDelivery, readAlertSettings, removePushSubscription, saveAlertSettings } from '../../accounts/alerts/alert-settings.ts'
+import {
+  addPushSubscription,
+  mailDelivery,
+  readAlertSettings,
+  removePushSubscription,
+  saveAlertSettings,
+} from '../../accounts/alerts/alert-settings.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
 
@@ -26,7 +38,11 @@ export function alertRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'manage')
         return saveAlertSettings(deps, session.accountId, body)
       },
-      { body: AlertChanges, response: AlertSettings, detail: { summary: 'Set the threshold and the channels (accounts with identity)' } },
+      {
+        body: AlertChanges,
+        response: AlertSettings,
+        detail: { summary: 'Set the threshold and the channels (accounts with identity)' },
+      },
     )
     .get(
       '/vapid-public-key',
@@ -34,17 +50,29 @@ export function alertRoutes(deps: AdminDeps) {
         await requireSession(deps, request, 'read')
         return { publicKey: deps.alerts.vapidPublicKey }
       },
-      { response: VapidPublicKey, detail: { summary: 'The application server key for pushManager.subscribe' } },
+      {
+        response: VapidPublicKey,
+        detail: { summary: 'The application server key for pushManager.subscribe' },
+      },
     )
     .post(
       '/push-subscriptions',
       async ({ request, body, set }) => {
         const session = await requireSession(deps, request, 'read')
-        await addPushSubscription(deps.sql, { accountId: session.accountId, userId: session.userId }, body, deps.config.PUSH_ALLOW_PRIVATE_ENDPOINTS)
+        await addPushSubscription(
+          deps.sql,
+          { accountId: session.accountId, userId: session.userId },
+          body,
+          deps.config.PUSH_ALLOW_PRIVATE_ENDPOINTS,
+        )
         set.status = 201
         return { ok: true as const }
       },
-      { body: PushSubscription, response: { 201: Done }, detail: { summary: "Register this browser's push subscription" } },
+      {
+        body: PushSubscription,
+        response: { 201: Done },
+        detail: { summary: "Register this browser's push subscription" },
+      },
     )
     .delete(
       '/push-subscriptions',
@@ -53,7 +81,10 @@ export function alertRoutes(deps: AdminDeps) {
         await removePushSubscription(deps.sql, session.accountId, query.endpoint)
         return { ok: true as const }
       },
-      { query: PushSubscriptionRef, response: Done, detail: { summary: 'Remove a push subscription (?endpoint=…)' } },
+      {
+        query: PushSubscriptionRef,
+        response: Done,
+        detail: { summary: 'Remove a push subscription (?endpoint=…)' },
+      },
     )
 }
-

@@ -14,7 +14,13 @@ export function billingRoutes(deps: AdminDeps) {
     .get(
       '/billing',
       async ({ request }) => billingView(deps, await requireSession(deps, request, 'read')),
-      { response: Billing, detail: { summary: 'Balance, open holds (by key) and available credit, and whether this session may top up' } },
+      {
+        response: Billing,
+        detail: {
+          summary:
+            'Balance, open holds (by key) and available credit, and whether this session may top up',
+        },
+      },
     )
     .get(
       '/billing/ledger',
@@ -22,12 +28,25 @@ export function billingRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return readLedger(deps.sql, session.accountId, query)
       },
-      { query: LedgerQuery, response: Ledger, detail: { summary: "The account's ledger (credits, charges, write-offs, adjustments), newest first, in keyset pages" } },
+      {
+        query: LedgerQuery,
+        response: Ledger,
+        detail: {
+          summary:
+            "The account's ledger (credits, charges, write-offs, adjustments), newest first, in keyset pages",
+        },
+      },
     )
     .post(
       '/billing/top-up',
       // The permission (owner only, not suspended) and the confirmed secrets are checked by topUpInstructions, naming the rule.
       async ({ request }) => topUpInstructions(deps, await requireSession(deps, request, 'read')),
-      { response: TopUp, detail: { summary: 'Top up (owner only; accountless accounts after confirming both secrets). Until payments exist: instructions to ask the operator' } },
+      {
+        response: TopUp,
+        detail: {
+          summary:
+            'Top up (owner only; accountless accounts after confirming both secrets). Until payments exist: instructions to ask the operator',
+        },
+      },
     )
 }

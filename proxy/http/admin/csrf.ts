@@ -8,13 +8,21 @@ import { ServiceError } from '../../../shared/errors.ts'
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 
-export function checkOrigin(request: Request, allowedOrigins: ReadonlySet<string>): ServiceError | undefined {
+export function checkOrigin(
+  request: Request,
+  allowedOrigins: ReadonlySet<string>,
+): ServiceError | undefined {
   if (SAFE.has(request.method)) return undefined
   const site = request.headers.get('sec-fetch-site')
   const origin = request.headers.get('origin')
-  if (origin && (origin === new URL(request.url).origin || allowedOrigins.has(origin))) return undefined
+  if (origin && (origin === new URL(request.url).origin || allowedOrigins.has(origin)))
+    return undefined
   // Under the site's `Referrer-Policy: no-referrer`, browsers send `Origin: null` on same-origin form POSTs
   // (and Firefox on same-origin fetches): Sec-Fetch-Site, which a page cannot forge, then vouches for it.
-  if ((!origin || origin === 'null') && (site === 'same-origin' || site === 'none')) return undefined
-  return new ServiceError('forbidden', 'Cross-site request refused: send it from the dashboard (Origin header not allowed).')
+  if ((!origin || origin === 'null') && (site === 'same-origin' || site === 'none'))
+    return undefined
+  return new ServiceError(
+    'forbidden',
+    'Cross-site request refused: send it from the dashboard (Origin header not allowed).',
+  )
 }

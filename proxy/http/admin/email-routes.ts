@@ -8,7 +8,12 @@
  */
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../../shared/errors.ts'
-import { EmailConfirm, EmailSignIn, MailSent, SignedIn } from '../../../shared/schemas/admin/sign-in.ts'
+import {
+  EmailConfirm,
+  EmailSignIn,
+  MailSent,
+  SignedIn,
+} from '../../../shared/schemas/admin/sign-in.ts'
 import { addressTrust, clientAddress } from '../client-address.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import { confirmEmailLink } from '../../accounts/people/confirm-link.ts'
@@ -19,7 +24,8 @@ import { confirmPage } from '../email-confirm-page.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { startSession } from './sign-in-session.ts'
 
-export const SIGN_IN_MAIL_ANSWER = 'If this address can receive mail, a sign-in link is on its way. It works once and expires soon.'
+export const SIGN_IN_MAIL_ANSWER =
+  'If this address can receive mail, a sign-in link is on its way. It works once and expires soon.'
 
 export function emailRoutes(deps: AdminDeps) {
   const trust = addressTrust(deps.config)
@@ -27,12 +33,29 @@ export function emailRoutes(deps: AdminDeps) {
     .post(
       '/auth/email',
       async ({ request, server, body, set }) => {
-        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'sign-in mails requested from this address')
-        await sendLink(deps, { email: normalizeEmail(body.email), purpose: 'sign_in' }, siteBase(deps.config.PUBLIC_SITE_URL, request))
+        await countAttempt(
+          deps.limiter,
+          'sign-in-mail',
+          clientAddress(server, request, trust),
+          deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE,
+          'sign-in mails requested from this address',
+        )
+        await sendLink(
+          deps,
+          { email: normalizeEmail(body.email), purpose: 'sign_in' },
+          siteBase(deps.config.PUBLIC_SITE_URL, request),
+        )
         set.status = 202
         return { ok: true as const, message: SIGN_IN_MAIL_ANSWER }
       },
-      { body: EmailSignIn, response: { 202: MailSent }, detail: { summary: 'Send a sign-in link to an e-mail address (same answer whether or not it has an account)' } },
+      {
+        body: EmailSignIn,
+        response: { 202: MailSent },
+        detail: {
+          summary:
+            'Send a sign-in link to an e-mail address (same answer whether or not it has an account)',
+        },
+      },
     )
     .post(
       '/auth/email/confirm',
@@ -43,18 +66,34 @@ export function emailRoutes(deps: AdminDeps) {
       {
         body: EmailConfirm,
         response: SignedIn,
-        detail: { summary: 'Consume an e-mailed link (sign-in, claim or invite) and open a session; the confirm page’s form posts here' },
+        detail: {
+          summary:
+            'Consume an e-mailed link (sign-in, claim or invite) and open a session; the confirm page’s form posts here',
+        },
       },
     )
 }
 
-async function confirm(deps: AdminDeps, set: { headers: Record<string, string | number> }, token: string): Promise<SignedIn> {
+async function confirm(
+  deps: AdminDeps,
+  set: { headers: Record<string, string | number> },
+  token: string,
+): Promise<SignedIn> {
   const confirmed = await confirmEmailLink(deps, token, deps.clock.now())
-  return startSession(deps, set, { accountId: confirmed.accountId, userId: confirmed.userId }, confirmed.purpose)
+  return startSession(
+    deps,
+    set,
+    { accountId: confirmed.accountId, userId: confirmed.userId },
+    confirmed.purpose,
+  )
 }
 
 /** The confirm page's button: a redirect to the dashboard with the session cookie, or a page naming the refusal. */
-async function confirmFromForm(deps: AdminDeps, request: Request, token: string): Promise<Response> {
+async function confirmFromForm(
+  deps: AdminDeps,
+  request: Request,
+  token: string,
+): Promise<Response> {
   const set = { headers: {} as Record<string, string | number> }
   try {
     await confirm(deps, set, token)
@@ -62,7 +101,9 @@ async function confirmFromForm(deps: AdminDeps, request: Request, token: string)
     if (error instanceof ServiceError) return confirmPage.refused(error)
     throw error
   }
-  const headers = new Headers(Object.entries(set.headers).map(([name, value]) => [name, String(value)]))
+  const headers = new Headers(
+    Object.entries(set.headers).map(([name, value]) => [name, String(value)]),
+  )
   headers.set('location', `${siteBase(deps.config.PUBLIC_SITE_URL, request)}/dashboard`)
   headers.set('referrer-policy', 'no-referrer')
   return new Response(null, { status: 303, headers })

@@ -6,7 +6,15 @@
  * its create call leaves them out, so a form can show them.
  */
 import { Elysia, t } from 'elysia'
-import { ApiKey, ApiKeyChanges, ApiKeys, CreatedApiKey, KeyDefaults, NewApiKey, RotatedKey } from '../../../shared/schemas/admin/keys.ts'
+import {
+  ApiKey,
+  ApiKeyChanges,
+  ApiKeys,
+  CreatedApiKey,
+  KeyDefaults,
+  NewApiKey,
+  RotatedKey,
+} from '../../../shared/schemas/admin/keys.ts'
 import { createKey, keyDefaults, listKeys, revokeKey, updateKey } from '../../accounts/keys.ts'
 import { rotateKey } from '../../accounts/rotation.ts'
 import type { AdminDeps } from './admin-deps.ts'
@@ -22,7 +30,12 @@ export function keyRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return listKeys(deps, session.accountId)
       },
-      { response: ApiKeys, detail: { summary: "The account's keys: prefix, name, status, limits, last use (never the secret)" } },
+      {
+        response: ApiKeys,
+        detail: {
+          summary: "The account's keys: prefix, name, status, limits, last use (never the secret)",
+        },
+      },
     )
     .get(
       '/keys/defaults',
@@ -30,7 +43,13 @@ export function keyRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return keyDefaults(deps, session.accountId)
       },
-      { response: KeyDefaults, detail: { summary: 'The spend caps a new key gets when its create call leaves them out (lower for accountless accounts)' } },
+      {
+        response: KeyDefaults,
+        detail: {
+          summary:
+            'The spend caps a new key gets when its create call leaves them out (lower for accountless accounts)',
+        },
+      },
     )
     .post(
       '/keys',
@@ -42,7 +61,10 @@ export function keyRoutes(deps: AdminDeps) {
       {
         body: NewApiKey,
         response: { 201: CreatedApiKey },
-        detail: { summary: 'Create a key (also the way to replace a lost one); the key is returned this once. Spend caps left out get the defaults.' },
+        detail: {
+          summary:
+            'Create a key (also the way to replace a lost one); the key is returned this once. Spend caps left out get the defaults.',
+        },
       },
     )
     .patch(
@@ -51,7 +73,14 @@ export function keyRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'manage')
         return updateKey(deps, params.id, body, { accountId: session.accountId })
       },
-      { params: KeyId, body: ApiKeyChanges, response: ApiKey, detail: { summary: "Change a key's name, limits, models or guardrail; null removes a limit" } },
+      {
+        params: KeyId,
+        body: ApiKeyChanges,
+        response: ApiKey,
+        detail: {
+          summary: "Change a key's name, limits, models or guardrail; null removes a limit",
+        },
+      },
     )
     .post(
       '/keys/:id/revoke',
@@ -59,7 +88,11 @@ export function keyRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'manage')
         return revokeKey(deps, params.id, { accountId: session.accountId })
       },
-      { params: KeyId, response: ApiKey, detail: { summary: 'Revoke a key: refused at once on every process' } },
+      {
+        params: KeyId,
+        response: ApiKey,
+        detail: { summary: 'Revoke a key: refused at once on every process' },
+      },
     )
     .post(
       '/keys/:id/rotate',
@@ -71,7 +104,10 @@ export function keyRoutes(deps: AdminDeps) {
       {
         params: KeyId,
         response: { 201: RotatedKey },
-        detail: { summary: 'Rotate a key: a new key with the same settings; the old one works 24 more hours (409 if already rotated)' },
+        detail: {
+          summary:
+            'Rotate a key: a new key with the same settings; the old one works 24 more hours (409 if already rotated)',
+        },
       },
     )
 }

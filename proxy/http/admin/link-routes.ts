@@ -21,25 +21,51 @@ export function linkRoutes(deps: AdminDeps) {
   const trust = addressTrust(deps.config)
   return new Elysia()
     .post(
-    '/session/link',
-    async ({ request, server, body, set }) => {
-      const accountId = await accountByLink(deps.sql, body.secret)
-      if (!accountId) {
-        await countAttempt(deps.limiter, 'dashboard-link', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'wrong dashboard links from this address')
-        throw new ServiceError('unauthorized', 'secret: this dashboard link is not valid. Check that the whole link was copied.', { param: 'secret' })
-      }
-      return startSession(deps, set, { accountId, userId: null }, 'link')
-    },
-    { body: LinkExchange, response: SignedIn, detail: { summary: 'Exchange a dashboard link’s secret (from its #link= fragment) for a session cookie' } },
+      '/session/link',
+      async ({ request, server, body, set }) => {
+        const accountId = await accountByLink(deps.sql, body.secret)
+        if (!accountId) {
+          await countAttempt(
+            deps.limiter,
+            'dashboard-link',
+            clientAddress(server, request, trust),
+            deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE,
+            'wrong dashboard links from this address',
+          )
+          throw new ServiceError(
+            'unauthorized',
+            'secret: this dashboard link is not valid. Check that the whole link was copied.',
+            { param: 'secret' },
+          )
+        }
+        return startSession(deps, set, { accountId, userId: null }, 'link')
+      },
+      {
+        body: LinkExchange,
+        response: SignedIn,
+        detail: {
+          summary:
+            'Exchange a dashboard link’s secret (from its #link= fragment) for a session cookie',
+        },
+      },
     )
     .post(
       '/account/link',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'billing')
         const secret = await replaceLink(deps.sql, session.accountId, session.tokenHash)
-        return { accountId: session.accountId, dashboardLink: dashboardLink(siteBase(deps.config.PUBLIC_SITE_URL, request), secret) }
+        return {
+          accountId: session.accountId,
+          dashboardLink: dashboardLink(siteBase(deps.config.PUBLIC_SITE_URL, request), secret),
+        }
       },
-      { response: ReplacedLink, detail: { summary: 'Replace the dashboard link (owner): the new link is shown once; the old one and the sessions it opened end, except this one' } },
+      {
+        response: ReplacedLink,
+        detail: {
+          summary:
+            'Replace the dashboard link (owner): the new link is shown once; the old one and the sessions it opened end, except this one',
+        },
+      },
     )
     .delete(
       '/account/link',
@@ -48,6 +74,12 @@ export function linkRoutes(deps: AdminDeps) {
         await revokeLink(deps.sql, session.accountId, session.tokenHash)
         return { accountId: session.accountId, revoked: true as const }
       },
-      { response: RevokedLink, detail: { summary: 'Revoke the dashboard link (owner): it opens nothing any more; other sessions it opened end' } },
+      {
+        response: RevokedLink,
+        detail: {
+          summary:
+            'Revoke the dashboard link (owner): it opens nothing any more; other sessions it opened end',
+        },
+      },
     )
 }

@@ -3,7 +3,11 @@
  * explicitly paid chat, both through the gateway in process (see accounts/playground/playground.ts).
  */
 import { Elysia } from 'elysia'
-import { PlaygroundAnswer, PlaygroundChat, TrialStatus } from '../../../shared/schemas/admin/playground.ts'
+import {
+  PlaygroundAnswer,
+  PlaygroundChat,
+  TrialStatus,
+} from '../../../shared/schemas/admin/playground.ts'
 import { playgroundChat } from '../../accounts/playground/playground.ts'
 import { readTrial } from '../../accounts/playground/trial.ts'
 import type { AdminDeps } from './admin-deps.ts'
@@ -15,7 +19,12 @@ export function playgroundRoutes(deps: AdminDeps) {
       '/trial',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'read')
-        return readTrial(deps.sql, session.accountId, deps.playground.freeMessages, deps.playground.freeModel)
+        return readTrial(
+          deps.sql,
+          session.accountId,
+          deps.playground.freeMessages,
+          deps.playground.freeModel,
+        )
       },
       { response: TrialStatus, detail: { summary: 'Free chat messages used and left' } },
     )
@@ -29,7 +38,8 @@ export function playgroundRoutes(deps: AdminDeps) {
         body: PlaygroundChat,
         response: { 200: PlaygroundAnswer },
         detail: {
-          summary: 'Chat in the playground: free trial messages, or paid (paid: true) charged to the balance',
+          summary:
+            'Chat in the playground: free trial messages, or paid (paid: true) charged to the balance',
           description:
             'Free: 402 trial_exhausted when the free messages are used, 409 request_in_progress while another free message runs, 503 when free chat cannot be served (no paid request is made instead). With stream: true the answer is a Chat Completions event stream.',
         },

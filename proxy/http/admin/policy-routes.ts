@@ -23,7 +23,12 @@ import {
   RoutingProviders,
 } from '../../../shared/schemas/admin/policy.ts'
 import { ServiceError } from '../../../shared/errors.ts'
-import { createGuardrail, deleteGuardrail, listGuardrails, updateGuardrail } from '../../accounts/settings/guardrails.ts'
+import {
+  createGuardrail,
+  deleteGuardrail,
+  listGuardrails,
+  updateGuardrail,
+} from '../../accounts/settings/guardrails.ts'
 import { deletePreset, listPresets, savePreset } from '../../accounts/settings/presets.ts'
 import { readLimits, setLimits } from '../../accounts/settings/limits.ts'
 import { setRouting } from '../../accounts/settings/routing.ts'
@@ -38,7 +43,13 @@ export function policyRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return { ...(await listPresets(deps, session.accountId)), baseUrl: apiBase(deps, request) }
       },
-      { response: Presets, detail: { summary: "The account's presets, called as @preset/<slug>, and the API address clients call them at" } },
+      {
+        response: Presets,
+        detail: {
+          summary:
+            "The account's presets, called as @preset/<slug>, and the API address clients call them at",
+        },
+      },
     )
     .put(
       '/presets/:slug',
@@ -48,17 +59,32 @@ export function policyRoutes(deps: AdminDeps) {
         set.status = saved.created ? 201 : 200
         return saved.preset
       },
-      { params: t.Object({ slug: t.String() }), body: PresetBody, response: { 200: Preset, 201: Preset }, detail: { summary: 'Create (201) or replace (200) a preset' } },
+      {
+        params: t.Object({ slug: t.String() }),
+        body: PresetBody,
+        response: { 200: Preset, 201: Preset },
+        detail: { summary: 'Create (201) or replace (200) a preset' },
+      },
     )
     .delete(
       '/presets/:slug',
-      async ({ request, params }) => deletePreset(deps, (await requireSession(deps, request, 'manage')).accountId, params.slug),
-      { params: t.Object({ slug: t.String() }), response: PresetDeleted, detail: { summary: 'Delete a preset' } },
+      async ({ request, params }) =>
+        deletePreset(deps, (await requireSession(deps, request, 'manage')).accountId, params.slug),
+      {
+        params: t.Object({ slug: t.String() }),
+        response: PresetDeleted,
+        detail: { summary: 'Delete a preset' },
+      },
     )
-    .get('/guardrails', async ({ request }) => listGuardrails(deps, (await requireSession(deps, request, 'read')).accountId), {
-      response: Guardrails,
-      detail: { summary: "The account's guardrails with the keys they are assigned to" },
-    })
+    .get(
+      '/guardrails',
+      async ({ request }) =>
+        listGuardrails(deps, (await requireSession(deps, request, 'read')).accountId),
+      {
+        response: Guardrails,
+        detail: { summary: "The account's guardrails with the keys they are assigned to" },
+      },
+    )
     .post(
       '/guardrails',
       async ({ request, body, set }) => {
@@ -67,17 +93,30 @@ export function policyRoutes(deps: AdminDeps) {
         set.status = 201
         return created
       },
-      { body: NewGuardrail, response: { 201: Guardrail }, detail: { summary: 'Create a guardrail (assign it to keys with their guardrailId)' } },
+      {
+        body: NewGuardrail,
+        response: { 201: Guardrail },
+        detail: { summary: 'Create a guardrail (assign it to keys with their guardrailId)' },
+      },
     )
     .patch(
       '/guardrails/:id',
       async ({ request, params, body }) => {
         const session = await requireSession(deps, request, 'manage')
         await requireGuardrail(deps, session.accountId, params.id)
-        if (Object.keys(body).length === 0) throw new ServiceError('invalid_request', 'Nothing to change: give name, models, budgetNano or filters.')
+        if (Object.keys(body).length === 0)
+          throw new ServiceError(
+            'invalid_request',
+            'Nothing to change: give name, models, budgetNano or filters.',
+          )
         return updateGuardrail(deps, params.id, body)
       },
-      { params: t.Object({ id: t.String() }), body: GuardrailChanges, response: Guardrail, detail: { summary: "Change a guardrail's name, models, budget or filters" } },
+      {
+        params: t.Object({ id: t.String() }),
+        body: GuardrailChanges,
+        response: Guardrail,
+        detail: { summary: "Change a guardrail's name, models, budget or filters" },
+      },
     )
     .delete(
       '/guardrails/:id',
@@ -86,43 +125,89 @@ export function policyRoutes(deps: AdminDeps) {
         await requireGuardrail(deps, session.accountId, params.id)
         return deleteGuardrail(deps, params.id)
       },
-      { params: t.Object({ id: t.String() }), response: GuardrailDeleted, detail: { summary: 'Delete a guardrail; its keys keep working without it' } },
+      {
+        params: t.Object({ id: t.String() }),
+        response: GuardrailDeleted,
+        detail: { summary: 'Delete a guardrail; its keys keep working without it' },
+      },
     )
-    .get('/routing', async ({ request }) => readRouting(deps, (await requireSession(deps, request, 'read')).accountId), {
-      response: Routing,
-      detail: { summary: "The account's routing restrictions: allowed models and providers (null: any)" },
-    })
+    .get(
+      '/routing',
+      async ({ request }) =>
+        readRouting(deps, (await requireSession(deps, request, 'read')).accountId),
+      {
+        response: Routing,
+        detail: {
+          summary: "The account's routing restrictions: allowed models and providers (null: any)",
+        },
+      },
+    )
     .get(
       '/routing/providers',
       async ({ request }) => {
         await requireSession(deps, request, 'read')
         return catalogProviders(deps)
       },
-      { response: RoutingProviders, detail: { summary: 'The providers a routing restriction may name, with the models each can serve' } },
+      {
+        response: RoutingProviders,
+        detail: {
+          summary: 'The providers a routing restriction may name, with the models each can serve',
+        },
+      },
     )
     .put(
       '/routing',
-      async ({ request, body }) => setRouting(deps, (await requireSession(deps, request, 'manage')).accountId, body),
-      { body: RoutingChanges, response: Routing, detail: { summary: 'Change the routing restrictions; a list left out stays, null removes it' } },
+      async ({ request, body }) =>
+        setRouting(deps, (await requireSession(deps, request, 'manage')).accountId, body),
+      {
+        body: RoutingChanges,
+        response: Routing,
+        detail: {
+          summary: 'Change the routing restrictions; a list left out stays, null removes it',
+        },
+      },
     )
-    .get('/account/limits', async ({ request }) => readLimits(deps, (await requireSession(deps, request, 'read')).accountId), {
-      response: AccountLimits,
-      detail: { summary: "The account's own limits shared by its keys (rpm, tpm, concurrency; null: the default) and those in force" },
-    })
+    .get(
+      '/account/limits',
+      async ({ request }) =>
+        readLimits(deps, (await requireSession(deps, request, 'read')).accountId),
+      {
+        response: AccountLimits,
+        detail: {
+          summary:
+            "The account's own limits shared by its keys (rpm, tpm, concurrency; null: the default) and those in force",
+        },
+      },
+    )
     .patch(
       '/account/limits',
-      async ({ request, body }) => setLimits(deps, (await requireSession(deps, request, 'manage')).accountId, body),
-      { body: AccountLimitsChanges, response: AccountLimits, detail: { summary: "Change the account's limits; one left out stays, null returns it to the default, 0 is no limit" } },
+      async ({ request, body }) =>
+        setLimits(deps, (await requireSession(deps, request, 'manage')).accountId, body),
+      {
+        body: AccountLimitsChanges,
+        response: AccountLimits,
+        detail: {
+          summary:
+            "Change the account's limits; one left out stays, null returns it to the default, 0 is no limit",
+        },
+      },
     )
 }
 
-async function requireGuardrail(deps: AdminDeps, accountId: string, guardrailId: string): Promise<void> {
-  const [row] = await deps.sql`SELECT 1 FROM guardrails WHERE id = ${guardrailId} AND account_id = ${accountId}`
+async function requireGuardrail(
+  deps: AdminDeps,
+  accountId: string,
+  guardrailId: string,
+): Promise<void> {
+  const [row] =
+    await deps.sql`SELECT 1 FROM guardrails WHERE id = ${guardrailId} AND account_id = ${accountId}`
   if (!row) throw new ServiceError('not_found', `No guardrail ${guardrailId} in this account.`)
 }
 
 async function readRouting(deps: AdminDeps, accountId: string): Promise<Routing> {
-  const [row] = await deps.sql<{ allowed_models: string[] | null; allowed_providers: string[] | null }[]>`
+  const [row] = await deps.sql<
+    { allowed_models: string[] | null; allowed_providers: string[] | null }[]
+  >`
     SELECT allowed_models, allowed_providers FROM accounts WHERE id = ${accountId}`
   if (!row) throw new ServiceError('not_found', `No account ${accountId}.`)
   return { accountId, models: row.allowed_models, providers: row.allowed_providers }
@@ -131,7 +216,8 @@ async function readRouting(deps: AdminDeps, accountId: string): Promise<Routing>
 function catalogProviders(deps: AdminDeps): RoutingProviders {
   const served = new Map<string, string[]>([...deps.catalog.providers.keys()].map((id) => [id, []]))
   for (const model of [...deps.catalog.models.values(), ...deps.catalog.images.values()]) {
-    for (const providerId of new Set(model.routes.map((route) => route.provider.id))) served.get(providerId)?.push(model.id)
+    for (const providerId of new Set(model.routes.map((route) => route.provider.id)))
+      served.get(providerId)?.push(model.id)
   }
   return { providers: [...served].map(([id, models]) => ({ id, models })) }
 }

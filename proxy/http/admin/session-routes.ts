@@ -2,7 +2,12 @@
 import { Elysia } from 'elysia'
 import { Done, Me, SwitchAccount } from '../../../shared/schemas/admin/session.ts'
 import { ServiceError } from '../../../shared/errors.ts'
-import { clearedSessionCookie, closeSession, sessionToken, switchSessionAccount } from '../../accounts/people/sessions.ts'
+import {
+  clearedSessionCookie,
+  closeSession,
+  sessionToken,
+  switchSessionAccount,
+} from '../../accounts/people/sessions.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
 
@@ -17,10 +22,16 @@ export function sessionRoutes(deps: AdminDeps) {
               SELECT account_id AS "accountId", role FROM memberships WHERE user_id = ${session.userId} ORDER BY created_at`
           : [{ accountId: session.accountId, role: session.role }]
         return {
-          account: { id: session.accountId, kind: session.accountKind, status: session.accountStatus },
+          account: {
+            id: session.accountId,
+            kind: session.accountKind,
+            status: session.accountStatus,
+          },
           role: session.role,
           via: session.userId ? 'user' : 'link',
-          user: session.userId ? { id: session.userId, email: session.email, wallet: session.wallet } : null,
+          user: session.userId
+            ? { id: session.userId, email: session.email, wallet: session.wallet }
+            : null,
           memberships: [...memberships],
         }
       },
@@ -30,10 +41,15 @@ export function sessionRoutes(deps: AdminDeps) {
       '/session/account',
       async ({ request, body }) => {
         const session = await requireSession(deps, request, 'read')
-        if (!(await switchSessionAccount(deps.sql, session, body.accountId))) throw new ServiceError('not_found', `No account ${body.accountId} among yours.`)
+        if (!(await switchSessionAccount(deps.sql, session, body.accountId)))
+          throw new ServiceError('not_found', `No account ${body.accountId} among yours.`)
         return { ok: true as const }
       },
-      { body: SwitchAccount, response: Done, detail: { summary: 'Act for another account the user is a member of' } },
+      {
+        body: SwitchAccount,
+        response: Done,
+        detail: { summary: 'Act for another account the user is a member of' },
+      },
     )
     .delete(
       '/session',

@@ -12,14 +12,21 @@ export async function startSession(
   owner: { accountId: string; userId: string | null },
   purpose: SignedIn['purpose'],
 ): Promise<SignedIn> {
-  const { token, expiresAt } = await openSession(deps.sql, owner, deps.config.SESSION_TTL_MS, deps.clock.now())
+  const { token, expiresAt } = await openSession(
+    deps.sql,
+    owner,
+    deps.config.SESSION_TTL_MS,
+    deps.clock.now(),
+  )
   set.headers['set-cookie'] = sessionCookie(token, expiresAt)
   set.headers['cache-control'] = 'no-store'
   const session = (await readSession(deps.sql, token, deps.clock.now()))!
   return {
     account: { id: session.accountId, kind: session.accountKind },
     role: session.role,
-    user: session.userId ? { id: session.userId, email: session.email, wallet: session.wallet } : null,
+    user: session.userId
+      ? { id: session.userId, email: session.email, wallet: session.wallet }
+      : null,
     purpose,
   }
 }

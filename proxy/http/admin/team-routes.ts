@@ -26,7 +26,10 @@ export function teamRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return listTeam(deps.sql, session.accountId, deps.clock.now())
       },
-      { response: Team, detail: { summary: 'Members of the account with their roles, and pending invites' } },
+      {
+        response: Team,
+        detail: { summary: 'Members of the account with their roles, and pending invites' },
+      },
     )
     .post(
       '/team/invites',
@@ -34,12 +37,29 @@ export function teamRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'team')
         const email = normalizeEmail(body.email)
         await checkInvite(deps.sql, session.accountId, session.accountKind, email)
-        await countAttempt(deps.limiter, 'sign-in-mail', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'mails requested from this address')
-        await sendLink(deps, { email, purpose: 'invite', accountId: session.accountId, role: body.role }, siteBase(deps.config.PUBLIC_SITE_URL, request))
+        await countAttempt(
+          deps.limiter,
+          'sign-in-mail',
+          clientAddress(server, request, trust),
+          deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE,
+          'mails requested from this address',
+        )
+        await sendLink(
+          deps,
+          { email, purpose: 'invite', accountId: session.accountId, role: body.role },
+          siteBase(deps.config.PUBLIC_SITE_URL, request),
+        )
         set.status = 202
-        return { ok: true as const, message: `An invitation to join as ${body.role} was sent to ${email}.` }
+        return {
+          ok: true as const,
+          message: `An invitation to join as ${body.role} was sent to ${email}.`,
+        }
       },
-      { body: Invite, response: { 202: MailSent }, detail: { summary: 'Invite someone by e-mail as admin or member (owner only)' } },
+      {
+        body: Invite,
+        response: { 202: MailSent },
+        detail: { summary: 'Invite someone by e-mail as admin or member (owner only)' },
+      },
     )
     .patch(
       '/team/:userId',
@@ -48,7 +68,12 @@ export function teamRoutes(deps: AdminDeps) {
         await changeRole(deps.sql, session.accountId, params.userId, body.role)
         return { ok: true as const }
       },
-      { params: MemberParams, body: RoleChange, response: Done, detail: { summary: "Change a member's role (owner only)" } },
+      {
+        params: MemberParams,
+        body: RoleChange,
+        response: Done,
+        detail: { summary: "Change a member's role (owner only)" },
+      },
     )
     .delete(
       '/team/:userId',
@@ -57,6 +82,12 @@ export function teamRoutes(deps: AdminDeps) {
         await removeMember(deps.sql, session.accountId, params.userId)
         return { ok: true as const }
       },
-      { params: MemberParams, response: Done, detail: { summary: 'Remove a member; their sessions for this account end at once (owner only)' } },
+      {
+        params: MemberParams,
+        response: Done,
+        detail: {
+          summary: 'Remove a member; their sessions for this account end at once (owner only)',
+        },
+      },
     )
 }

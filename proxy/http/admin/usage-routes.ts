@@ -3,7 +3,13 @@
  * requests from the request log by index (see accounts/usage/activity.ts), and the last 24 hours by hour.
  */
 import { Elysia } from 'elysia'
-import { Activity, ActivityQuery, ActivitySummary, Usage, UsageQuery } from '../../../shared/schemas/admin/usage.ts'
+import {
+  Activity,
+  ActivityQuery,
+  ActivitySummary,
+  Usage,
+  UsageQuery,
+} from '../../../shared/schemas/admin/usage.ts'
 import { readActivity, readActivitySummary } from '../../accounts/usage/activity.ts'
 import { readUsage } from '../../accounts/usage/usage.ts'
 import type { AdminDeps } from './admin-deps.ts'
@@ -17,7 +23,11 @@ export function usageRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return readUsage(deps.sql, session.accountId, query, deps.clock.now())
       },
-      { query: UsageQuery, response: Usage, detail: { summary: 'Usage totals by hour or day, optionally by model or key' } },
+      {
+        query: UsageQuery,
+        response: Usage,
+        detail: { summary: 'Usage totals by hour or day, optionally by model or key' },
+      },
     )
     .get(
       '/activity',
@@ -25,7 +35,11 @@ export function usageRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         return readActivity(deps.sql, session.accountId, query)
       },
-      { query: ActivityQuery, response: Activity, detail: { summary: "The account's recent requests, newest first (keyset pages)" } },
+      {
+        query: ActivityQuery,
+        response: Activity,
+        detail: { summary: "The account's recent requests, newest first (keyset pages)" },
+      },
     )
     .get(
       '/activity/summary',

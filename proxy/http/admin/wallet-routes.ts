@@ -20,25 +20,56 @@ export function walletRoutes(deps: AdminDeps) {
     .get(
       '/auth/wallet/nonce',
       async ({ request, server, set }) => {
-        await countAttempt(deps.limiter, 'wallet', clientAddress(server, request, trust), deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE, 'wallet sign-in nonces requested from this address')
-        const { nonce, expiresAt } = await issueWalletNonce(deps.sql, deps.config.WALLET_NONCE_TTL_MS, deps.clock.now())
+        await countAttempt(
+          deps.limiter,
+          'wallet',
+          clientAddress(server, request, trust),
+          deps.config.SIGN_IN_ATTEMPTS_PER_MINUTE,
+          'wallet sign-in nonces requested from this address',
+        )
+        const { nonce, expiresAt } = await issueWalletNonce(
+          deps.sql,
+          deps.config.WALLET_NONCE_TTL_MS,
+          deps.clock.now(),
+        )
         const site = siweSite(siteBase(deps.config.PUBLIC_SITE_URL, request))
         set.headers['cache-control'] = 'no-store'
-        return { nonce, expiresAt: expiresAt.toISOString(), domain: site.domain, uri: site.origin, chainId: deps.config.SIWE_CHAIN_ID }
+        return {
+          nonce,
+          expiresAt: expiresAt.toISOString(),
+          domain: site.domain,
+          uri: site.origin,
+          chainId: deps.config.SIWE_CHAIN_ID,
+        }
       },
-      { response: WalletNonce, detail: { summary: 'A single-use nonce and the domain, URI and chain a Sign-In with Ethereum message must name' } },
+      {
+        response: WalletNonce,
+        detail: {
+          summary:
+            'A single-use nonce and the domain, URI and chain a Sign-In with Ethereum message must name',
+        },
+      },
     )
     .post(
       '/auth/wallet',
       async ({ request, body, set }) => {
         const site = siweSite(siteBase(deps.config.PUBLIC_SITE_URL, request))
-        const wallet = await verifyWalletProof(deps.sql, body, { sites: [site], chainId: deps.config.SIWE_CHAIN_ID }, deps.clock.now())
+        const wallet = await verifyWalletProof(
+          deps.sql,
+          body,
+          { sites: [site], chainId: deps.config.SIWE_CHAIN_ID },
+          deps.clock.now(),
+        )
         const owner = await deps.sql.begin(async (tx) => {
           const userId = await findOrCreateUser(tx, { wallet })
           return { userId, accountId: (await accountForSignIn(tx, userId)).accountId }
         })
         return startSession(deps, set, owner, 'wallet')
       },
-      { body: WalletProof, response: SignedIn, detail: { summary: 'Sign in with a signed Sign-In with Ethereum (EIP-4361) message' } },
+      {
+        body: WalletProof,
+        response: SignedIn,
+        detail: { summary: 'Sign in with a signed Sign-In with Ethereum (EIP-4361) message' },
+      },
     )
 }

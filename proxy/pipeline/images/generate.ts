@@ -34,12 +34,21 @@ import { chatErrorBody } from '../styles/chat/render-error.ts'
 import { imageEnvelope, priceImages, type ImagePrice } from './image-body.ts'
 import { imageFailure, statusHint, unknownOutcome } from './image-errors.ts'
 import { resolveImageModel, usableImageRoutes } from '../../policy/routing/resolve-image-model.ts'
-import { insertImageRequest, markCharged, markFailed, markProvider } from '../../stores/image-requests.ts'
+import {
+  insertImageRequest,
+  markCharged,
+  markFailed,
+  markProvider,
+} from '../../stores/image-requests.ts'
 import { sendImageRequest, type ImageOutcome } from '../../providers/image-upstream.ts'
 
 const NO_TOKENS = { inputTokens: 0, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 }
 
-export async function generateImages(gw: Gateway, request: Request, address: () => string): Promise<Response> {
+export async function generateImages(
+  gw: Gateway,
+  request: Request,
+  address: () => string,
+): Promise<Response> {
   const call = newCall('images')
   const sent = { value: false }
   const frame: Frame = {
@@ -48,14 +57,23 @@ export async function generateImages(gw: Gateway, request: Request, address: () 
       // Once the provider may have generated images, the hold must wait for the cost deadline.
       if (sent.value) keepHoldOpen(gw, call)
       void finishCall(gw, call, { kind: 'release' })
-      return new ServiceError('internal_error', `The gateway failed unexpectedly. Check ${statusHint(call.requestId)}.`)
+      return new ServiceError(
+        'internal_error',
+        `The gateway failed unexpectedly. Check ${statusHint(call.requestId)}.`,
+      )
     },
     countedByStages: true,
   }
   return withinCeiling(gw, call, request, frame, () => run(gw, call, request, address, sent))
 }
 
-async function run(gw: Gateway, call: Call, request: Request, address: () => string, sent: { value: boolean }): Promise<Response> {
+async function run(
+  gw: Gateway,
+  call: Call,
+  request: Request,
+  address: () => string,
+  sent: { value: boolean },
+): Promise<Response> {
   const refuse = (error: ServiceError) => {
     const response = errorResponse(call, error, chatErrorBody)
     void finishCall(gw, call, { kind: 'release' })
@@ -111,16 +129,41 @@ async function run(gw: Gateway, call: Call, request: Request, address: () => str
     })
   } catch (error) {
     log.error('image request not recorded; not sent', { requestId: call.requestId, error })
-    return refuse(new ServiceError('images_unavailable', 'Image requests are unavailable right now; nothing was sent or charged. Retry shortly.'))
+    return refuse(
+      new ServiceError(
+        'images_unavailable',
+        'Image requests are unavailable right now; nothing was sent or charged. Retry shortly.',
+      ),
+    )
   }
 
   sent.value = true
-  const upstreamBody = { ...body, prompt: guarded.text, n: price.images, size: price.size, quality: price.quality }
-  const outcome = await sendImageRequest(routes, upstreamBody, call.startedAtMs + gw.limits.upstreamTimeoutMs)
-  return respond(gw, call, { model, price, admittedAvailableNano: admitted.availableNano, costDeadline }, outcome)
+  const upstreamBody = {
+    ...body,
+    prompt: guarded.text,
+    n: price.images,
+    size: price.size,
+    quality: price.quality,
+  }
+  const outcome = await sendImageRequest(
+    routes,
+    upstreamBody,
+    call.startedAtMs + gw.limits.upstreamTimeoutMs,
+  )
+  return respond(
+    gw,
+    call,
+    { model, price, admittedAvailableNano: admitted.availableNano, costDeadline },
+    outcome,
+  )
 }
 
-type Admitted = { model: ImageModel; price: ImagePrice; admittedAvailableNano: number; costDeadline: Date }
+type Admitted = {
+  model: ImageModel
+  price: ImagePrice
+  admittedAvailableNano: number
+  costDeadline: Date
+}
 
 function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutcome): Response {
   const { model, price, admittedAvailableNano } = admitted
@@ -137,10 +180,13 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
           if (costNano > 0 && call.chargedNano === 0) return
           return markCharged(gw.sql, call.requestId, provider, outcome.returned, call.chargedNano)
         })
-        .catch((error) => log.error('image request status not updated', { requestId: call.requestId, error }))
+        .catch((error) =>
+          log.error('image request status not updated', { requestId: call.requestId, error }),
+        )
       const json = outcome.json
       // usage.cost only beside the provider's own usage: the SDK's type says usage has token counts.
-      if (typeof json.usage === 'object' && json.usage !== null) json.usage = { ...json.usage, cost: Number(nanoToUsd(costNano)) }
+      if (typeof json.usage === 'object' && json.usage !== null)
+        json.usage = { ...json.usage, cost: Number(nanoToUsd(costNano)) }
       return Response.json(json, { headers: headers(call, model, outcome.route, costNano) })
     }
     case 'refused':
@@ -149,9 +195,19 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
       const provider = outcome.kind === 'refused' ? outcome.route.provider.id : null
       void finishCall(gw, call, { kind: 'release' })
         .then(() => markFailed(gw.sql, call.requestId, provider, error.code))
-        .catch((failure) => log.error('image request status not updated', { requestId: call.requestId, error: failure }))
+        .catch((failure) =>
+          log.error('image request status not updated', {
+            requestId: call.requestId,
+            error: failure,
+          }),
+        )
       call.availableNano = admittedAvailableNano + call.holdNano
-      return withHeaders(errorResponse(call, error, chatErrorBody), call, model, outcome.kind === 'refused' ? outcome.route : undefined)
+      return withHeaders(
+        errorResponse(call, error, chatErrorBody),
+        call,
+        model,
+        outcome.kind === 'refused' ? outcome.route : undefined,
+      )
     }
     case 'unknown': {
       keepHoldOpen(gw, call)
@@ -159,8 +215,20 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
       void markProvider(gw.sql, call.requestId, outcome.route.provider.id).catch((error) =>
         log.error('image request provider not recorded', { requestId: call.requestId, error }),
       )
-      log.warn('image request outcome unknown; hold kept until the cost deadline', { requestId: call.requestId, provider: outcome.route.provider.id })
-      return withHeaders(errorResponse(call, unknownOutcome(call.requestId, outcome, call.holdNano, admitted.costDeadline), chatErrorBody), call, model, outcome.route)
+      log.warn('image request outcome unknown; hold kept until the cost deadline', {
+        requestId: call.requestId,
+        provider: outcome.route.provider.id,
+      })
+      return withHeaders(
+        errorResponse(
+          call,
+          unknownOutcome(call.requestId, outcome, call.holdNano, admitted.costDeadline),
+          chatErrorBody,
+        ),
+        call,
+        model,
+        outcome.route,
+      )
     }
   }
 }
@@ -175,14 +243,25 @@ function keepHoldOpen(gw: Gateway, call: Call): void {
 }
 
 /** The service headers, naming the image model and the provider it was sent to. */
-function headers(call: Call, model: ImageModel, route: Route | undefined, costNano?: number): Record<string, string> {
+function headers(
+  call: Call,
+  model: ImageModel,
+  route: Route | undefined,
+  costNano?: number,
+): Record<string, string> {
   const values = serviceHeaders(call, costNano)
   values['x-service-model'] = model.id
   if (route) values['x-service-provider'] = route.provider.id
   return values
 }
 
-function withHeaders(response: Response, call: Call, model: ImageModel, route: Route | undefined): Response {
-  for (const [name, value] of Object.entries(headers(call, model, route))) response.headers.set(name, value)
+function withHeaders(
+  response: Response,
+  call: Call,
+  model: ImageModel,
+  route: Route | undefined,
+): Response {
+  for (const [name, value] of Object.entries(headers(call, model, route)))
+    response.headers.set(name, value)
   return response
 }

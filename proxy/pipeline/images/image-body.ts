@@ -33,24 +33,47 @@ export const ImageRequest = Type.Object({
 })
 export type ImageRequest = Static<typeof ImageRequest>
 
-const invalid = (param: string, message: string) => new ServiceError('invalid_request', `${param}: ${message}`, { param })
+const invalid = (param: string, message: string) =>
+  new ServiceError('invalid_request', `${param}: ${message}`, { param })
 
 function rules(body: ImageRequest): ServiceError | undefined {
-  if (body.prompt.length > MAX_PROMPT_CHARS) return invalid('prompt', `must be at most ${MAX_PROMPT_CHARS} characters (got ${body.prompt.length})`)
-  if (body.n != null && (body.n < 1 || body.n > MAX_IMAGES)) return invalid('n', `must be between 1 and ${MAX_IMAGES}`)
-  if (body.response_format != null && body.response_format !== 'url' && body.response_format !== 'b64_json') {
+  if (body.prompt.length > MAX_PROMPT_CHARS)
+    return invalid(
+      'prompt',
+      `must be at most ${MAX_PROMPT_CHARS} characters (got ${body.prompt.length})`,
+    )
+  if (body.n != null && (body.n < 1 || body.n > MAX_IMAGES))
+    return invalid('n', `must be between 1 and ${MAX_IMAGES}`)
+  if (
+    body.response_format != null &&
+    body.response_format !== 'url' &&
+    body.response_format !== 'b64_json'
+  ) {
     return invalid('response_format', "must be 'url' or 'b64_json'")
   }
   if (body.stream === true || (body.partial_images ?? 0) > 0) {
     const param = body.stream === true ? 'stream' : 'partial_images'
-    return invalid(param, 'streaming image generation is not supported; omit it and read the images from the response')
+    return invalid(
+      param,
+      'streaming image generation is not supported; omit it and read the images from the response',
+    )
   }
   return undefined
 }
 
-export const imageEnvelope = envelope<ImageRequest>(ImageRequest, new Set(Object.keys(ImageRequest.properties)), rules)
+export const imageEnvelope = envelope<ImageRequest>(
+  ImageRequest,
+  new Set(Object.keys(ImageRequest.properties)),
+  rules,
+)
 
-export type ImagePrice = { size: string; quality: string; images: number; unitNano: number; holdNano: number }
+export type ImagePrice = {
+  size: string
+  quality: string
+  images: number
+  unitNano: number
+  holdNano: number
+}
 
 /** The price of the request: the catalog's price per image for its size and quality, times n. */
 export function priceImages(model: ImageModel, body: ImageRequest): ImagePrice | ServiceError {
@@ -58,10 +81,20 @@ export function priceImages(model: ImageModel, body: ImageRequest): ImagePrice |
   const quality = body.quality ?? model.defaultQuality
   const images = body.n ?? 1
   const unitNano = model.pricesNano.get(`${size}/${quality}`)
-  if (unitNano !== undefined) return { size, quality, images, unitNano, holdNano: unitNano * images }
-  const variants = [...model.pricesNano.keys()].map((variant) => variant.split('/') as [string, string])
+  if (unitNano !== undefined)
+    return { size, quality, images, unitNano, holdNano: unitNano * images }
+  const variants = [...model.pricesNano.keys()].map(
+    (variant) => variant.split('/') as [string, string],
+  )
   const sizes = [...new Set(variants.map(([known]) => known))]
-  if (!sizes.includes(size)) return invalid('size', `${size} is not offered for ${model.id}; valid sizes: ${sizes.join(', ')}`)
+  if (!sizes.includes(size))
+    return invalid(
+      'size',
+      `${size} is not offered for ${model.id}; valid sizes: ${sizes.join(', ')}`,
+    )
   const qualities = variants.filter(([known]) => known === size).map(([, known]) => known)
-  return invalid('quality', `${quality} is not offered for ${model.id} at size ${size}; valid qualities: ${qualities.join(', ')}`)
+  return invalid(
+    'quality',
+    `${quality} is not offered for ${model.id} at size ${size}; valid qualities: ${qualities.join(', ')}`,
+  )
 }

@@ -17,13 +17,27 @@ const clientFault = new Set(['provider_policy_rejected', 'invalid_request', 'pay
 
 export const statusHint = (requestId: string) => `GET /v1/images/status?request_id=${requestId}`
 
-export function imageFailure(requestId: string, outcome: Extract<ImageOutcome, { kind: 'refused' | 'unreachable' }>): ServiceError {
+export function imageFailure(
+  requestId: string,
+  outcome: Extract<ImageOutcome, { kind: 'refused' | 'unreachable' }>,
+): ServiceError {
   if (outcome.kind === 'unreachable') {
-    return new ServiceError('images_unavailable', `Image requests are unavailable: no provider could be reached (${outcome.detail}). Nothing was sent or charged.`)
+    return new ServiceError(
+      'images_unavailable',
+      `Image requests are unavailable: no provider could be reached (${outcome.detail}). Nothing was sent or charged.`,
+    )
   }
   const provider = outcome.route.provider.id
-  const mapped = failureFromStatus(provider, outcome.status, readErrorBody(outcome.body, policyCodes)).error
-  if (clientFault.has(mapped.code)) return new ServiceError(mapped.code, `${mapped.message} No image was generated; nothing was charged.`)
+  const mapped = failureFromStatus(
+    provider,
+    outcome.status,
+    readErrorBody(outcome.body, policyCodes),
+  ).error
+  if (clientFault.has(mapped.code))
+    return new ServiceError(
+      mapped.code,
+      `${mapped.message} No image was generated; nothing was charged.`,
+    )
   return new ServiceError(
     'image_request_failed',
     `Provider ${provider} failed the image request (status ${outcome.status}); no image was generated and nothing was charged. ` +
@@ -31,7 +45,12 @@ export function imageFailure(requestId: string, outcome: Extract<ImageOutcome, {
   )
 }
 
-export function unknownOutcome(requestId: string, outcome: Extract<ImageOutcome, { kind: 'unknown' }>, holdNano: number, deadline: Date): ServiceError {
+export function unknownOutcome(
+  requestId: string,
+  outcome: Extract<ImageOutcome, { kind: 'unknown' }>,
+  holdNano: number,
+  deadline: Date,
+): ServiceError {
   return new ServiceError(
     'image_request_failed',
     `Provider ${outcome.route.provider.id} ${outcome.reason}; the images may have been generated, and the final cost is not known yet. ` +

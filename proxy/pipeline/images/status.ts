@@ -15,14 +15,29 @@ import type { Gateway } from '../gateway.ts'
 import { chatErrorBody } from '../styles/chat/render-error.ts'
 import { readImageRequest, type ImageRequestRow } from '../../stores/image-requests.ts'
 
-export function imageStatus(gw: Gateway, request: Request, address: () => string): Promise<Response> {
-  return keyEndpoint(gw, request, { style: 'images', render: () => chatErrorBody, address }, async (key) => {
-    const requestId = new URL(request.url).searchParams.get('request_id')?.trim()
-    if (!requestId) throw new ServiceError('invalid_request', 'request_id: is required (the x-request-id of the image request).', { param: 'request_id' })
-    const row = await readImageRequest(gw.sql, key.accountId, requestId)
-    if (!row) throw new ServiceError('not_found', `No image request ${requestId} for this account.`)
-    return { body: statusPayload(row) }
-  })
+export function imageStatus(
+  gw: Gateway,
+  request: Request,
+  address: () => string,
+): Promise<Response> {
+  return keyEndpoint(
+    gw,
+    request,
+    { style: 'images', render: () => chatErrorBody, address },
+    async (key) => {
+      const requestId = new URL(request.url).searchParams.get('request_id')?.trim()
+      if (!requestId)
+        throw new ServiceError(
+          'invalid_request',
+          'request_id: is required (the x-request-id of the image request).',
+          { param: 'request_id' },
+        )
+      const row = await readImageRequest(gw.sql, key.accountId, requestId)
+      if (!row)
+        throw new ServiceError('not_found', `No image request ${requestId} for this account.`)
+      return { body: statusPayload(row) }
+    },
+  )
 }
 
 export function statusPayload(row: ImageRequestRow) {

@@ -13,7 +13,12 @@
  * The stop at the hold trusts only a count that cannot exceed the provider's own: the events, or the
  * exact count. An estimate never cuts an answer short.
  */
-import { loadedTokenizer, loadTokenizer, type TokenCounter, type TokenizerName } from '../../core/catalog/tokenizers.ts'
+import {
+  loadedTokenizer,
+  loadTokenizer,
+  type TokenCounter,
+  type TokenizerName,
+} from '../../core/catalog/tokenizers.ts'
 
 /** Text held back from counting past this size is counted at once (if the tokenizer is loaded). */
 const PENDING_LIMIT_CHARS = 16_384

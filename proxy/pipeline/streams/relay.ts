@@ -52,7 +52,12 @@ export type RelayOptions = {
 
 const encoder = new TextEncoder()
 
-const inputOnly = (inputTokens: number): TokenUsage => ({ inputTokens, cachedInputTokens: 0, cacheWriteTokens: 0, outputTokens: 0 })
+const inputOnly = (inputTokens: number): TokenUsage => ({
+  inputTokens,
+  cachedInputTokens: 0,
+  cacheWriteTokens: 0,
+  outputTokens: 0,
+})
 
 export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   const { decoder, output } = options
@@ -72,7 +77,11 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   let room = { inputTokens: -1, outputTokens: 0 }
   const outputRoom = () => {
     const input = usage ?? inputOnly(options.inputBoundTokens)
-    if (room.inputTokens !== input.inputTokens) room = { inputTokens: input.inputTokens, outputTokens: outputTokensWithin(options.pricing, input, options.holdNano) }
+    if (room.inputTokens !== input.inputTokens)
+      room = {
+        inputTokens: input.inputTokens,
+        outputTokens: outputTokensWithin(options.pricing, input, options.holdNano),
+      }
     return room.outputTokens
   }
 
@@ -83,7 +92,8 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   }, options.idleTimeoutMs)
 
   /** The provider's count, where it gave one; no content event is free, whatever a start-of-stream report said. */
-  const reportedUsage = () => usage && { ...usage, outputTokens: Math.max(usage.outputTokens, delivered.events) }
+  const reportedUsage = () =>
+    usage && { ...usage, outputTokens: Math.max(usage.outputTokens, delivered.events) }
   /** What an output reads when it writes the usage event (only then is the usage worked out). */
   const accounting = {
     get usage() {
@@ -106,7 +116,12 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     return true
   }
 
-  const fail = async (controller: ReadableStreamDefaultController<Uint8Array>, kind: StreamEnd, failure: ServiceError, charged?: TokenUsage) => {
+  const fail = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    kind: StreamEnd,
+    failure: ServiceError,
+    charged?: TokenUsage,
+  ) => {
     if (!end()) return
     options.upstream.abort()
     options.onEnd({ end: kind, usage: charged ?? (await deliveredUsage()), failure })
@@ -131,7 +146,9 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     if (atMost <= limit) return false
     const probe = new DeliveredOutput(options.tokenizer)
     probe.add(texts.join(''))
-    return Promise.all([delivered.tokens(), probe.tokens()]).then(([before, added]) => before + added > limit)
+    return Promise.all([delivered.tokens(), probe.tokens()]).then(
+      ([before, added]) => before + added > limit,
+    )
   }
 
   const stopAtHold = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
@@ -145,7 +162,10 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   }
 
   /** Relays what a read completed; false when the client got nothing from it and the stream goes on. */
-  const relay = async (controller: ReadableStreamDefaultController<Uint8Array>, raws: SseEvent[]): Promise<boolean> => {
+  const relay = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    raws: SseEvent[],
+  ): Promise<boolean> => {
     let out = ''
     const send = () => {
       if (out) controller.enqueue(encoder.encode(out))
@@ -182,7 +202,11 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       if (event.type === 'usage') usage = event.usage
       else if (event.type === 'end') sawEnd = true
       else if (event.type === 'finish') sawFinish = true
-      else if (event.type === 'error') return new ServiceError('upstream_error', `The provider failed after the answer began: ${event.message}. Retry.`)
+      else if (event.type === 'error')
+        return new ServiceError(
+          'upstream_error',
+          `The provider failed after the answer began: ${event.message}. Retry.`,
+        )
     }
     return undefined
   }
@@ -191,12 +215,18 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     if (!end()) return
     const final = reportedUsage() ?? (await deliveredUsage())
     options.onEnd({ end: 'complete', usage: final })
-    controller.enqueue(encoder.encode(output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined })))
+    controller.enqueue(
+      encoder.encode(
+        output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined }),
+      ),
+    )
     controller.close()
   }
 
   /** The next bytes from the provider; undefined once the stream is ending (failed or aborted). */
-  const read = async (controller: ReadableStreamDefaultController<Uint8Array>): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
+  const read = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+  ): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
     if (pendingFirst) {
       const value = pendingFirst
       pendingFirst = undefined
@@ -207,7 +237,14 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       return ended ? undefined : result
     } catch {
       // A read aborted by the idle timer or the client finds the stream already ending.
-      await fail(controller, 'upstream_failed', new ServiceError('upstream_error', 'The provider connection failed after the answer began; the answer is incomplete. Retry.'))
+      await fail(
+        controller,
+        'upstream_failed',
+        new ServiceError(
+          'upstream_error',
+          'The provider connection failed after the answer began; the answer is incomplete. Retry.',
+        ),
+      )
       return undefined
     }
   }
@@ -228,7 +265,15 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
         await relay(controller, splitter.flush())
         if (ended) return
         if (sawEnd || sawFinish) await complete(controller)
-        else await fail(controller, 'upstream_failed', new ServiceError('upstream_error', 'The provider closed the stream before the answer was complete. Retry.'))
+        else
+          await fail(
+            controller,
+            'upstream_failed',
+            new ServiceError(
+              'upstream_error',
+              'The provider closed the stream before the answer was complete. Retry.',
+            ),
+          )
         return
       }
     },
@@ -241,5 +286,8 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
 }
 
 function idleError(idleTimeoutMs: number): ServiceError {
-  return new ServiceError('upstream_error', `The stream was idle for ${Math.round(idleTimeoutMs / 1000)} seconds; the answer is incomplete. Retry.`)
+  return new ServiceError(
+    'upstream_error',
+    `The stream was idle for ${Math.round(idleTimeoutMs / 1000)} seconds; the answer is incomplete. Retry.`,
+  )
 }

@@ -43,7 +43,11 @@ export type Passthrough<Body> = {
   /** The client's own body without the gateway's fields. */
   body(body: Body): Record<string, unknown>
   /** The provider's non-streaming answer, with the cost added to its usage. */
-  answer(json: Record<string, unknown>, charged: Charged, context: AnswerContext<Body>): Record<string, unknown>
+  answer(
+    json: Record<string, unknown>,
+    charged: Charged,
+    context: AnswerContext<Body>,
+  ): Record<string, unknown>
   stream(context: AnswerContext<Body>): StreamOutput
 }
 
@@ -76,7 +80,11 @@ export type ClientStyle<Body> = {
   /** The neutral conversation the body means, or why it cannot be translated. */
   conversation(body: Body): Conversation | ServiceError
   /** A non-streaming answer from a provider of another style. */
-  renderAnswer(answer: Answer, charged: Charged, context: AnswerContext<Body>): Record<string, unknown>
+  renderAnswer(
+    answer: Answer,
+    charged: Charged,
+    context: AnswerContext<Body>,
+  ): Record<string, unknown>
   /** The stream writer for a provider of another style. */
   streamOutput(context: AnswerContext<Body>): StreamOutput
 }

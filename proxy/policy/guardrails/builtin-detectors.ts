@@ -5,7 +5,15 @@
  * Compiled once at module load and shared by every guardrail.
  */
 import { RE2JS } from 're2js'
-import { countDigits, isDigit, isIssuableSsn, isWordChar, octetsInRange, passesLuhn, passesMod97 } from './checksums.ts'
+import {
+  countDigits,
+  isDigit,
+  isIssuableSsn,
+  isWordChar,
+  octetsInRange,
+  passesLuhn,
+  passesMod97,
+} from './checksums.ts'
 import type { Detector, DetectorName, Span } from './scan.ts'
 
 export type BuiltinDetectorName = Exclude<DetectorName, 'regex' | 'keywords'>
@@ -111,21 +119,33 @@ function longestCardFrom(text: string, groups: Span[], first: number): number {
 
 // Country code, check digits, then up to 30 letters or digits, optionally in space-separated fours.
 const iban: Detector = {
-  pattern: afterBoundary(String.raw`\w`, String.raw`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?`),
+  pattern: afterBoundary(
+    String.raw`\w`,
+    String.raw`[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?`,
+  ),
   group: 1,
   mayMatch: (text) => hasDigit(text) && iban.pattern.test(text),
   confirm(text, start, end) {
     // The pattern may have taken a following four-letter word as a group: try shorter ends too.
     for (let stop = end; stop > start; stop = text.lastIndexOf(' ', stop - 1)) {
       const compact = text.slice(start, stop).replaceAll(' ', '')
-      if (compact.length >= 15 && compact.length <= 34 && passesMod97(compact) && endsCleanly(text, stop, '')) return [[start, stop]]
+      if (
+        compact.length >= 15 &&
+        compact.length <= 34 &&
+        passesMod97(compact) &&
+        endsCleanly(text, stop, '')
+      )
+        return [[start, stop]]
     }
     return []
   },
 }
 
 const usSsn: Detector = {
-  pattern: afterBoundary(String.raw`\w-`, String.raw`[0-9]{3}-[0-9]{2}-[0-9]{4}|[0-9]{3} [0-9]{2} [0-9]{4}`),
+  pattern: afterBoundary(
+    String.raw`\w-`,
+    String.raw`[0-9]{3}-[0-9]{2}-[0-9]{4}|[0-9]{3} [0-9]{2} [0-9]{4}`,
+  ),
   group: 1,
   mayMatch: (text) => hasDigit(text) && usSsn.pattern.test(text),
   confirm(text, start, end) {
@@ -159,10 +179,14 @@ const ipAddress: Detector = {
   mayMatch: (text) => hasDigit(text) && ipAddress.pattern.test(text),
   confirm(text, start, end) {
     const colon = text.lastIndexOf(':', end - 1)
-    if (colon < start) return octetsInRange(text, start, end) && endsCleanly(text, end, '.') ? [[start, end]] : []
+    if (colon < start)
+      return octetsInRange(text, start, end) && endsCleanly(text, end, '.') ? [[start, end]] : []
     // `::`, `a::b` and the like are too common in code to count as addresses without a decimal digit.
     const v4Tail = text.lastIndexOf('.', end - 1) > colon
-    const ok = countDigits(text, start, end) > 0 && (!v4Tail || octetsInRange(text, colon + 1, end)) && endsCleanly(text, end, '.:')
+    const ok =
+      countDigits(text, start, end) > 0 &&
+      (!v4Tail || octetsInRange(text, colon + 1, end)) &&
+      endsCleanly(text, end, '.:')
     return ok ? [[start, end]] : []
   },
 }

@@ -19,13 +19,22 @@ export function regexDetector(source: string): Compiled {
   try {
     pattern = RE2JS.compile(source)
   } catch (error) {
-    const reason = error instanceof RE2JSSyntaxException ? error.getDescription() : (error as Error).message
+    const reason =
+      error instanceof RE2JSSyntaxException ? error.getDescription() : (error as Error).message
     return { ok: false, reason: `is not a valid pattern: ${reason}` }
   }
   // An empty match has nothing to redact, and a filter that matches everywhere is a mistake.
   if (pattern.testExact('')) return { ok: false, reason: 'matches the empty string' }
   if (pattern.programSize() > MAX_PROGRAM_SIZE) return { ok: false, reason: 'is too complex' }
-  return { ok: true, detector: { pattern, group: 0, mayMatch: (text) => pattern.test(text), maxSearches: MAX_PATTERN_SEARCHES } }
+  return {
+    ok: true,
+    detector: {
+      pattern,
+      group: 0,
+      mayMatch: (text) => pattern.test(text),
+      maxSearches: MAX_PATTERN_SEARCHES,
+    },
+  }
 }
 
 /**
@@ -40,6 +49,9 @@ export function keywordDetector(keywords: string[]): Detector {
     const after = isWordChar(keyword.charCodeAt(keyword.length - 1)) ? String.raw`\b` : ''
     return before + RE2JS.quote(keyword) + after
   })
-  const pattern = RE2JS.compile(alternatives.join('|'), RE2JS.CASE_INSENSITIVE | RE2JS.LONGEST_MATCH)
+  const pattern = RE2JS.compile(
+    alternatives.join('|'),
+    RE2JS.CASE_INSENSITIVE | RE2JS.LONGEST_MATCH,
+  )
   return { pattern, group: 0, mayMatch: (text) => pattern.test(text) }
 }

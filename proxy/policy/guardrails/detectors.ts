@@ -44,7 +44,17 @@ export interface Finding {
   count?: number
 }
 
-const DETECTORS: readonly DetectorName[] = ['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret', 'regex', 'keywords']
+const DETECTORS: readonly DetectorName[] = [
+  'email',
+  'phone',
+  'credit_card',
+  'iban',
+  'us_ssn',
+  'ip_address',
+  'secret',
+  'regex',
+  'keywords',
+]
 const FIELDS = new Set(['detector', 'action', 'pattern', 'keywords', 'name'])
 const MAX_FILTERS = 50
 const MAX_PATTERN_LENGTH = 1000
@@ -55,12 +65,18 @@ const MAX_NAME_LENGTH = 64
 /** Checks the shape of stored filters (throws FilterError) and compiles their patterns once. */
 export function compileFilters(filters: unknown): CompiledFilters {
   if (!Array.isArray(filters)) throw new FilterError('filters must be a list')
-  if (filters.length > MAX_FILTERS) throw new FilterError(`filters has ${filters.length} entries; at most ${MAX_FILTERS} are allowed`)
+  if (filters.length > MAX_FILTERS)
+    throw new FilterError(
+      `filters has ${filters.length} entries; at most ${MAX_FILTERS} are allowed`,
+    )
   const block: CompiledFilter[] = []
   const redact: CompiledFilter[] = []
   filters.forEach((value: unknown, index) => {
     const filter = checkFilter(value, `filters[${index}]`)
-    const compiled = { label: filter.name ?? filter.detector, detector: detectorFor(filter, `filters[${index}]`) }
+    const compiled = {
+      label: filter.name ?? filter.detector,
+      detector: detectorFor(filter, `filters[${index}]`),
+    }
     if (filter.action === 'block') block.push(compiled)
     else redact.push(compiled)
   })
@@ -68,33 +84,55 @@ export function compileFilters(filters: unknown): CompiledFilters {
 }
 
 function checkFilter(value: unknown, at: string): Filter {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new FilterError(`${at} must be an object`)
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new FilterError(`${at} must be an object`)
   const filter = value as Record<string, unknown>
-  for (const field of Object.keys(filter)) if (!FIELDS.has(field)) throw new FilterError(`${at}.${field} is not a known field`)
+  for (const field of Object.keys(filter))
+    if (!FIELDS.has(field)) throw new FilterError(`${at}.${field} is not a known field`)
   const { detector, action, pattern, keywords, name } = filter
-  if (!DETECTORS.includes(detector as DetectorName)) throw new FilterError(`${at}.detector must be one of ${DETECTORS.join(', ')}`)
-  if (action !== 'block' && action !== 'redact') throw new FilterError(`${at}.action must be block or redact`)
+  if (!DETECTORS.includes(detector as DetectorName))
+    throw new FilterError(`${at}.detector must be one of ${DETECTORS.join(', ')}`)
+  if (action !== 'block' && action !== 'redact')
+    throw new FilterError(`${at}.action must be block or redact`)
   if (detector === 'regex') {
-    if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) {
-      throw new FilterError(`${at}.pattern is required for the regex detector: a non-empty string of at most ${MAX_PATTERN_LENGTH} characters`)
+    if (
+      typeof pattern !== 'string' ||
+      pattern.length === 0 ||
+      pattern.length > MAX_PATTERN_LENGTH
+    ) {
+      throw new FilterError(
+        `${at}.pattern is required for the regex detector: a non-empty string of at most ${MAX_PATTERN_LENGTH} characters`,
+      )
     }
-  } else if (pattern !== undefined) throw new FilterError(`${at}.pattern is only allowed with the regex detector`)
+  } else if (pattern !== undefined)
+    throw new FilterError(`${at}.pattern is only allowed with the regex detector`)
   if (detector === 'keywords') checkKeywords(keywords, `${at}.keywords`)
-  else if (keywords !== undefined) throw new FilterError(`${at}.keywords is only allowed with the keywords detector`)
+  else if (keywords !== undefined)
+    throw new FilterError(`${at}.keywords is only allowed with the keywords detector`)
   // The name goes into `[REDACTED:<name>]` in the text sent upstream, so it cannot close the marker early.
   if (name !== undefined && (typeof name !== 'string' || !isMarkerLabel(name))) {
-    throw new FilterError(`${at}.name must be 1 to ${MAX_NAME_LENGTH} characters without brackets or control characters`)
+    throw new FilterError(
+      `${at}.name must be 1 to ${MAX_NAME_LENGTH} characters without brackets or control characters`,
+    )
   }
   return filter as unknown as Filter
 }
 
 function checkKeywords(keywords: unknown, at: string): void {
   if (!Array.isArray(keywords) || keywords.length === 0 || keywords.length > MAX_KEYWORDS) {
-    throw new FilterError(`${at} is required for the keywords detector: a list of 1 to ${MAX_KEYWORDS} strings`)
+    throw new FilterError(
+      `${at} is required for the keywords detector: a list of 1 to ${MAX_KEYWORDS} strings`,
+    )
   }
   keywords.forEach((keyword: unknown, i) => {
-    if (typeof keyword !== 'string' || keyword.trim().length === 0 || keyword.length > MAX_KEYWORD_LENGTH) {
-      throw new FilterError(`${at}[${i}] must be a non-blank string of at most ${MAX_KEYWORD_LENGTH} characters`)
+    if (
+      typeof keyword !== 'string' ||
+      keyword.trim().length === 0 ||
+      keyword.length > MAX_KEYWORD_LENGTH
+    ) {
+      throw new FilterError(
+        `${at}[${i}] must be a non-blank string of at most ${MAX_KEYWORD_LENGTH} characters`,
+      )
     }
   })
 }
@@ -126,9 +164,13 @@ export function hasFilters(compiled: CompiledFilters): boolean {
  * finding per redact filter that matched, counting its matches. When nothing matched, `text` is the very string passed in,
  * so callers can skip rewriting.
  */
-export function inspectText(text: string, compiled: CompiledFilters): { blocked?: Finding; text: string; redacted: Finding[] } {
+export function inspectText(
+  text: string,
+  compiled: CompiledFilters,
+): { blocked?: Finding; text: string; redacted: Finding[] } {
   for (const filter of compiled.block) {
-    if (findSpans(filter.detector, text, true).length > 0) return { blocked: { detector: filter.label, action: 'block' }, text, redacted: [] }
+    if (findSpans(filter.detector, text, true).length > 0)
+      return { blocked: { detector: filter.label, action: 'block' }, text, redacted: [] }
   }
   const spans: LabelledSpan[] = []
   const redacted: Finding[] = []

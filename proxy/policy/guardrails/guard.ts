@@ -8,7 +8,13 @@ import { ServiceError } from '../../../shared/errors.ts'
 import type { GuardrailRecord } from '../../core/key-record.ts'
 import { log } from '../../core/log.ts'
 import type { TextVisitor } from '../../core/texts.ts'
-import { compileFilters, hasFilters, inspectText, type CompiledFilters, type Finding } from './detectors.ts'
+import {
+  compileFilters,
+  hasFilters,
+  inspectText,
+  type CompiledFilters,
+  type Finding,
+} from './detectors.ts'
 
 const compiled = new Map<string, { version: number; filters: CompiledFilters | undefined }>()
 
@@ -22,8 +28,14 @@ function filtersOf(guardrail: GuardrailRecord): CompiledFilters | undefined {
     filters = hasFilters(built) ? built : undefined
   } catch (error) {
     // Fail closed: a guardrail that cannot be applied must not let content through unchecked.
-    log.error('guardrail filters do not compile; its requests are refused', { guardrailId: guardrail.id, error })
-    throw new ServiceError('guardrail_blocked', "The key's guardrail could not be applied (its filters are invalid); nothing was sent or charged. Fix or unassign the guardrail.")
+    log.error('guardrail filters do not compile; its requests are refused', {
+      guardrailId: guardrail.id,
+      error,
+    })
+    throw new ServiceError(
+      'guardrail_blocked',
+      "The key's guardrail could not be applied (its filters are invalid); nothing was sent or charged. Fix or unassign the guardrail.",
+    )
   }
   compiled.set(guardrail.id, { version: guardrail.version, filters })
   return filters
@@ -39,10 +51,18 @@ export type GuardOutcome =
     }
   | { ok: false; error: ServiceError }
 
-const NOTHING_REDACTED: GuardOutcome = { ok: true, redactions: 0, redactedBy: new Map(), bytesAdded: 0 }
+const NOTHING_REDACTED: GuardOutcome = {
+  ok: true,
+  redactions: 0,
+  redactedBy: new Map(),
+  bytesAdded: 0,
+}
 
 /** Runs the guardrail over the texts `visit` reaches, rewriting redacted ones in place. */
-export function guard(guardrail: GuardrailRecord | null, visitTexts: (visit: TextVisitor) => void): GuardOutcome {
+export function guard(
+  guardrail: GuardrailRecord | null,
+  visitTexts: (visit: TextVisitor) => void,
+): GuardOutcome {
   if (!guardrail) return NOTHING_REDACTED
   let filters: CompiledFilters | undefined
   try {
@@ -76,7 +96,10 @@ export function guard(guardrail: GuardrailRecord | null, visitTexts: (visit: Tex
 }
 
 /** One text through the guardrail (an image prompt). */
-export function guardText(guardrail: GuardrailRecord | null, text: string): { ok: true; text: string } | { ok: false; error: ServiceError } {
+export function guardText(
+  guardrail: GuardrailRecord | null,
+  text: string,
+): { ok: true; text: string } | { ok: false; error: ServiceError } {
   const holder = { text }
   const outcome = guard(guardrail, (visit) => {
     const replaced = visit(holder.text)

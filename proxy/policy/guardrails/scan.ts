@@ -6,7 +6,16 @@ import type { RE2JS } from 're2js'
 
 /** A finding's place in the text: [start, end) in UTF-16 code units. */
 /** The detectors a guardrail filter can name: the built-in ones, a pattern and a keyword list. */
-export type DetectorName = 'email' | 'phone' | 'credit_card' | 'iban' | 'us_ssn' | 'ip_address' | 'secret' | 'regex' | 'keywords'
+export type DetectorName =
+  | 'email'
+  | 'phone'
+  | 'credit_card'
+  | 'iban'
+  | 'us_ssn'
+  | 'ip_address'
+  | 'secret'
+  | 'regex'
+  | 'keywords'
 
 export type Span = [start: number, end: number]
 

@@ -15,7 +15,12 @@ export function mayUse(key: KeyRecord, modelId: string): boolean {
 }
 
 /** 403 `model_not_allowed` naming which policy forbids the model, and a model the key may call instead. */
-export function notAllowed(key: KeyRecord, modelId: string, knownIds: Iterable<string>, param: string): ServiceError {
+export function notAllowed(
+  key: KeyRecord,
+  modelId: string,
+  knownIds: Iterable<string>,
+  param: string,
+): ServiceError {
   const policy =
     key.allowedModels && !key.allowedModels.has(modelId)
       ? "this key's allowed models"
@@ -29,6 +34,10 @@ export function notAllowed(key: KeyRecord, modelId: string, knownIds: Iterable<s
       break
     }
   }
-  const hint = suggestion ? ` This key may call, for example, ${suggestion}.` : ' No catalog model is allowed for this key.'
-  return new ServiceError('model_not_allowed', `${modelId} is not allowed by ${policy}.${hint}`, { param })
+  const hint = suggestion
+    ? ` This key may call, for example, ${suggestion}.`
+    : ' No catalog model is allowed for this key.'
+  return new ServiceError('model_not_allowed', `${modelId} is not allowed by ${policy}.${hint}`, {
+    param,
+  })
 }

@@ -24,15 +24,23 @@ export async function countPromptTokens(size: PromptSize): Promise<number> {
   return tokens
 }
 
-export type ContextFit = { ok: true; candidates: Candidate[]; promptTokens?: number } | { ok: false; error: ServiceError }
+export type ContextFit =
+  | { ok: true; candidates: Candidate[]; promptTokens?: number }
+  | { ok: false; error: ServiceError }
 
 export async function fitContext(candidates: Candidate[], size: PromptSize): Promise<ContextFit> {
-  if (candidates.every(({ model }) => size.boundTokens <= model.contextLength)) return { ok: true, candidates }
+  if (candidates.every(({ model }) => size.boundTokens <= model.contextLength))
+    return { ok: true, candidates }
   const promptTokens = await countPromptTokens(size)
   const fitting = candidates.filter(({ model }) => promptTokens <= model.contextLength)
   if (fitting.length > 0) return { ok: true, candidates: fitting, promptTokens }
-  const largest = candidates.reduce((best, candidate) => (candidate.model.contextLength > best.model.contextLength ? candidate : best))
-  const which = candidates.length === 1 ? `the context of ${largest.model.id}` : `the largest context among the request's models (${largest.model.id})`
+  const largest = candidates.reduce((best, candidate) =>
+    candidate.model.contextLength > best.model.contextLength ? candidate : best,
+  )
+  const which =
+    candidates.length === 1
+      ? `the context of ${largest.model.id}`
+      : `the largest context among the request's models (${largest.model.id})`
   return {
     ok: false,
     error: new ServiceError(

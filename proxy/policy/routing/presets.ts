@@ -20,12 +20,14 @@ export function findPreset(key: KeyRecord, model: string, param: string): Preset
   const preset = key.presets.get(slug)
   if (preset) return preset
   const known = [...key.presets.keys()].slice(0, 5).map((name) => `${PRESET_PREFIX}${name}`)
-  const hint = known.length > 0 ? ` This account has ${known.join(', ')}.` : ' This account has no presets.'
+  const hint =
+    known.length > 0 ? ` This account has ${known.join(', ')}.` : ' This account has no presets.'
   return new ServiceError('unknown_model', `Unknown preset: ${model}.${hint}`, { param })
 }
 
 /** Sets `body[field]` to the preset's value when the request left it unset. */
 export function setDefault(body: object, field: string, value: unknown): void {
   const record = body as Record<string, unknown>
-  if (value !== undefined && (record[field] === undefined || record[field] === null)) record[field] = value
+  if (value !== undefined && (record[field] === undefined || record[field] === null))
+    record[field] = value
 }

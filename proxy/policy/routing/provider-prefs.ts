@@ -18,20 +18,32 @@ export type ProviderPrefs = {
 
 const FIELDS = new Set(['order', 'only', 'ignore', 'allow_fallbacks'])
 
-export function parseProviderPrefs(value: Record<string, unknown>, providers: ReadonlyMap<string, unknown>): ProviderPrefs | ServiceError {
+export function parseProviderPrefs(
+  value: Record<string, unknown>,
+  providers: ReadonlyMap<string, unknown>,
+): ProviderPrefs | ServiceError {
   for (const field of Object.keys(value)) {
     if (!FIELDS.has(field)) {
-      return new ServiceError('invalid_request', `provider.${field}: unknown field; supported: ${[...FIELDS].join(', ')}`, { param: `provider.${field}` })
+      return new ServiceError(
+        'invalid_request',
+        `provider.${field}: unknown field; supported: ${[...FIELDS].join(', ')}`,
+        { param: `provider.${field}` },
+      )
     }
   }
   const prefs: ProviderPrefs = { allowFallbacks: true }
   for (const field of ['order', 'only', 'ignore'] as const) {
     const list = value[field]
     if (list === undefined || list === null) continue
-    if (!Array.isArray(list) || list.length > 32) return invalid(field, 'must be an array of at most 32 provider IDs')
+    if (!Array.isArray(list) || list.length > 32)
+      return invalid(field, 'must be an array of at most 32 provider IDs')
     for (const [index, id] of list.entries()) {
       if (typeof id !== 'string') return invalid(`${field}[${index}]`, 'must be a provider ID')
-      if (!providers.has(id)) return invalid(`${field}[${index}]`, `unknown provider "${id}"; known: ${[...providers.keys()].join(', ')}`)
+      if (!providers.has(id))
+        return invalid(
+          `${field}[${index}]`,
+          `unknown provider "${id}"; known: ${[...providers.keys()].join(', ')}`,
+        )
     }
     if (field === 'order') prefs.order = list
     else prefs[field] = new Set(list)
@@ -46,7 +58,10 @@ export function parseProviderPrefs(value: Record<string, unknown>, providers: Re
 
 /** The routes the preferences allow, in the order they ask for. */
 export function preferredRoutes(routes: Route[], prefs: ProviderPrefs): Route[] {
-  let allowed = routes.filter((route) => (!prefs.only || prefs.only.has(route.provider.id)) && !prefs.ignore?.has(route.provider.id))
+  let allowed = routes.filter(
+    (route) =>
+      (!prefs.only || prefs.only.has(route.provider.id)) && !prefs.ignore?.has(route.provider.id),
+  )
   const order = prefs.order
   if (!order) return allowed
   if (!prefs.allowFallbacks) allowed = allowed.filter((route) => order.includes(route.provider.id))
@@ -59,5 +74,7 @@ export function preferredRoutes(routes: Route[], prefs: ProviderPrefs): Route[] 
 }
 
 function invalid(field: string, message: string): ServiceError {
-  return new ServiceError('invalid_request', `provider.${field}: ${message}`, { param: `provider.${field}` })
+  return new ServiceError('invalid_request', `provider.${field}: ${message}`, {
+    param: `provider.${field}`,
+  })
 }

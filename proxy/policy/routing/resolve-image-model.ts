@@ -10,16 +10,36 @@ import type { ImageModel } from '../../core/catalog/catalog-types.ts'
 import type { KeyRecord } from '../../core/key-record.ts'
 import { mayUse, notAllowed } from './access.ts'
 
-export function resolveImageModel(catalog: Catalog, key: KeyRecord, id: string): ImageModel | ServiceError {
+export function resolveImageModel(
+  catalog: Catalog,
+  key: KeyRecord,
+  id: string,
+): ImageModel | ServiceError {
   const model = catalog.images.get(id)
   const imageIds = [...catalog.images.keys()]
   if (!model) {
-    if (catalog.models.has(id) || catalog.aliases.has(id) || catalog.autos.has(id) || id.startsWith('@preset/')) {
-      return new ServiceError('invalid_request', `model: ${id} is not an image model; image models: ${imageIds.join(', ')}.`, { param: 'model' })
+    if (
+      catalog.models.has(id) ||
+      catalog.aliases.has(id) ||
+      catalog.autos.has(id) ||
+      id.startsWith('@preset/')
+    ) {
+      return new ServiceError(
+        'invalid_request',
+        `model: ${id} is not an image model; image models: ${imageIds.join(', ')}.`,
+        { param: 'model' },
+      )
     }
-    const matches = id.includes('/') ? [] : imageIds.filter((known) => known.slice(known.indexOf('/') + 1) === id)
-    const hint = matches.length > 0 ? ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?` : ` Image models: ${imageIds.join(', ')}.`
-    return new ServiceError('unknown_model', `Unknown image model: ${id}.${hint}`, { param: 'model' })
+    const matches = id.includes('/')
+      ? []
+      : imageIds.filter((known) => known.slice(known.indexOf('/') + 1) === id)
+    const hint =
+      matches.length > 0
+        ? ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
+        : ` Image models: ${imageIds.join(', ')}.`
+    return new ServiceError('unknown_model', `Unknown image model: ${id}.${hint}`, {
+      param: 'model',
+    })
   }
   if (!mayUse(key, id)) return notAllowed(key, id, imageIds, 'model')
   return model
@@ -29,11 +49,19 @@ export function resolveImageModel(catalog: Catalog, key: KeyRecord, id: string):
 export function usableImageRoutes(model: ImageModel, key: KeyRecord): Route[] | ServiceError {
   const keyed = model.routes.filter((route) => route.provider.available)
   if (keyed.length === 0) {
-    return new ServiceError('images_unavailable', `Image requests for ${model.id} are unavailable: no provider is configured for it. Nothing was sent or charged.`)
+    return new ServiceError(
+      'images_unavailable',
+      `Image requests for ${model.id} are unavailable: no provider is configured for it. Nothing was sent or charged.`,
+    )
   }
-  const allowed = keyed.filter((route) => !key.accountProviders || key.accountProviders.has(route.provider.id))
+  const allowed = keyed.filter(
+    (route) => !key.accountProviders || key.accountProviders.has(route.provider.id),
+  )
   if (allowed.length === 0) {
-    return new ServiceError('no_available_route', `No provider route for ${model.id} is allowed by the account's provider restrictions.`)
+    return new ServiceError(
+      'no_available_route',
+      `No provider route for ${model.id} is allowed by the account's provider restrictions.`,
+    )
   }
   return allowed
 }

@@ -48,13 +48,22 @@ export type Routing =
 
 type Refusal = { error: ServiceError }
 
-export function resolveRouting(catalog: Catalog, health: RouteHealth, key: KeyRecord, input: RoutingInput): Routing {
+export function resolveRouting(
+  catalog: Catalog,
+  health: RouteHealth,
+  key: KeyRecord,
+  input: RoutingInput,
+): Routing {
   const candidates: Candidate[] = []
   const blocks: RouteBlock[] = []
   const freeOnly = catalog.autos.get(input.model)?.free === true
 
   const routesFor = (model: Model): Route[] => {
-    let routes = model.routes.filter((route) => route.provider.available && (!key.accountProviders || key.accountProviders.has(route.provider.id)))
+    let routes = model.routes.filter(
+      (route) =>
+        route.provider.available &&
+        (!key.accountProviders || key.accountProviders.has(route.provider.id)),
+    )
     if (input.prefs) routes = preferredRoutes(routes, input.prefs)
     return routes.filter((route) => {
       const block = health.blocked(route, input.nowMs)
@@ -63,7 +72,8 @@ export function resolveRouting(catalog: Catalog, health: RouteHealth, key: KeyRe
     })
   }
   const add = (model: Model, routes: Route[]) => {
-    if (!candidates.some((candidate) => candidate.model.id === model.id)) candidates.push({ model, routes })
+    if (!candidates.some((candidate) => candidate.model.id === model.id))
+      candidates.push({ model, routes })
   }
 
   const ids = [input.model, ...input.fallbacks]
@@ -73,25 +83,47 @@ export function resolveRouting(catalog: Catalog, health: RouteHealth, key: KeyRe
     const auto = catalog.autos.get(id)
     if (auto) {
       if (freeOnly && !auto.free) return refused(paidAfterFree(param, id))
-      const chosen = chooseAuto(catalog, key, auto.candidates, input.features, routesFor, MAX_CANDIDATES - candidates.length)
-      if (chosen.length === 0 && index === 0) return refused(autoUnresolvable(catalog, key, id, auto.free, input.features))
+      const chosen = chooseAuto(
+        catalog,
+        key,
+        auto.candidates,
+        input.features,
+        routesFor,
+        MAX_CANDIDATES - candidates.length,
+      )
+      if (chosen.length === 0 && index === 0)
+        return refused(autoUnresolvable(catalog, key, id, auto.free, input.features))
       for (const { model, routes } of chosen) add(model, routes)
       continue
     }
     const model = explicitModel(catalog, id, param, index)
     if ('error' in model) return refused(model)
     if (freeOnly && !model.free) return refused(paidAfterFree(param, model.id))
-    if (!mayUse(key, model.id)) return { ok: false, error: notAllowed(key, model.id, catalog.models.keys(), param) }
+    if (!mayUse(key, model.id))
+      return { ok: false, error: notAllowed(key, model.id, catalog.models.keys(), param) }
     const missing = missingFeature(model, input.features)
     if (missing) {
-      if (index === 0) return { ok: false, error: new ServiceError('invalid_request', `${missing.field}: ${model.id} does not accept ${missing.what}`, { param: missing.field }) }
+      if (index === 0)
+        return {
+          ok: false,
+          error: new ServiceError(
+            'invalid_request',
+            `${missing.field}: ${model.id} does not accept ${missing.what}`,
+            { param: missing.field },
+          ),
+        }
       continue
     }
     const routes = routesFor(model)
     if (routes.length > 0) add(model, routes)
   }
   if (candidates.length === 0) return { ok: false, error: noRoute(ids, blocks, input.nowMs) }
-  return { ok: true, candidates, free: candidates.some((candidate) => candidate.model.free), auto: catalog.autos.has(input.model) ? input.model : undefined }
+  return {
+    ok: true,
+    candidates,
+    free: candidates.some((candidate) => candidate.model.free),
+    auto: catalog.autos.has(input.model) ? input.model : undefined,
+  }
 }
 
 function refused(refusal: Refusal): Routing {
@@ -99,16 +131,33 @@ function refused(refusal: Refusal): Routing {
 }
 
 /** A model ID or alias the client named; presets are resolved before routing and cannot be fallbacks. */
-function explicitModel(catalog: Catalog, id: string, param: string, index: number): Model | Refusal {
+function explicitModel(
+  catalog: Catalog,
+  id: string,
+  param: string,
+  index: number,
+): Model | Refusal {
   const model = catalog.models.get(id)
   if (model) return model
   if (catalog.aliases.has(id)) {
     const target = resolveAlias(catalog.aliases, catalog.models, id)
     if (target) return target
-    return { error: new ServiceError('model_alias_unavailable', `${id} cannot be resolved to a model right now. Use a concrete model ID or retry shortly.`, { param }) }
+    return {
+      error: new ServiceError(
+        'model_alias_unavailable',
+        `${id} cannot be resolved to a model right now. Use a concrete model ID or retry shortly.`,
+        { param },
+      ),
+    }
   }
   if (index > 0 && isPresetId(id)) {
-    return { error: new ServiceError('invalid_request', `${param}: a preset cannot be a fallback; name a model`, { param }) }
+    return {
+      error: new ServiceError(
+        'invalid_request',
+        `${param}: a preset cannot be a fallback; name a model`,
+        { param },
+      ),
+    }
   }
   return { error: unknownModel(catalog, id, param) }
 }
@@ -132,21 +181,42 @@ function chooseAuto(
   return chosen
 }
 
-function autoUnresolvable(catalog: Catalog, key: KeyRecord, id: string, free: boolean, features: Features): Refusal {
+function autoUnresolvable(
+  catalog: Catalog,
+  key: KeyRecord,
+  id: string,
+  free: boolean,
+  features: Features,
+): Refusal {
   const auto = catalog.autos.get(id)!
   const usable = auto.candidates.filter((candidate) => mayUse(key, candidate))
-  const capable = usable.filter((candidate) => !missingFeature(catalog.models.get(candidate)!, features))
+  const capable = usable.filter(
+    (candidate) => !missingFeature(catalog.models.get(candidate)!, features),
+  )
   if (free && usable.length > 0 && capable.length === 0) {
     const missing = missingFeature(catalog.models.get(usable[0]!)!, features)!
     return {
-      error: new ServiceError('invalid_request', `${missing.field}: ${id} does not support ${missing.what}; no free model accepts them. Name a model that does.`, {
-        param: missing.field,
-      }),
+      error: new ServiceError(
+        'invalid_request',
+        `${missing.field}: ${id} does not support ${missing.what}; no free model accepts them. Name a model that does.`,
+        {
+          param: missing.field,
+        },
+      ),
     }
   }
-  const why = usable.length === 0 ? 'none of its candidates is allowed for this key' : 'every allowed candidate is unavailable right now'
+  const why =
+    usable.length === 0
+      ? 'none of its candidates is allowed for this key'
+      : 'every allowed candidate is unavailable right now'
   const paid = free ? ' No paid model is used instead.' : ''
-  return { error: new ServiceError('auto_unresolvable', `${id} could not choose a model: ${why}. Name a model directly or retry.${paid}`, { param: 'model' }) }
+  return {
+    error: new ServiceError(
+      'auto_unresolvable',
+      `${id} could not choose a model: ${why}. Name a model directly or retry.${paid}`,
+      { param: 'model' },
+    ),
+  }
 }
 
 /**
@@ -157,14 +227,22 @@ function autoUnresolvable(catalog: Catalog, key: KeyRecord, id: string, free: bo
 export function autoFailed(id: string, free: boolean, failure: ServiceError): ServiceError {
   if (failure.code !== 'model_unavailable') return failure
   const paid = free ? ' No paid model is used instead.' : ''
-  return new ServiceError('auto_unresolvable', `${id} could not choose a model: the providers of every candidate are failing right now. Name a model directly or retry.${paid}`, {
-    param: 'model',
-  })
+  return new ServiceError(
+    'auto_unresolvable',
+    `${id} could not choose a model: the providers of every candidate are failing right now. Name a model directly or retry.${paid}`,
+    {
+      param: 'model',
+    },
+  )
 }
 
 function paidAfterFree(param: string, id: string): Refusal {
   return {
-    error: new ServiceError('invalid_request', `${param}: ${id} is not free, and service/auto:free never falls back to a paid model; remove it`, { param }),
+    error: new ServiceError(
+      'invalid_request',
+      `${param}: ${id} is not free, and service/auto:free never falls back to a paid model; remove it`,
+      { param },
+    ),
   }
 }
 
@@ -172,7 +250,8 @@ type MissingFeature = { field: string; what: string }
 
 function missingFeature(model: Model, features: Features): MissingFeature | undefined {
   if (features.tools && !model.capabilities.tools) return { field: 'tools', what: 'tools' }
-  if (features.images && !model.capabilities.images) return { field: 'messages', what: 'image inputs' }
+  if (features.images && !model.capabilities.images)
+    return { field: 'messages', what: 'image inputs' }
   return undefined
 }
 
@@ -180,18 +259,28 @@ function missingFeature(model: Model, features: Features): MissingFeature | unde
 function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): ServiceError {
   const names = ids.join(', ')
   const earliest = (reason: RouteBlock['reason']) =>
-    blocks.filter((block) => block.reason === reason).reduce((min, block) => Math.min(min, block.untilMs), Number.POSITIVE_INFINITY)
+    blocks
+      .filter((block) => block.reason === reason)
+      .reduce((min, block) => Math.min(min, block.untilMs), Number.POSITIVE_INFINITY)
   const paused = earliest('paused')
   if (paused !== Number.POSITIVE_INFINITY) {
-    return new ServiceError('upstream_capacity_unavailable', `Provider capacity for ${names} is paused. Nothing was sent or charged; retry after the time in Retry-After.`, {
-      retryAfterMs: paused - nowMs,
-    })
+    return new ServiceError(
+      'upstream_capacity_unavailable',
+      `Provider capacity for ${names} is paused. Nothing was sent or charged; retry after the time in Retry-After.`,
+      {
+        retryAfterMs: paused - nowMs,
+      },
+    )
   }
   const open = earliest('open')
   if (open !== Number.POSITIVE_INFINITY) {
-    return new ServiceError('model_unavailable', `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`, {
-      retryAfterMs: open - nowMs,
-    })
+    return new ServiceError(
+      'model_unavailable',
+      `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`,
+      {
+        retryAfterMs: open - nowMs,
+      },
+    )
   }
   return new ServiceError(
     'no_available_route',
@@ -202,8 +291,11 @@ function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): ServiceErr
 function unknownModel(catalog: Catalog, id: string, param: string): ServiceError {
   let message = `Unknown model: ${id}.`
   if (!id.includes('/')) {
-    const matches = [...catalog.models.keys()].filter((known) => known.slice(known.indexOf('/') + 1) === id)
-    if (matches.length > 0) message += ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
+    const matches = [...catalog.models.keys()].filter(
+      (known) => known.slice(known.indexOf('/') + 1) === id,
+    )
+    if (matches.length > 0)
+      message += ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
     else message += ' Model IDs have the form <author>/<model>.'
   }
   message += ' GET /v1/models lists every model.'

@@ -12,5 +12,6 @@ export const anthropicAdapter: ProviderAdapter = {
   request: messagesUpstreamRequest,
   readAnswer: readMessagesAnswer,
   streamDecoder: messagesStreamDecoder,
-  failure: (providerId, status, body) => failureFromStatus(providerId, status, readErrorBody(body, policyTypes)),
+  failure: (providerId, status, body) =>
+    failureFromStatus(providerId, status, readErrorBody(body, policyTypes)),
 }

@@ -11,7 +11,11 @@ import { conversationToMessages } from './to-messages-body.ts'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
 
-export function messagesUpstreamRequest(route: Route, payload: Payload, stream: boolean): UpstreamRequest | ServiceError {
+export function messagesUpstreamRequest(
+  route: Route,
+  payload: Payload,
+  stream: boolean,
+): UpstreamRequest | ServiceError {
   const body =
     payload.kind === 'conversation'
       ? conversationToMessages(payload.conversation, route.upstreamModel, route.maxOutputTokens)

@@ -20,8 +20,14 @@ export function readMessagesAnswer(text: string): AnswerRead {
       if (last?.type === 'text') last.text += block.text
       else parts.push({ type: 'text', text: block.text })
     } else if (block?.type === 'tool_use') {
-      if (typeof block.id !== 'string' || typeof block.name !== 'string') return invalidAnswer('a tool_use block has no id or name', usage)
-      parts.push({ type: 'tool_call', id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) })
+      if (typeof block.id !== 'string' || typeof block.name !== 'string')
+        return invalidAnswer('a tool_use block has no id or name', usage)
+      parts.push({
+        type: 'tool_call',
+        id: block.id,
+        name: block.name,
+        arguments: JSON.stringify(block.input ?? {}),
+      })
     }
   }
   return {

@@ -15,7 +15,13 @@ type Data = {
   message?: { model?: unknown; usage?: unknown }
   index?: number
   content_block?: { type?: string; id?: unknown; name?: unknown }
-  delta?: { type?: string; text?: unknown; partial_json?: unknown; stop_reason?: unknown; stop_sequence?: unknown }
+  delta?: {
+    type?: string
+    text?: unknown
+    partial_json?: unknown
+    stop_reason?: unknown
+    stop_sequence?: unknown
+  }
   usage?: unknown
   error?: { message?: unknown }
 }
@@ -37,29 +43,53 @@ export function messagesStreamDecoder(): StreamDecoder {
       switch (data.type ?? event.event) {
         case 'message_start': {
           usage = readMessagesUsage(data.message?.usage)
-          const start: StreamEvent = { type: 'start', model: typeof data.message?.model === 'string' ? data.message.model : undefined }
+          const start: StreamEvent = {
+            type: 'start',
+            model: typeof data.message?.model === 'string' ? data.message.model : undefined,
+          }
           return usage ? [start, { type: 'usage', usage }] : [start]
         }
         case 'content_block_start': {
           const block = data.content_block
-          if (block?.type !== 'tool_use' || typeof block.id !== 'string' || typeof block.name !== 'string') return []
+          if (
+            block?.type !== 'tool_use' ||
+            typeof block.id !== 'string' ||
+            typeof block.name !== 'string'
+          )
+            return []
           const index = tools++
           toolOrdinal.set(data.index ?? 0, index)
           return [{ type: 'tool_start', index, id: block.id, name: block.name }]
         }
         case 'content_block_delta': {
           const delta = data.delta
-          if (delta?.type === 'text_delta' && typeof delta.text === 'string') return [{ type: 'text', text: delta.text }]
-          if (delta?.type === 'input_json_delta' && typeof delta.partial_json === 'string' && delta.partial_json !== '') {
-            return [{ type: 'tool_arguments', index: toolOrdinal.get(data.index ?? 0) ?? 0, text: delta.partial_json }]
+          if (delta?.type === 'text_delta' && typeof delta.text === 'string')
+            return [{ type: 'text', text: delta.text }]
+          if (
+            delta?.type === 'input_json_delta' &&
+            typeof delta.partial_json === 'string' &&
+            delta.partial_json !== ''
+          ) {
+            return [
+              {
+                type: 'tool_arguments',
+                index: toolOrdinal.get(data.index ?? 0) ?? 0,
+                text: delta.partial_json,
+              },
+            ]
           }
           return []
         }
         case 'message_delta': {
           const events: StreamEvent[] = []
           if (data.delta?.stop_reason) {
-            const stopSequence = typeof data.delta.stop_sequence === 'string' ? data.delta.stop_sequence : null
-            events.push({ type: 'finish', reason: finishFromStopReason(data.delta.stop_reason), stopSequence })
+            const stopSequence =
+              typeof data.delta.stop_sequence === 'string' ? data.delta.stop_sequence : null
+            events.push({
+              type: 'finish',
+              reason: finishFromStopReason(data.delta.stop_reason),
+              stopSequence,
+            })
           }
           usage = readMessagesUsage(data.usage, usage)
           if (usage) events.push({ type: 'usage', usage })
@@ -70,7 +100,13 @@ export function messagesStreamDecoder(): StreamDecoder {
         case 'ping':
           return KEEPALIVE
         case 'error':
-          return [{ type: 'error', message: typeof data.error?.message === 'string' ? data.error.message : 'an error event' }]
+          return [
+            {
+              type: 'error',
+              message:
+                typeof data.error?.message === 'string' ? data.error.message : 'an error event',
+            },
+          ]
         default:
           return []
       }

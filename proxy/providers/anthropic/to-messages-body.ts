@@ -13,7 +13,11 @@ type Message = { role: 'user' | 'assistant'; content: Block[] }
 
 const imageTypes = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp'])
 
-export function conversationToMessages(conversation: Conversation, model: string, maxTokens: number): Record<string, unknown> | ServiceError {
+export function conversationToMessages(
+  conversation: Conversation,
+  model: string,
+  maxTokens: number,
+): Record<string, unknown> | ServiceError {
   const system: string[] = []
   const messages: Message[] = []
   const append = (role: Message['role'], blocks: Block[]) => {
@@ -28,10 +32,18 @@ export function conversationToMessages(conversation: Conversation, model: string
     else append(turn.role === 'assistant' ? 'assistant' : 'user', blocks)
   }
   const format = conversation.responseFormat
-  if (format?.type === 'json_object') system.push('Respond with a single JSON object and nothing else.')
-  if (format?.type === 'json_schema') system.push(`Respond with a single JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(format.schema)}`)
+  if (format?.type === 'json_object')
+    system.push('Respond with a single JSON object and nothing else.')
+  if (format?.type === 'json_schema')
+    system.push(
+      `Respond with a single JSON object that matches this JSON Schema, and nothing else:\n${JSON.stringify(format.schema)}`,
+    )
 
-  const body: Record<string, unknown> = { model, max_tokens: conversation.maxOutputTokens ?? maxTokens, messages }
+  const body: Record<string, unknown> = {
+    model,
+    max_tokens: conversation.maxOutputTokens ?? maxTokens,
+    messages,
+  }
   if (system.length > 0) body.system = system.join('\n')
   if (conversation.tools.length > 0) {
     body.tools = conversation.tools.map((tool) => ({
@@ -40,13 +52,17 @@ export function conversationToMessages(conversation: Conversation, model: string
       input_schema: { type: 'object', properties: {}, ...tool.parameters },
     }))
     const choice = conversation.toolChoice
-    const disable = conversation.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {}
+    const disable =
+      conversation.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {}
     if (choice === 'required') body.tool_choice = { type: 'any', ...disable }
     else if (choice === 'none') body.tool_choice = { type: 'none' }
-    else if (typeof choice === 'object') body.tool_choice = { type: 'tool', name: choice.name, ...disable }
-    else if (choice === 'auto' || conversation.parallelToolCalls === false) body.tool_choice = { type: 'auto', ...disable }
+    else if (typeof choice === 'object')
+      body.tool_choice = { type: 'tool', name: choice.name, ...disable }
+    else if (choice === 'auto' || conversation.parallelToolCalls === false)
+      body.tool_choice = { type: 'auto', ...disable }
   }
-  if (conversation.temperature !== undefined) body.temperature = Math.min(1, conversation.temperature)
+  if (conversation.temperature !== undefined)
+    body.temperature = Math.min(1, conversation.temperature)
   if (conversation.topP !== undefined) body.top_p = conversation.topP
   if (conversation.topK !== undefined) body.top_k = conversation.topK
   if (conversation.stop.length > 0) body.stop_sequences = conversation.stop
@@ -73,7 +89,14 @@ function turnBlocks(turn: Turn): Block[] | ServiceError {
     case 'tool': {
       const content = contentBlocks(turn.content)
       if (content instanceof ServiceError) return content
-      return [{ type: 'tool_result', tool_use_id: turn.toolCallId, content, ...(turn.isError ? { is_error: true } : {}) }]
+      return [
+        {
+          type: 'tool_result',
+          tool_use_id: turn.toolCallId,
+          content,
+          ...(turn.isError ? { is_error: true } : {}),
+        },
+      ]
     }
   }
 }
@@ -91,7 +114,10 @@ function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
       continue
     }
     if (!imageTypes.has(data[1]!)) {
-      return new ServiceError('invalid_request', `Images of type ${data[1]} are not supported by this model's provider (jpeg, png, gif or webp).`)
+      return new ServiceError(
+        'invalid_request',
+        `Images of type ${data[1]} are not supported by this model's provider (jpeg, png, gif or webp).`,
+      )
     }
     blocks.push({ type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } })
   }
@@ -103,9 +129,13 @@ function parseArguments(text: string): Record<string, unknown> | ServiceError {
   if (text.trim() === '') return {}
   try {
     const value = JSON.parse(text) as unknown
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as Record<string, unknown>
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      return value as Record<string, unknown>
   } catch {
     // fall through
   }
-  return new ServiceError('invalid_request', 'A tool call in the conversation has arguments that are not a JSON object.')
+  return new ServiceError(
+    'invalid_request',
+    'A tool call in the conversation has arguments that are not a JSON object.',
+  )
 }

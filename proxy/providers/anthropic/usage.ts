@@ -5,12 +5,18 @@
 import type { TokenUsage } from '../../core/catalog/pricing.ts'
 import { tokenCount } from '../openai/usage.ts'
 
-type MessagesUsage = { input_tokens?: unknown; output_tokens?: unknown; cache_read_input_tokens?: unknown; cache_creation_input_tokens?: unknown }
+type MessagesUsage = {
+  input_tokens?: unknown
+  output_tokens?: unknown
+  cache_read_input_tokens?: unknown
+  cache_creation_input_tokens?: unknown
+}
 
 /** Usage from a message or a message_delta; `base` supplies what a partial report leaves out. */
 export function readMessagesUsage(usage: unknown, base?: TokenUsage): TokenUsage | undefined {
   if (typeof usage !== 'object' || usage === null) return base
-  const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } = usage as MessagesUsage
+  const { input_tokens, output_tokens, cache_read_input_tokens, cache_creation_input_tokens } =
+    usage as MessagesUsage
   const uncached = tokenCount(input_tokens)
   const read = tokenCount(cache_read_input_tokens)
   const written = tokenCount(cache_creation_input_tokens)
@@ -19,6 +25,13 @@ export function readMessagesUsage(usage: unknown, base?: TokenUsage): TokenUsage
   if (!hasInput && output === undefined) return base
   const cachedInputTokens = read ?? base?.cachedInputTokens ?? 0
   const cacheWriteTokens = written ?? base?.cacheWriteTokens ?? 0
-  const inputTokens = hasInput ? (uncached ?? 0) + cachedInputTokens + cacheWriteTokens : (base?.inputTokens ?? 0)
-  return { inputTokens, cachedInputTokens, cacheWriteTokens, outputTokens: output ?? base?.outputTokens ?? 0 }
+  const inputTokens = hasInput
+    ? (uncached ?? 0) + cachedInputTokens + cacheWriteTokens
+    : (base?.inputTokens ?? 0)
+  return {
+    inputTokens,
+    cachedInputTokens,
+    cacheWriteTokens,
+    outputTokens: output ?? base?.outputTokens ?? 0,
+  }
 }

@@ -21,28 +21,62 @@ type ChatBody = {
 }
 
 /** Answers a Chat Completions request as `fetch` would answer one sent to a provider. */
-export async function echoFetch(_url: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+export async function echoFetch(
+  _url: string | URL | Request,
+  init: RequestInit = {},
+): Promise<Response> {
   const body = JSON.parse(String(init.body ?? '{}')) as ChatBody
   const limit = body.max_completion_tokens ?? body.max_tokens ?? Infinity
   const all = answerWords(lastUserText(body))
   const words = all.slice(0, Math.max(1, limit))
   const finish = words.length < all.length ? 'length' : 'stop'
-  const usage = { prompt_tokens: promptTokens(body), completion_tokens: words.length, total_tokens: promptTokens(body) + words.length }
-  const base = { id: `chatcmpl-echo-${crypto.randomUUID()}`, created: Math.floor(Date.now() / 1000), model: body.model ?? 'echo' }
+  const usage = {
+    prompt_tokens: promptTokens(body),
+    completion_tokens: words.length,
+    total_tokens: promptTokens(body) + words.length,
+  }
+  const base = {
+    id: `chatcmpl-echo-${crypto.randomUUID()}`,
+    created: Math.floor(Date.now() / 1000),
+    model: body.model ?? 'echo',
+  }
   if (body.stream !== true) {
     const message = { role: 'assistant', content: words.join(''), refusal: null }
-    return Response.json({ ...base, object: 'chat.completion', choices: [{ index: 0, message, logprobs: null, finish_reason: finish }], usage })
+    return Response.json({
+      ...base,
+      object: 'chat.completion',
+      choices: [{ index: 0, message, logprobs: null, finish_reason: finish }],
+      usage,
+    })
   }
-  return new Response(echoStream(base, words, finish, body.stream_options?.include_usage === true ? usage : undefined, init.signal ?? undefined), {
-    headers: { 'content-type': 'text/event-stream' },
-  })
+  return new Response(
+    echoStream(
+      base,
+      words,
+      finish,
+      body.stream_options?.include_usage === true ? usage : undefined,
+      init.signal ?? undefined,
+    ),
+    {
+      headers: { 'content-type': 'text/event-stream' },
+    },
+  )
 }
 
-function echoStream(base: Record<string, unknown>, words: string[], finish: string, usage: object | undefined, signal: AbortSignal | undefined): ReadableStream<Uint8Array> {
+function echoStream(
+  base: Record<string, unknown>,
+  words: string[],
+  finish: string,
+  usage: object | undefined,
+  signal: AbortSignal | undefined,
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder()
   const chunk = (choices: unknown[], extra: object = {}) =>
-    encoder.encode(`data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(usage ? { usage: null } : {}), ...extra })}\n\n`)
-  const delta = (value: object, finishReason: string | null = null) => chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finishReason }])
+    encoder.encode(
+      `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(usage ? { usage: null } : {}), ...extra })}\n\n`,
+    )
+  const delta = (value: object, finishReason: string | null = null) =>
+    chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finishReason }])
   return new ReadableStream<Uint8Array>({
     async start(controller) {
       controller.enqueue(delta({ role: 'assistant', content: '' }))
@@ -63,7 +97,10 @@ function lastUserText(body: ChatBody): string {
   const last = [...(body.messages ?? [])].reverse().find((message) => message.role === 'user')
   const content = last?.content
   if (typeof content === 'string') return content
-  if (Array.isArray(content)) return content.map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : '')).join(' ')
+  if (Array.isArray(content))
+    return content
+      .map((part: { text?: unknown }) => (typeof part?.text === 'string' ? part.text : ''))
+      .join(' ')
   return ''
 }
 

@@ -11,5 +11,6 @@ export const openaiAdapter: ProviderAdapter = {
   request: chatUpstreamRequest,
   readAnswer: readChatAnswer,
   streamDecoder: chatStreamDecoder,
-  failure: (providerId, status, body) => failureFromStatus(providerId, status, readErrorBody(body, policyCodes)),
+  failure: (providerId, status, body) =>
+    failureFromStatus(providerId, status, readErrorBody(body, policyCodes)),
 }

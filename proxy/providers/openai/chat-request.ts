@@ -9,14 +9,21 @@ import type { Payload, UpstreamRequest } from '../adapter.ts'
 import { bearerHeaders } from './headers.ts'
 import { conversationToChat } from './to-chat-body.ts'
 
-export function chatUpstreamRequest(route: Route, payload: Payload, stream: boolean): UpstreamRequest {
+export function chatUpstreamRequest(
+  route: Route,
+  payload: Payload,
+  stream: boolean,
+): UpstreamRequest {
   let body: Record<string, unknown>
   if (payload.kind === 'conversation') {
     body = conversationToChat(payload.conversation, route.upstreamModel)
   } else {
     body = { ...payload.body, model: route.upstreamModel }
     if (stream) {
-      const options = typeof body.stream_options === 'object' && body.stream_options !== null ? body.stream_options : {}
+      const options =
+        typeof body.stream_options === 'object' && body.stream_options !== null
+          ? body.stream_options
+          : {}
       body.stream_options = { ...options, include_usage: true }
     }
   }
@@ -24,7 +31,10 @@ export function chatUpstreamRequest(route: Route, payload: Payload, stream: bool
     url: `${route.provider.baseUrl}/chat/completions`,
     init: {
       method: 'POST',
-      headers: bearerHeaders(route.provider.apiKey, stream ? 'text/event-stream' : 'application/json'),
+      headers: bearerHeaders(
+        route.provider.apiKey,
+        stream ? 'text/event-stream' : 'application/json',
+      ),
       body: JSON.stringify(body),
     },
   }

@@ -7,7 +7,14 @@ import type { AnswerRead } from '../adapter.ts'
 import { invalidAnswer, parseAnswerBody } from '../answer-body.ts'
 import { readChatUsage } from './usage.ts'
 
-type Choice = { message?: { content?: unknown; refusal?: unknown; tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[] }; finish_reason?: unknown }
+type Choice = {
+  message?: {
+    content?: unknown
+    refusal?: unknown
+    tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
+  }
+  finish_reason?: unknown
+}
 
 export function readChatAnswer(text: string): AnswerRead {
   const parsed = parseAnswerBody(text)
@@ -16,7 +23,15 @@ export function readChatAnswer(text: string): AnswerRead {
   const usage = readChatUsage(body.usage)
   if (!Array.isArray(body.choices)) return invalidAnswer('choices is missing', usage)
   const choices = body.choices as Choice[]
-  if (choices.some((choice) => typeof choice !== 'object' || choice === null || typeof choice.message !== 'object' || choice.message === null)) {
+  if (
+    choices.some(
+      (choice) =>
+        typeof choice !== 'object' ||
+        choice === null ||
+        typeof choice.message !== 'object' ||
+        choice.message === null,
+    )
+  ) {
     return invalidAnswer('a choice has no message', usage)
   }
   const first = choices[0]
@@ -24,13 +39,25 @@ export function readChatAnswer(text: string): AnswerRead {
   const content = first?.message?.content ?? first?.message?.refusal
   if (typeof content === 'string' && content !== '') parts.push({ type: 'text', text: content })
   for (const call of first?.message?.tool_calls ?? []) {
-    if (typeof call.id !== 'string' || typeof call.function?.name !== 'string') return invalidAnswer('a tool call has no id or name', usage)
-    parts.push({ type: 'tool_call', id: call.id, name: call.function.name, arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '{}' })
+    if (typeof call.id !== 'string' || typeof call.function?.name !== 'string')
+      return invalidAnswer('a tool call has no id or name', usage)
+    parts.push({
+      type: 'tool_call',
+      id: call.id,
+      name: call.function.name,
+      arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '{}',
+    })
   }
   return {
     ok: true,
     json: body,
-    answer: { model: typeof body.model === 'string' ? body.model : '', parts, finish: chatFinish(first?.finish_reason), stopSequence: null, usage },
+    answer: {
+      model: typeof body.model === 'string' ? body.model : '',
+      parts,
+      finish: chatFinish(first?.finish_reason),
+      stopSequence: null,
+      usage,
+    },
   }
 }
 

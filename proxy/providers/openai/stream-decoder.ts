@@ -12,7 +12,15 @@ type Chunk = {
   model?: unknown
   choices?: {
     index?: number
-    delta?: { content?: unknown; refusal?: unknown; tool_calls?: { index?: number; id?: unknown; function?: { name?: unknown; arguments?: unknown } }[] }
+    delta?: {
+      content?: unknown
+      refusal?: unknown
+      tool_calls?: {
+        index?: number
+        id?: unknown
+        function?: { name?: unknown; arguments?: unknown }
+      }[]
+    }
     finish_reason?: unknown
   }[]
   usage?: unknown
@@ -34,11 +42,21 @@ export function chatStreamDecoder(): StreamDecoder {
       } catch {
         return [{ type: 'error', message: 'an unreadable stream event' }]
       }
-      if (chunk.error) return [{ type: 'error', message: typeof chunk.error.message === 'string' ? chunk.error.message : 'an error event' }]
+      if (chunk.error)
+        return [
+          {
+            type: 'error',
+            message:
+              typeof chunk.error.message === 'string' ? chunk.error.message : 'an error event',
+          },
+        ]
       const events: StreamEvent[] = []
       if (!started) {
         started = true
-        events.push({ type: 'start', model: typeof chunk.model === 'string' ? chunk.model : undefined })
+        events.push({
+          type: 'start',
+          model: typeof chunk.model === 'string' ? chunk.model : undefined,
+        })
       }
       for (const choice of chunk.choices ?? []) {
         if ((choice.index ?? 0) !== 0) continue
@@ -47,14 +65,24 @@ export function chatStreamDecoder(): StreamDecoder {
         if (typeof text === 'string' && text !== '') events.push({ type: 'text', text })
         for (const call of delta?.tool_calls ?? []) {
           const index = call.index ?? 0
-          if (!toolsStarted.has(index) && typeof call.id === 'string' && typeof call.function?.name === 'string') {
+          if (
+            !toolsStarted.has(index) &&
+            typeof call.id === 'string' &&
+            typeof call.function?.name === 'string'
+          ) {
             toolsStarted.add(index)
             events.push({ type: 'tool_start', index, id: call.id, name: call.function.name })
           }
           const fragment = call.function?.arguments
-          if (typeof fragment === 'string' && fragment !== '') events.push({ type: 'tool_arguments', index, text: fragment })
+          if (typeof fragment === 'string' && fragment !== '')
+            events.push({ type: 'tool_arguments', index, text: fragment })
         }
-        if (choice.finish_reason) events.push({ type: 'finish', reason: chatFinish(choice.finish_reason), stopSequence: null })
+        if (choice.finish_reason)
+          events.push({
+            type: 'finish',
+            reason: chatFinish(choice.finish_reason),
+            stopSequence: null,
+          })
       }
       const usage = readChatUsage(chunk.usage)
       if (usage) events.push({ type: 'usage', usage })

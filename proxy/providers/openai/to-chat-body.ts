@@ -5,7 +5,10 @@
 import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
 import { partsText } from '../../core/neutral/conversation.ts'
 
-export function conversationToChat(conversation: Conversation, model: string): Record<string, unknown> {
+export function conversationToChat(
+  conversation: Conversation,
+  model: string,
+): Record<string, unknown> {
   const body: Record<string, unknown> = { model, messages: conversation.turns.map(chatMessage) }
   if (conversation.tools.length > 0) {
     body.tools = conversation.tools.map((tool) => ({
@@ -19,9 +22,13 @@ export function conversationToChat(conversation: Conversation, model: string): R
     }))
   }
   const choice = conversation.toolChoice
-  if (choice) body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
-  if (conversation.parallelToolCalls !== undefined && conversation.tools.length > 0) body.parallel_tool_calls = conversation.parallelToolCalls
-  if (conversation.maxOutputTokens !== undefined) body.max_completion_tokens = conversation.maxOutputTokens
+  if (choice)
+    body.tool_choice =
+      typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
+  if (conversation.parallelToolCalls !== undefined && conversation.tools.length > 0)
+    body.parallel_tool_calls = conversation.parallelToolCalls
+  if (conversation.maxOutputTokens !== undefined)
+    body.max_completion_tokens = conversation.maxOutputTokens
   if (conversation.temperature !== undefined) body.temperature = conversation.temperature
   if (conversation.topP !== undefined) body.top_p = conversation.topP
   if (conversation.stop.length > 0) body.stop = conversation.stop.slice(0, 4)
@@ -30,7 +37,14 @@ export function conversationToChat(conversation: Conversation, model: string): R
   const format = conversation.responseFormat
   if (format?.type === 'json_object') body.response_format = { type: 'json_object' }
   if (format?.type === 'json_schema') {
-    body.response_format = { type: 'json_schema', json_schema: { name: format.name, schema: format.schema, ...(format.strict !== undefined ? { strict: format.strict } : {}) } }
+    body.response_format = {
+      type: 'json_schema',
+      json_schema: {
+        name: format.name,
+        schema: format.schema,
+        ...(format.strict !== undefined ? { strict: format.strict } : {}),
+      },
+    }
   }
   if (conversation.stream) {
     body.stream = true
@@ -50,11 +64,21 @@ function chatMessage(turn: Turn): Record<string, unknown> {
         role: 'assistant',
         content: turn.text === '' && turn.toolCalls.length > 0 ? null : turn.text,
         ...(turn.toolCalls.length > 0
-          ? { tool_calls: turn.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } })) }
+          ? {
+              tool_calls: turn.toolCalls.map((call) => ({
+                id: call.id,
+                type: 'function',
+                function: { name: call.name, arguments: call.arguments },
+              })),
+            }
           : {}),
       }
     case 'tool':
-      return { role: 'tool', tool_call_id: turn.toolCallId, content: `${turn.isError ? '[error] ' : ''}${partsText(turn.content)}` }
+      return {
+        role: 'tool',
+        tool_call_id: turn.toolCallId,
+        content: `${turn.isError ? '[error] ' : ''}${partsText(turn.content)}`,
+      }
   }
 }
 
@@ -63,6 +87,9 @@ function userContent(parts: ContentPart[]): string | Record<string, unknown>[] {
   return parts.map((part) =>
     part.type === 'text'
       ? { type: 'text', text: part.text }
-      : { type: 'image_url', image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) } },
+      : {
+          type: 'image_url',
+          image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) },
+        },
   )
 }

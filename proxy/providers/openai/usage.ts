@@ -7,7 +7,8 @@ type ChatUsage = {
   prompt_tokens_details?: { cached_tokens?: unknown } | null
 }
 
-export const tokenCount = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined)
+export const tokenCount = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined
 
 /** The provider's usage, or undefined when it is missing or not numbers. */
 export function readChatUsage(usage: unknown): TokenUsage | undefined {
@@ -16,5 +17,10 @@ export function readChatUsage(usage: unknown): TokenUsage | undefined {
   const inputTokens = tokenCount(prompt_tokens)
   const outputTokens = tokenCount(completion_tokens)
   if (inputTokens === undefined || outputTokens === undefined) return undefined
-  return { inputTokens, outputTokens, cachedInputTokens: tokenCount(prompt_tokens_details?.cached_tokens) ?? 0, cacheWriteTokens: 0 }
+  return {
+    inputTokens,
+    outputTokens,
+    cachedInputTokens: tokenCount(prompt_tokens_details?.cached_tokens) ?? 0,
+    cacheWriteTokens: 0,
+  }
 }

@@ -9,7 +9,12 @@ import type { AccountSeed, AdmissionStore } from './store.ts'
 
 export async function readAccountSeed(sql: Sql, accountId: string): Promise<AccountSeed> {
   const [row] = await sql<
-    { balance: number; credits: string[]; keys: { key_id: string; day: number; month: number }[]; guardrails: { guardrail_id: string; month: number }[] }[]
+    {
+      balance: number
+      credits: string[]
+      keys: { key_id: string; day: number; month: number }[]
+      guardrails: { guardrail_id: string; month: number }[]
+    }[]
   >`
     WITH entries AS (SELECT * FROM ledger WHERE account_id = ${accountId}),
     spend AS (
@@ -34,9 +39,16 @@ export async function readAccountSeed(sql: Sql, accountId: string): Promise<Acco
   return {
     balanceNano: row!.balance,
     recentCreditIds: row!.credits,
-    keySpend: row!.keys.map((key) => ({ keyId: key.key_id, daySpentNano: Number(key.day), monthSpentNano: Number(key.month) })),
+    keySpend: row!.keys.map((key) => ({
+      keyId: key.key_id,
+      daySpentNano: Number(key.day),
+      monthSpentNano: Number(key.month),
+    })),
     // A guardrail's spend is rebuilt from the keys assigned to it now.
-    guardrailSpend: row!.guardrails.map((g) => ({ guardrailId: g.guardrail_id, monthSpentNano: Number(g.month) })),
+    guardrailSpend: row!.guardrails.map((g) => ({
+      guardrailId: g.guardrail_id,
+      monthSpentNano: Number(g.month),
+    })),
   }
 }
 
@@ -51,7 +63,8 @@ export function loadAccount(sql: Sql, store: AdmissionStore, accountId: string):
       const recent = await sql<{ request_id: string; amount_nano: number }[]>`
         SELECT request_id, amount_nano FROM ledger
         WHERE account_id = ${accountId} AND kind = 'credit' AND created_at > now() - interval '1 day'`
-      for (const credit of recent) await store.credit(accountId, credit.request_id, credit.amount_nano)
+      for (const credit of recent)
+        await store.credit(accountId, credit.request_id, credit.amount_nano)
     })().finally(() => loading.delete(accountId))
     loading.set(accountId, pending)
   }

@@ -7,9 +7,24 @@ import type { LedgerEntry, SettleResult } from './store.ts'
 
 export type Limits = { requests: RateCounter; tokens: RateCounter }
 
-export type KeyState = Limits & { held: number; inFlight: number; day: number; daySpent: number; month: number; monthSpent: number }
+export type KeyState = Limits & {
+  held: number
+  inFlight: number
+  day: number
+  daySpent: number
+  month: number
+  monthSpent: number
+}
 
-export type Hold = { keyId: string; amount: number; tokens: number; window: number; deadlineMs: number; guardrailId?: string; free: boolean }
+export type Hold = {
+  keyId: string
+  amount: number
+  tokens: number
+  window: number
+  deadlineMs: number
+  guardrailId?: string
+  free: boolean
+}
 
 export type GuardrailState = { held: number; month: number; monthSpent: number }
 
@@ -31,13 +46,26 @@ export type AccountState = Limits & {
 export function keyState(account: AccountState, keyId: string): KeyState {
   let key = account.keys.get(keyId)
   if (!key) {
-    key = { requests: newCounter(), tokens: newCounter(), held: 0, inFlight: 0, day: 0, daySpent: 0, month: 0, monthSpent: 0 }
+    key = {
+      requests: newCounter(),
+      tokens: newCounter(),
+      held: 0,
+      inFlight: 0,
+      day: 0,
+      daySpent: 0,
+      month: 0,
+      monthSpent: 0,
+    }
     account.keys.set(keyId, key)
   }
   return key
 }
 
-export function guardrailState(account: AccountState, guardrailId: string, month: number): GuardrailState {
+export function guardrailState(
+  account: AccountState,
+  guardrailId: string,
+  month: number,
+): GuardrailState {
   let guardrail = account.guardrails.get(guardrailId)
   if (!guardrail) {
     guardrail = { held: 0, month, monthSpent: 0 }
@@ -57,11 +85,23 @@ export function ended(account: AccountState | undefined, requestId: string): Set
   const availableNano = account ? account.balance - account.held : 0
   const pending = account?.outbox.get(requestId)
   if (!pending) return { status: 'missing', availableNano }
-  return { status: 'settled', chargedNano: pending.chargedNano, writtenOffNano: pending.writtenOffNano, availableNano, again: true }
+  return {
+    status: 'settled',
+    chargedNano: pending.chargedNano,
+    writtenOffNano: pending.writtenOffNano,
+    availableNano,
+    again: true,
+  }
 }
 
 /** Removes an open hold, returns its amount and slot, and moves its token estimate to `actualTokens`; returns the key. */
-export function endHold(account: AccountState, requestId: string, hold: Hold, actualTokens: number, now: number): KeyState {
+export function endHold(
+  account: AccountState,
+  requestId: string,
+  hold: Hold,
+  actualTokens: number,
+  now: number,
+): KeyState {
   account.holds.delete(requestId)
   const key = keyState(account, hold.keyId)
   account.held -= hold.amount
@@ -74,7 +114,8 @@ export function endHold(account: AccountState, requestId: string, hold: Hold, ac
   for (const counter of [account.tokens, key.tokens]) {
     roll(counter, window)
     if (hold.window === counter.window) counter.current = Math.max(0, counter.current + delta)
-    else if (hold.window === counter.window - 1) counter.previous = Math.max(0, counter.previous + delta)
+    else if (hold.window === counter.window - 1)
+      counter.previous = Math.max(0, counter.previous + delta)
   }
   for (const counter of [account.requests, key.requests]) roll(counter, window)
   return key

@@ -3,7 +3,15 @@
  * runs synchronously between awaits, which makes it atomic within the process, with the same rules as
  * the Redis scripts (see lua/). State does not survive a restart; it is loaded again from Postgres.
  */
-import { calendar, newCounter, rateEstimate, rateRetryMs, roll, WINDOW_MS, type RateCounter } from './windows.ts'
+import {
+  calendar,
+  newCounter,
+  rateEstimate,
+  rateRetryMs,
+  roll,
+  WINDOW_MS,
+  type RateCounter,
+} from './windows.ts'
 import {
   HOLD_DEADLINE_MS,
   type AccountSeed,
@@ -20,7 +28,14 @@ import {
   type SweepResult,
 } from './store.ts'
 
-import { ended, endHold, guardrailState, keyState, rollSpend, type AccountState } from './memory-state.ts'
+import {
+  ended,
+  endHold,
+  guardrailState,
+  keyState,
+  rollSpend,
+  type AccountState,
+} from './memory-state.ts'
 
 const CREDIT_MEMORY_MS = 3 * 86_400_000
 
@@ -42,23 +57,50 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const window = Math.floor(now / WINDOW_MS)
     const key = keyState(account, input.keyId)
     const available = account.balance - account.held
-    for (const counter of [key.requests, key.tokens, account.requests, account.tokens]) roll(counter, window)
+    for (const counter of [key.requests, key.tokens, account.requests, account.tokens])
+      roll(counter, window)
 
-    const over = (limit: RateLimitName, value: number, counter: RateCounter, cost: number): AdmitResult | undefined => {
+    const over = (
+      limit: RateLimitName,
+      value: number,
+      counter: RateCounter,
+      cost: number,
+    ): AdmitResult | undefined => {
       if (value > 0 && rateEstimate(counter, now) + cost > value) {
-        return { ok: false, reason: 'rate', limit, value, retryAfterMs: rateRetryMs(counter, now, value, cost), availableNano: available }
+        return {
+          ok: false,
+          reason: 'rate',
+          limit,
+          value,
+          retryAfterMs: rateRetryMs(counter, now, value, cost),
+          availableNano: available,
+        }
       }
       return undefined
     }
     const { keyLimits: kl, accountLimits: al, tokens } = input
     const refused =
       (kl.concurrency > 0 && key.inFlight >= kl.concurrency
-        ? { ok: false as const, reason: 'rate' as const, limit: 'key_concurrency' as const, value: kl.concurrency, retryAfterMs: 1000, availableNano: available }
+        ? {
+            ok: false as const,
+            reason: 'rate' as const,
+            limit: 'key_concurrency' as const,
+            value: kl.concurrency,
+            retryAfterMs: 1000,
+            availableNano: available,
+          }
         : undefined) ??
       over('key_rpm', kl.rpm, key.requests, 1) ??
       over('key_tpm', kl.tpm, key.tokens, tokens) ??
       (al.concurrency > 0 && account.inFlight >= al.concurrency
-        ? { ok: false as const, reason: 'rate' as const, limit: 'account_concurrency' as const, value: al.concurrency, retryAfterMs: 1000, availableNano: available }
+        ? {
+            ok: false as const,
+            reason: 'rate' as const,
+            limit: 'account_concurrency' as const,
+            value: al.concurrency,
+            retryAfterMs: 1000,
+            availableNano: available,
+          }
         : undefined) ??
       over('account_rpm', al.rpm, account.requests, 1) ??
       over('account_tpm', al.tpm, account.tokens, tokens)
@@ -67,24 +109,56 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const { day, month, dayEndMs, monthEndMs } = calendar(now)
     rollSpend(key, day, month)
     if (kl.dailyNano > 0 && key.daySpent + key.held + input.holdNano > kl.dailyNano) {
-      return { ok: false, reason: 'spend', window: 'daily', capNano: kl.dailyNano, resetAtMs: dayEndMs, availableNano: available }
+      return {
+        ok: false,
+        reason: 'spend',
+        window: 'daily',
+        capNano: kl.dailyNano,
+        resetAtMs: dayEndMs,
+        availableNano: available,
+      }
     }
     if (kl.monthlyNano > 0 && key.monthSpent + key.held + input.holdNano > kl.monthlyNano) {
-      return { ok: false, reason: 'spend', window: 'monthly', capNano: kl.monthlyNano, resetAtMs: monthEndMs, availableNano: available }
+      return {
+        ok: false,
+        reason: 'spend',
+        window: 'monthly',
+        capNano: kl.monthlyNano,
+        resetAtMs: monthEndMs,
+        availableNano: available,
+      }
     }
     const guardrail = input.guardrail && guardrailState(account, input.guardrail.id, month)
     const budget = input.guardrail?.budgetNano ?? 0
-    if (guardrail && budget > 0 && guardrail.monthSpent + guardrail.held + input.holdNano > budget) {
-      return { ok: false, reason: 'spend', window: 'guardrail', capNano: budget, resetAtMs: monthEndMs, availableNano: available }
+    if (
+      guardrail &&
+      budget > 0 &&
+      guardrail.monthSpent + guardrail.held + input.holdNano > budget
+    ) {
+      return {
+        ok: false,
+        reason: 'spend',
+        window: 'guardrail',
+        capNano: budget,
+        resetAtMs: monthEndMs,
+        availableNano: available,
+      }
     }
     const free = input.freePerDay !== undefined
     if (free) {
       if (account.freeDay !== day) Object.assign(account, { freeDay: day, freeUsed: 0 })
       if (account.freeUsed >= input.freePerDay!) {
-        return { ok: false, reason: 'free', allowance: input.freePerDay!, retryAfterMs: dayEndMs - now, availableNano: available }
+        return {
+          ok: false,
+          reason: 'free',
+          allowance: input.freePerDay!,
+          retryAfterMs: dayEndMs - now,
+          availableNano: available,
+        }
       }
     }
-    if (available < input.holdNano) return { ok: false, reason: 'credits', availableNano: available }
+    if (available < input.holdNano)
+      return { ok: false, reason: 'credits', availableNano: available }
 
     if (free) account.freeUsed += 1
     if (guardrail) guardrail.held += input.holdNano
@@ -133,7 +207,13 @@ export class MemoryAdmissionStore implements AdmissionStore {
         atMs: now,
       })
     }
-    return { status: 'settled', chargedNano: charged, writtenOffNano: writtenOff, availableNano: account.balance - account.held, again: false }
+    return {
+      status: 'settled',
+      chargedNano: charged,
+      writtenOffNano: writtenOff,
+      availableNano: account.balance - account.held,
+      again: false,
+    }
   }
 
   async release(accountId: string, requestId: string): Promise<ReleaseResult> {
@@ -143,7 +223,8 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const now = this.clock()
     endHold(account, requestId, hold, 0, now)
     // A released free request gives its place in the day's allowance back.
-    if (hold.free && account.freeDay === calendar(now).day) account.freeUsed = Math.max(0, account.freeUsed - 1)
+    if (hold.free && account.freeDay === calendar(now).day)
+      account.freeUsed = Math.max(0, account.freeUsed - 1)
     return { status: 'released', availableNano: account.balance - account.held }
   }
 
@@ -158,7 +239,12 @@ export class MemoryAdmissionStore implements AdmissionStore {
       requests: newCounter(),
       tokens: newCounter(),
       keys: new Map(),
-      guardrails: new Map(seed.guardrailSpend.map((spend) => [spend.guardrailId, { held: 0, month, monthSpent: spend.monthSpentNano }])),
+      guardrails: new Map(
+        seed.guardrailSpend.map((spend) => [
+          spend.guardrailId,
+          { held: 0, month, monthSpent: spend.monthSpentNano },
+        ]),
+      ),
       freeDay: day,
       freeUsed: 0,
       holds: new Map(),
@@ -167,7 +253,12 @@ export class MemoryAdmissionStore implements AdmissionStore {
     }
     for (const spend of seed.keySpend) {
       const key = keyState(account, spend.keyId)
-      Object.assign(key, { day, daySpent: spend.daySpentNano, month, monthSpent: spend.monthSpentNano })
+      Object.assign(key, {
+        day,
+        daySpent: spend.daySpentNano,
+        month,
+        monthSpent: spend.monthSpentNano,
+      })
     }
     this.accounts.set(accountId, account)
     return true
@@ -176,11 +267,13 @@ export class MemoryAdmissionStore implements AdmissionStore {
   async credit(accountId: string, entryId: string, amountNano: number): Promise<CreditResult> {
     const account = this.accounts.get(accountId)
     if (!account) return { status: 'cold' }
-    if (account.credits.has(entryId)) return { status: 'again', availableNano: account.balance - account.held }
+    if (account.credits.has(entryId))
+      return { status: 'again', availableNano: account.balance - account.held }
     const now = this.clock()
     account.balance += amountNano
     account.credits.set(entryId, now)
-    for (const [id, at] of account.credits) if (at < now - CREDIT_MEMORY_MS) account.credits.delete(id)
+    for (const [id, at] of account.credits)
+      if (at < now - CREDIT_MEMORY_MS) account.credits.delete(id)
     return { status: 'applied', availableNano: account.balance - account.held }
   }
 
@@ -214,7 +307,9 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async pendingLedger(olderThanMs: number): Promise<LedgerEntry[]> {
     const cutoff = this.clock() - olderThanMs
-    return [...this.accounts.values()].flatMap((account) => [...account.outbox.values()].filter((entry) => entry.atMs <= cutoff))
+    return [...this.accounts.values()].flatMap((account) =>
+      [...account.outbox.values()].filter((entry) => entry.atMs <= cutoff),
+    )
   }
 
   async ackLedger(entries: { accountId: string; requestId: string }[]): Promise<void> {
@@ -223,7 +318,17 @@ export class MemoryAdmissionStore implements AdmissionStore {
 
   async snapshot(accountId: string): Promise<AccountSnapshot> {
     const account = this.accounts.get(accountId)
-    if (!account) return { loaded: false, balanceNano: 0, heldNano: 0, availableNano: 0, inFlight: 0, keys: [], guardrails: [], freeUsedToday: 0 }
+    if (!account)
+      return {
+        loaded: false,
+        balanceNano: 0,
+        heldNano: 0,
+        availableNano: 0,
+        inFlight: 0,
+        keys: [],
+        guardrails: [],
+        freeUsedToday: 0,
+      }
     const { day, month } = calendar(this.clock())
     return {
       loaded: true,

@@ -2,7 +2,15 @@
  * The replies of the admission scripts (lua/*.lua) and the packed records of the state hash, read into
  * the store's types.
  */
-import type { AccountSnapshot, AdmitResult, KeySnapshot, LedgerEntry, RateLimitName, SettleResult, SpendWindow } from './store.ts'
+import type {
+  AccountSnapshot,
+  AdmitResult,
+  KeySnapshot,
+  LedgerEntry,
+  RateLimitName,
+  SettleResult,
+  SpendWindow,
+} from './store.ts'
 import { calendar } from './windows.ts'
 
 export type Reply = (string | number)[]
@@ -30,7 +38,13 @@ export function parseAdmit(reply: Reply): AdmitResult {
         availableNano: Number(reply[4]),
       }
     case 'free':
-      return { ok: false, reason: 'free', allowance: Number(reply[1]), retryAfterMs: Number(reply[2]), availableNano: Number(reply[3]) }
+      return {
+        ok: false,
+        reason: 'free',
+        allowance: Number(reply[1]),
+        retryAfterMs: Number(reply[2]),
+        availableNano: Number(reply[3]),
+      }
     case 'credits':
       return { ok: false, reason: 'credits', availableNano: Number(reply[1]) }
     case 'cold':
@@ -44,15 +58,33 @@ export function parseAdmit(reply: Reply): AdmitResult {
 
 export function parseEnded(reply: Reply): SettleResult {
   if (reply[0] === 'settled') {
-    return { status: 'settled', chargedNano: Number(reply[1]), writtenOffNano: Number(reply[2]), availableNano: Number(reply[3]), again: reply[4] === 'again' }
+    return {
+      status: 'settled',
+      chargedNano: Number(reply[1]),
+      writtenOffNano: Number(reply[2]),
+      availableNano: Number(reply[3]),
+      again: reply[4] === 'again',
+    }
   }
   return { status: 'missing', availableNano: Number(reply[1]) }
 }
 
-export function parseOutboxEntry(accountId: string, requestId: string, value: string): LedgerEntry | undefined {
+export function parseOutboxEntry(
+  accountId: string,
+  requestId: string,
+  value: string,
+): LedgerEntry | undefined {
   const [keyId, charged, writtenOff, at] = value.split('|')
-  if (!keyId || charged === undefined || writtenOff === undefined || at === undefined) return undefined
-  return { requestId, accountId, keyId, chargedNano: Number(charged), writtenOffNano: Number(writtenOff), atMs: Number(at) }
+  if (!keyId || charged === undefined || writtenOff === undefined || at === undefined)
+    return undefined
+  return {
+    requestId,
+    accountId,
+    keyId,
+    chargedNano: Number(charged),
+    writtenOffNano: Number(writtenOff),
+    atMs: Number(at),
+  }
 }
 
 /** Reads the packed records of the state hash (see lua/lib.lua); spend of past windows counts as 0. */
@@ -67,7 +99,13 @@ export function snapshotFromFields(fields: Record<string, string>): AccountSnaps
     .filter(([field]) => field.startsWith('k:'))
     .map(([field, value]) => {
       const [held = 0, conc = 0, , , , , , dw, ds = 0, mw, ms = 0] = record(value, 11)
-      return { keyId: field.slice(2), heldNano: held, inFlight: conc, daySpentNano: dw === day ? ds : 0, monthSpentNano: mw === month ? ms : 0 }
+      return {
+        keyId: field.slice(2),
+        heldNano: held,
+        inFlight: conc,
+        daySpentNano: dw === day ? ds : 0,
+        monthSpentNano: mw === month ? ms : 0,
+      }
     })
   const guardrails = Object.entries(fields)
     .filter(([field]) => field.startsWith('g:'))
@@ -76,5 +114,14 @@ export function snapshotFromFields(fields: Record<string, string>): AccountSnaps
       return { guardrailId: field.slice(2), heldNano: held, monthSpentNano: mw === month ? ms : 0 }
     })
   const freeUsedToday = fd === day ? fc : 0
-  return { loaded: fields.a !== undefined, balanceNano, heldNano, availableNano: balanceNano - heldNano, inFlight, keys, guardrails, freeUsedToday }
+  return {
+    loaded: fields.a !== undefined,
+    balanceNano,
+    heldNano,
+    availableNano: balanceNano - heldNano,
+    inFlight,
+    keys,
+    guardrails,
+    freeUsedToday,
+  }
 }

@@ -8,7 +8,13 @@
  */
 import Redis, { type RedisOptions } from 'ioredis'
 import { redisKeys } from './redis-keys.ts'
-import { parseAdmit, parseEnded, parseOutboxEntry, snapshotFromFields, type Reply } from './redis-replies.ts'
+import {
+  parseAdmit,
+  parseEnded,
+  parseOutboxEntry,
+  snapshotFromFields,
+  type Reply,
+} from './redis-replies.ts'
 import { withScripts, type ScriptCommands } from './scripts.ts'
 import {
   HOLD_DEADLINE_MS,
@@ -27,7 +33,11 @@ import {
 
 type ScriptClient = Redis & ScriptCommands
 
-type Decision = { args: (string | number)[]; resolve: (reply: Reply) => void; reject: (error: unknown) => void }
+type Decision = {
+  args: (string | number)[]
+  resolve: (reply: Reply) => void
+  reject: (error: unknown) => void
+}
 type AccountQueue = { inFlight: number; waiting: Decision[] }
 
 /** Most decisions in one call. */
@@ -108,7 +118,13 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   async settle(input: SettleInput): Promise<SettleResult> {
     const { accountId } = input
-    const reply = await this.decide(accountId, ['settle', input.requestId, input.costNano, input.tokens, input.forgive ? 1 : 0])
+    const reply = await this.decide(accountId, [
+      'settle',
+      input.requestId,
+      input.costNano,
+      input.tokens,
+      input.forgive ? 1 : 0,
+    ])
     return parseEnded(reply)
   }
 
@@ -119,16 +135,30 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   async seed(accountId: string, seed: AccountSeed): Promise<boolean> {
-    const args: (string | number)[] = [seed.balanceNano, seed.recentCreditIds.length, ...seed.recentCreditIds]
+    const args: (string | number)[] = [
+      seed.balanceNano,
+      seed.recentCreditIds.length,
+      ...seed.recentCreditIds,
+    ]
     args.push(seed.keySpend.length)
     for (const key of seed.keySpend) args.push(key.keyId, key.daySpentNano, key.monthSpentNano)
-    for (const guardrail of seed.guardrailSpend) args.push(guardrail.guardrailId, guardrail.monthSpentNano)
-    const result = await this.redis.gwSeed(redisKeys.state(accountId), redisKeys.credits(accountId), ...args)
+    for (const guardrail of seed.guardrailSpend)
+      args.push(guardrail.guardrailId, guardrail.monthSpentNano)
+    const result = await this.redis.gwSeed(
+      redisKeys.state(accountId),
+      redisKeys.credits(accountId),
+      ...args,
+    )
     return result === 'seeded'
   }
 
   async credit(accountId: string, entryId: string, amountNano: number): Promise<CreditResult> {
-    const reply = await this.redis.gwCredit(redisKeys.state(accountId), redisKeys.credits(accountId), entryId, amountNano)
+    const reply = await this.redis.gwCredit(
+      redisKeys.state(accountId),
+      redisKeys.credits(accountId),
+      entryId,
+      amountNano,
+    )
     if (reply[0] === 'cold') return { status: 'cold' }
     return { status: reply[0] === 'ok' ? 'applied' : 'again', availableNano: Number(reply[1]) }
   }
@@ -147,14 +177,22 @@ export class RedisAdmissionStore implements AdmissionStore {
     if (locked !== 'OK') return { expired }
     try {
       const nowMs = await this.serverTime()
-      await this.redis.zremrangebyscore(redisKeys.activeAccounts, '-inf', String(nowMs - ACTIVE_WINDOW_MS))
+      await this.redis.zremrangebyscore(
+        redisKeys.activeAccounts,
+        '-inf',
+        String(nowMs - ACTIVE_WINDOW_MS),
+      )
       for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
-        const [requestIds] = await this.redis.gwSweep(redisKeys.state(accountId), redisKeys.holds(accountId))
+        const [requestIds] = await this.redis.gwSweep(
+          redisKeys.state(accountId),
+          redisKeys.holds(accountId),
+        )
         for (const requestId of requestIds) expired.push({ accountId, requestId })
       }
     } finally {
       // Let the next sweeper in at once; a lock that timed out may already be another's (then it stays).
-      if ((await this.redis.get(redisKeys.sweepLock)) === token) await this.redis.del(redisKeys.sweepLock)
+      if ((await this.redis.get(redisKeys.sweepLock)) === token)
+        await this.redis.del(redisKeys.sweepLock)
     }
     return { expired }
   }
@@ -179,7 +217,11 @@ export class RedisAdmissionStore implements AdmissionStore {
       ids.push(entry.requestId)
       byAccount.set(entry.accountId, ids)
     }
-    await Promise.all([...byAccount].map(([accountId, ids]) => this.redis.hdel(redisKeys.outbox(accountId), ...ids)))
+    await Promise.all(
+      [...byAccount].map(([accountId, ids]) =>
+        this.redis.hdel(redisKeys.outbox(accountId), ...ids),
+      ),
+    )
   }
 
   async snapshot(accountId: string): Promise<AccountSnapshot> {
@@ -217,10 +259,18 @@ export class RedisAdmissionStore implements AdmissionStore {
       if (queue.inFlight === 0) this.queues.delete(accountId)
       return
     }
-    const batch = [...waiting.filter((decision) => decision.args[0] !== 'admit'), ...waiting.filter((decision) => decision.args[0] === 'admit')]
+    const batch = [
+      ...waiting.filter((decision) => decision.args[0] !== 'admit'),
+      ...waiting.filter((decision) => decision.args[0] === 'admit'),
+    ]
     queue.inFlight += 1
     this.redis
-      .gwDecide(redisKeys.state(accountId), redisKeys.holds(accountId), redisKeys.outbox(accountId), ...batch.flatMap((decision) => decision.args))
+      .gwDecide(
+        redisKeys.state(accountId),
+        redisKeys.holds(accountId),
+        redisKeys.outbox(accountId),
+        ...batch.flatMap((decision) => decision.args),
+      )
       .then(
         (replies) => batch.forEach((decision, index) => decision.resolve(replies[index]!)),
         (error) => batch.forEach((decision) => decision.reject(error)),
@@ -237,7 +287,9 @@ export class RedisAdmissionStore implements AdmissionStore {
     if (!force && last !== undefined && now - last < REGISTER_EVERY_MS) return
     this.registered.set(accountId, now)
     if (this.registered.size > 100_000) this.registered.clear()
-    this.redis.zadd(redisKeys.activeAccounts, String(now), accountId).catch(() => this.registered.delete(accountId))
+    this.redis
+      .zadd(redisKeys.activeAccounts, String(now), accountId)
+      .catch(() => this.registered.delete(accountId))
   }
 
   private async serverTime(): Promise<number> {

@@ -38,7 +38,11 @@ function loadSources(): Promise<Map<string, string>> {
   sources ??= (async () => {
     const dir = join(import.meta.dir, 'lua')
     const files = [...new Set(Object.values(scripts).flatMap((script) => script.files))]
-    return new Map(await Promise.all(files.map(async (file) => [file, await Bun.file(join(dir, file)).text()] as const)))
+    return new Map(
+      await Promise.all(
+        files.map(async (file) => [file, await Bun.file(join(dir, file)).text()] as const),
+      ),
+    )
   })()
   return sources
 }
@@ -47,7 +51,10 @@ function loadSources(): Promise<Map<string, string>> {
 export async function withScripts(client: Redis): Promise<Redis & ScriptCommands> {
   const text = await loadSources()
   for (const [name, { files, keys }] of Object.entries(scripts)) {
-    client.defineCommand(name, { numberOfKeys: keys, lua: files.map((file) => text.get(file)!).join('\n') })
+    client.defineCommand(name, {
+      numberOfKeys: keys,
+      lua: files.map((file) => text.get(file)!).join('\n'),
+    })
   }
   return client as Redis & ScriptCommands
 }

@@ -37,8 +37,22 @@ export type AdmitResult =
   | { ok: true; availableNano: number; nowMs: number }
   | { ok: false; reason: 'cold' }
   | { ok: false; reason: 'duplicate' }
-  | { ok: false; reason: 'rate'; limit: RateLimitName; value: number; retryAfterMs: number; availableNano: number }
-  | { ok: false; reason: 'spend'; window: SpendWindow; capNano: number; resetAtMs: number; availableNano: number }
+  | {
+      ok: false
+      reason: 'rate'
+      limit: RateLimitName
+      value: number
+      retryAfterMs: number
+      availableNano: number
+    }
+  | {
+      ok: false
+      reason: 'spend'
+      window: SpendWindow
+      capNano: number
+      resetAtMs: number
+      availableNano: number
+    }
   | { ok: false; reason: 'free'; allowance: number; retryAfterMs: number; availableNano: number }
   | { ok: false; reason: 'credits'; availableNano: number }
 
@@ -59,7 +73,13 @@ export type SettleInput = {
  * never admitted. Either way nothing more is charged.
  */
 export type SettleResult =
-  | { status: 'settled'; chargedNano: number; writtenOffNano: number; availableNano: number; again: boolean }
+  | {
+      status: 'settled'
+      chargedNano: number
+      writtenOffNano: number
+      availableNano: number
+      again: boolean
+    }
   | { status: 'missing'; availableNano: number }
 
 export type ReleaseResult = { status: 'released'; availableNano: number } | SettleResult
@@ -84,7 +104,13 @@ export type AccountSeed = {
   guardrailSpend: { guardrailId: string; monthSpentNano: number }[]
 }
 
-export type KeySnapshot = { keyId: string; heldNano: number; inFlight: number; daySpentNano: number; monthSpentNano: number }
+export type KeySnapshot = {
+  keyId: string
+  heldNano: number
+  inFlight: number
+  daySpentNano: number
+  monthSpentNano: number
+}
 
 export type AccountSnapshot = {
   loaded: boolean
@@ -99,7 +125,9 @@ export type AccountSnapshot = {
   freeUsedToday: number
 }
 
-export type CreditResult = { status: 'applied' | 'again'; availableNano: number } | { status: 'cold' }
+export type CreditResult =
+  | { status: 'applied' | 'again'; availableNano: number }
+  | { status: 'cold' }
 
 export type SweepResult = { expired: { accountId: string; requestId: string }[] }
 

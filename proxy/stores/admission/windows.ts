@@ -27,20 +27,36 @@ export function rateEstimate(counter: RateCounter, nowMs: number): number {
 }
 
 /** Milliseconds until `cost` more fits under `limit` (at least 1 s, at most 2 minutes). */
-export function rateRetryMs(counter: RateCounter, nowMs: number, limit: number, cost: number): number {
+export function rateRetryMs(
+  counter: RateCounter,
+  nowMs: number,
+  limit: number,
+  cost: number,
+): number {
   const elapsed = nowMs - counter.window * WINDOW_MS
   let wait: number
   if (cost > limit) wait = WINDOW_MS
-  else if (counter.current + cost <= limit) wait = WINDOW_MS - elapsed - (WINDOW_MS * (limit - counter.current - cost)) / counter.previous
+  else if (counter.current + cost <= limit)
+    wait = WINDOW_MS - elapsed - (WINDOW_MS * (limit - counter.current - cost)) / counter.previous
   else wait = WINDOW_MS - elapsed + WINDOW_MS * (1 - (limit - cost) / counter.current)
   return Math.max(1000, Math.min(2 * WINDOW_MS, Math.ceil(wait)))
 }
 
 /** The UTC day and month (year × 12 + month − 1) of an instant, and the instants they end. */
-export function calendar(nowMs: number): { day: number; month: number; dayEndMs: number; monthEndMs: number } {
+export function calendar(nowMs: number): {
+  day: number
+  month: number
+  dayEndMs: number
+  monthEndMs: number
+} {
   const day = Math.floor(nowMs / DAY_MS)
   const date = new Date(nowMs)
   const year = date.getUTCFullYear()
   const month = date.getUTCMonth()
-  return { day, month: year * 12 + month, dayEndMs: (day + 1) * DAY_MS, monthEndMs: Date.UTC(year, month + 1, 1) }
+  return {
+    day,
+    month: year * 12 + month,
+    dayEndMs: (day + 1) * DAY_MS,
+    monthEndMs: Date.UTC(year, month + 1, 1),
+  }
 }

@@ -22,7 +22,8 @@ const bigintAsNumber = {
   serialize: (value: number | bigint) => String(value),
   parse: (value: string) => {
     const parsed = Number(value)
-    if (!Number.isSafeInteger(parsed)) throw new RangeError(`bigint ${value} is outside the safe integer range`)
+    if (!Number.isSafeInteger(parsed))
+      throw new RangeError(`bigint ${value} is outside the safe integer range`)
     return parsed
   },
 }
@@ -45,7 +46,9 @@ export async function startEmbedded(dataDir: string): Promise<Database> {
   const worker = new Worker(new URL('./embedded-worker.ts', import.meta.url).href)
   const ask = (message: object, expected: string) =>
     new Promise<{ address?: string }>((resolve, reject) => {
-      worker.onmessage = (event: MessageEvent<{ type: string; address?: string; message?: string }>) => {
+      worker.onmessage = (
+        event: MessageEvent<{ type: string; address?: string; message?: string }>,
+      ) => {
         if (event.data.type === expected) resolve(event.data)
         else reject(new Error(`Embedded database: ${event.data.message ?? event.data.type}`))
       }
@@ -54,7 +57,11 @@ export async function startEmbedded(dataDir: string): Promise<Database> {
     })
   const { address } = await ask({ type: 'start', path }, 'started')
   // PGlite runs one query at a time; one client connection keeps transactions from interleaving.
-  const sql = postgres(`postgres://postgres@${address}/postgres`, { max: 1, onnotice: () => {}, types: { bigint: bigintAsNumber } })
+  const sql = postgres(`postgres://postgres@${address}/postgres`, {
+    max: 1,
+    onnotice: () => {},
+    types: { bigint: bigintAsNumber },
+  })
   return {
     sql,
     kind: 'embedded',

@@ -34,7 +34,8 @@ export class KeyCache {
       pending = this.load(prefix)
         .then((records) => {
           // An invalidation that arrived during the read wins: do not cache what it may have replaced.
-          if (this.loading.get(prefix) === pending) this.entries.set(prefix, { records, loadedAt: startedAt })
+          if (this.loading.get(prefix) === pending)
+            this.entries.set(prefix, { records, loadedAt: startedAt })
           return records
         })
         .finally(() => {
@@ -50,7 +51,9 @@ export class KeyCache {
     this.apply(change)
     if (!this.publisher) return
     await this.publisher.publish(this.channel, JSON.stringify(change)).catch((error) => {
-      log.error('key invalidation not published; other processes catch up within the cache TTL', { error })
+      log.error('key invalidation not published; other processes catch up within the cache TTL', {
+        error,
+      })
     })
   }
 
@@ -61,7 +64,8 @@ export class KeyCache {
       return
     }
     for (const [prefix, entry] of this.entries) {
-      if (entry.records.some((record) => record.accountId === change.accountId)) this.entries.delete(prefix)
+      if (entry.records.some((record) => record.accountId === change.accountId))
+        this.entries.delete(prefix)
     }
     this.loading.clear()
   }

@@ -8,11 +8,21 @@ import type { PresetParams } from '../../../shared/schemas/admin/policy.ts'
 import type { AccountLimits, KeyRecord } from '../../core/key-record.ts'
 import type { KeyRow } from './key-row.ts'
 
-
 /** The key's columns, its digest, and what the joins add: its account's policy, its guardrail, the account's presets. */
 type Row = Pick<
   KeyRow,
-  'id' | 'account_id' | 'prefix' | 'status' | 'expires_at' | 'rpm_limit' | 'tpm_limit' | 'concurrency_limit' | 'daily_limit_nano' | 'monthly_limit_nano' | 'allowed_models' | 'guardrail_id'
+  | 'id'
+  | 'account_id'
+  | 'prefix'
+  | 'status'
+  | 'expires_at'
+  | 'rpm_limit'
+  | 'tpm_limit'
+  | 'concurrency_limit'
+  | 'daily_limit_nano'
+  | 'monthly_limit_nano'
+  | 'allowed_models'
+  | 'guardrail_id'
 > & {
   key_hash: Uint8Array
   account_status: 'active' | 'suspended'
@@ -28,7 +38,11 @@ type Row = Pick<
   presets: { slug: string; model: string; fallbacks: string[]; params: PresetParams }[] | null
 }
 
-export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: AccountLimits): Promise<KeyRecord[]> {
+export async function loadKeysByPrefix(
+  sql: Sql,
+  prefix: string,
+  defaults: AccountLimits,
+): Promise<KeyRecord[]> {
   const rows = await sql<Row[]>`
     SELECT k.id, k.account_id, k.prefix, k.key_hash, k.status, k.expires_at,
            k.rpm_limit, k.tpm_limit, k.concurrency_limit, k.daily_limit_nano, k.monthly_limit_nano, k.allowed_models,
@@ -70,7 +84,9 @@ export async function loadKeysByPrefix(sql: Sql, prefix: string, defaults: Accou
       ? {
           id: row.guardrail_id,
           version: row.guardrail_updated_at?.getTime() ?? 0,
-          allowedModels: row.guardrail_allowed_models ? new Set(row.guardrail_allowed_models) : null,
+          allowedModels: row.guardrail_allowed_models
+            ? new Set(row.guardrail_allowed_models)
+            : null,
           budgetNano: row.guardrail_budget_nano ?? 0,
           filters: row.guardrail_filters ?? [],
         }

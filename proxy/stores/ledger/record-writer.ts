@@ -75,13 +75,21 @@ export class RecordWriter {
   }
 
   /** Writes a queue in batches, oldest first; a batch leaves the queue only once Postgres has it. */
-  private async writeBatches<Row>(what: string, queue: Row[], insert: (batch: Row[]) => Promise<void>): Promise<boolean> {
+  private async writeBatches<Row>(
+    what: string,
+    queue: Row[],
+    insert: (batch: Row[]) => Promise<void>,
+  ): Promise<boolean> {
     while (queue.length > 0) {
       const batch = queue.slice(0, MAX_BATCH)
       try {
         await insert(batch)
       } catch (error) {
-        if (!this.failing) log.error(`${what} write failed; retrying until Postgres accepts it`, { rows: batch.length, error })
+        if (!this.failing)
+          log.error(`${what} write failed; retrying until Postgres accepts it`, {
+            rows: batch.length,
+            error,
+          })
         this.failing = true
         return false
       }
@@ -94,10 +102,20 @@ export class RecordWriter {
     const ledgerWritten = await this.writeBatches('ledger', this.ledger, async (batch) => {
       await insertLedger(this.sql, batch)
       // Postgres has these charges now: their outbox entries can go.
-      await this.store.ackLedger(batch).catch((error) => log.warn('outbox acknowledgement failed; recovery will retry it', { error }))
+      await this.store
+        .ackLedger(batch)
+        .catch((error) =>
+          log.warn('outbox acknowledgement failed; recovery will retry it', { error }),
+        )
       this.reportCharged(batch)
     })
-    if (!ledgerWritten || !(await this.writeBatches('request log', this.logs, (batch) => insertRequestLogs(this.sql, batch)))) return
+    if (
+      !ledgerWritten ||
+      !(await this.writeBatches('request log', this.logs, (batch) =>
+        insertRequestLogs(this.sql, batch),
+      ))
+    )
+      return
     if (this.failing) log.info('record writes recovered')
     this.failing = false
     if (this.lastUsed.size > 0) {
@@ -106,15 +124,19 @@ export class RecordWriter {
       await this.sql`
         UPDATE api_keys SET last_used_at = u.at
         FROM (SELECT id, to_timestamp(ms / 1000.0) AS at FROM unnest(${[...used.keys()]}::text[], ${[...used.values()]}::bigint[]) AS u(id, ms)) u
-        WHERE api_keys.id = u.id AND (last_used_at IS NULL OR last_used_at < u.at)`.catch((error) => {
-        log.warn('last-used update failed', { error })
-      })
+        WHERE api_keys.id = u.id AND (last_used_at IS NULL OR last_used_at < u.at)`.catch(
+        (error) => {
+          log.warn('last-used update failed', { error })
+        },
+      )
     }
   }
 
   private reportCharged(batch: LedgerRow[]): void {
     if (!this.onCharged) return
-    const accounts = new Set(batch.filter((row) => row.kind === 'charge').map((row) => row.accountId))
+    const accounts = new Set(
+      batch.filter((row) => row.kind === 'charge').map((row) => row.accountId),
+    )
     if (accounts.size === 0) return
     try {
       this.onCharged([...accounts])

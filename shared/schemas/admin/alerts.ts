@@ -67,7 +67,10 @@ export const PushSubscription = Type.Object(
 )
 export type PushSubscription = Static<typeof PushSubscription>
 
-export const PushSubscriptionRef = Type.Object({ endpoint: Type.String({ minLength: 1, maxLength: 2048 }) }, { additionalProperties: false })
+export const PushSubscriptionRef = Type.Object(
+  { endpoint: Type.String({ minLength: 1, maxLength: 2048 }) },
+  { additionalProperties: false },
+)
 export type PushSubscriptionRef = Static<typeof PushSubscriptionRef>
 
 export const VapidPublicKey = Type.Object({

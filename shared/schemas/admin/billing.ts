@@ -46,7 +46,12 @@ export const TopUp = Type.Object({
 })
 export type TopUp = Static<typeof TopUp>
 
-export const LedgerKind = Type.Union([Type.Literal('credit'), Type.Literal('charge'), Type.Literal('writeoff'), Type.Literal('adjustment')])
+export const LedgerKind = Type.Union([
+  Type.Literal('credit'),
+  Type.Literal('charge'),
+  Type.Literal('writeoff'),
+  Type.Literal('adjustment'),
+])
 export type LedgerKind = Static<typeof LedgerKind>
 
 export const LedgerQuery = Type.Object(

@@ -14,7 +14,12 @@ const ModelIds = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })
  * `active`; `in_grace`: rotated, still working until `expiresAt`; `expired`: rotated and past its grace;
  * `revoked`: disabled by hand.
  */
-export const KeyStatus = Type.Union([Type.Literal('active'), Type.Literal('in_grace'), Type.Literal('expired'), Type.Literal('revoked')])
+export const KeyStatus = Type.Union([
+  Type.Literal('active'),
+  Type.Literal('in_grace'),
+  Type.Literal('expired'),
+  Type.Literal('revoked'),
+])
 export type KeyStatus = Static<typeof KeyStatus>
 
 export const ApiKey = Type.Object({

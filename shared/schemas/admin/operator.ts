@@ -9,17 +9,26 @@ import { NewApiKey } from './keys.ts'
 
 const Nano = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
 
-export const NewAccount = Type.Object({ creditNano: Type.Optional(Nano) }, { additionalProperties: false })
+export const NewAccount = Type.Object(
+  { creditNano: Type.Optional(Nano) },
+  { additionalProperties: false },
+)
 export type NewAccount = Static<typeof NewAccount>
 
 export const Credit = Type.Object(
-  { amountNano: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), reason: Type.Optional(Type.String({ maxLength: 200 })) },
+  {
+    amountNano: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+    reason: Type.Optional(Type.String({ maxLength: 200 })),
+  },
   { additionalProperties: false },
 )
 export type Credit = Static<typeof Credit>
 
 /** A key of any account: the admin API's fields and the account. */
-export const NewAccountKey = Type.Object({ accountId: Type.String({ minLength: 1 }), ...NewApiKey.properties }, { additionalProperties: false })
+export const NewAccountKey = Type.Object(
+  { accountId: Type.String({ minLength: 1 }), ...NewApiKey.properties },
+  { additionalProperties: false },
+)
 export type NewAccountKey = Static<typeof NewAccountKey>
 
 /** Why an account is suspended: the spec's causes (chargeback, sanctions-screening hit, acceptable-use breach) and the operator's own. */
@@ -36,7 +45,11 @@ export const Suspension = Type.Object(
 export type Suspension = Static<typeof Suspension>
 
 export const ProviderPause = Type.Object(
-  { minutes: Type.Optional(Type.Number()), until: Type.Optional(Type.String()), reason: Type.Optional(Type.String({ maxLength: 200 })) },
+  {
+    minutes: Type.Optional(Type.Number()),
+    until: Type.Optional(Type.String()),
+    reason: Type.Optional(Type.String({ maxLength: 200 })),
+  },
   { additionalProperties: false },
 )
 export type ProviderPause = Static<typeof ProviderPause>

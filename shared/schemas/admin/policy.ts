@@ -52,7 +52,11 @@ export const PresetBody = Type.Object(
 )
 export type PresetBody = Static<typeof PresetBody>
 
-export const PresetDeleted = Type.Object({ accountId: Type.String(), slug: Type.String(), deleted: Type.Literal(true) })
+export const PresetDeleted = Type.Object({
+  accountId: Type.String(),
+  slug: Type.String(),
+  deleted: Type.Literal(true),
+})
 export type PresetDeleted = Static<typeof PresetDeleted>
 
 /**
@@ -90,18 +94,30 @@ export type Guardrails = Static<typeof Guardrails>
 
 const guardrailFields = {
   models: Type.Optional(Nullable(Ids)),
-  budgetNano: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }))),
+  budgetNano: Type.Optional(
+    Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  ),
   filters: Type.Optional(Type.Array(GuardrailFilter, { maxItems: 100 })),
 }
 
-export const NewGuardrail = Type.Object({ name: Type.String({ minLength: 1, maxLength: 100 }), ...guardrailFields }, { additionalProperties: false })
+export const NewGuardrail = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 100 }), ...guardrailFields },
+  { additionalProperties: false },
+)
 export type NewGuardrail = Static<typeof NewGuardrail>
 
-export const GuardrailChanges = Type.Object({ name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...guardrailFields }, { additionalProperties: false })
+export const GuardrailChanges = Type.Object(
+  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...guardrailFields },
+  { additionalProperties: false },
+)
 export type GuardrailChanges = Static<typeof GuardrailChanges>
 
 /** Deleting a guardrail unassigns it from its keys first; they keep working without it. */
-export const GuardrailDeleted = Type.Object({ id: Type.String(), deleted: Type.Literal(true), unassignedKeyIds: Type.Array(Type.String()) })
+export const GuardrailDeleted = Type.Object({
+  id: Type.String(),
+  deleted: Type.Literal(true),
+  unassignedKeyIds: Type.Array(Type.String()),
+})
 export type GuardrailDeleted = Static<typeof GuardrailDeleted>
 
 /** The account's routing restrictions: models its keys may call, providers that may serve them (null: any). */
@@ -113,7 +129,10 @@ export const Routing = Type.Object({
 export type Routing = Static<typeof Routing>
 
 /** A list given replaces the stored one, null removes it, an absent one stays as it is. */
-export const RoutingChanges = Type.Object({ models: Type.Optional(Nullable(Ids)), providers: Type.Optional(Nullable(Ids)) }, { additionalProperties: false })
+export const RoutingChanges = Type.Object(
+  { models: Type.Optional(Nullable(Ids)), providers: Type.Optional(Nullable(Ids)) },
+  { additionalProperties: false },
+)
 export type RoutingChanges = Static<typeof RoutingChanges>
 
 /**
@@ -138,13 +157,21 @@ export const AccountLimits = Type.Object({
   tpmLimit: Nullable(AccountLimit),
   concurrency: Nullable(AccountLimit),
   /** The limits in force: the account's own, else the defaults. */
-  effective: Type.Object({ rpmLimit: AccountLimit, tpmLimit: AccountLimit, concurrency: AccountLimit }),
+  effective: Type.Object({
+    rpmLimit: AccountLimit,
+    tpmLimit: AccountLimit,
+    concurrency: AccountLimit,
+  }),
 })
 export type AccountLimits = Static<typeof AccountLimits>
 
 /** A limit given replaces the account's, null returns it to the default, an absent one stays as it is. */
 export const AccountLimitsChanges = Type.Object(
-  { rpmLimit: Type.Optional(Nullable(AccountLimit)), tpmLimit: Type.Optional(Nullable(AccountLimit)), concurrency: Type.Optional(Nullable(AccountLimit)) },
+  {
+    rpmLimit: Type.Optional(Nullable(AccountLimit)),
+    tpmLimit: Type.Optional(Nullable(AccountLimit)),
+    concurrency: Type.Optional(Nullable(AccountLimit)),
+  },
   { additionalProperties: false },
 )
 export type AccountLimitsChanges = Static<typeof AccountLimitsChanges>

@@ -9,7 +9,10 @@ export const SetupChallenge = Type.Object({
 export type SetupChallenge = Static<typeof SetupChallenge>
 
 /** The widget's solved payload (base64 JSON of the challenge and its solution), as the form field `altcha`. */
-export const SetupRequest = Type.Object({ altcha: Type.String({ minLength: 1, maxLength: 8192 }) }, { additionalProperties: false })
+export const SetupRequest = Type.Object(
+  { altcha: Type.String({ minLength: 1, maxLength: 8192 }) },
+  { additionalProperties: false },
+)
 export type SetupRequest = Static<typeof SetupRequest>
 
 export const SetupResult = Type.Object({
@@ -27,14 +30,23 @@ export const SetupResult = Type.Object({
 export type SetupResult = Static<typeof SetupResult>
 
 /** The user confirms having saved both secrets: the key and the dashboard link. */
-export const ConfirmSecrets = Type.Object({ keySaved: Type.Literal(true), linkSaved: Type.Literal(true) }, { additionalProperties: false })
+export const ConfirmSecrets = Type.Object(
+  { keySaved: Type.Literal(true), linkSaved: Type.Literal(true) },
+  { additionalProperties: false },
+)
 export type ConfirmSecrets = Static<typeof ConfirmSecrets>
 
-export const SecretsConfirmed = Type.Object({ ok: Type.Literal(true), secretsConfirmedAt: Type.String({ description: 'ISO 8601' }) })
+export const SecretsConfirmed = Type.Object({
+  ok: Type.Literal(true),
+  secretsConfirmedAt: Type.String({ description: 'ISO 8601' }),
+})
 export type SecretsConfirmed = Static<typeof SecretsConfirmed>
 
 /** The secret of a dashboard link (the part after `#link=`), exchanged for a session cookie. */
-export const LinkExchange = Type.Object({ secret: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+export const LinkExchange = Type.Object(
+  { secret: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+)
 export type LinkExchange = Static<typeof LinkExchange>
 
 /** A replaced dashboard link, shown once: the old one no longer opens the account. */

@@ -3,7 +3,12 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Role } from './session.ts'
 
 /** Deliberately loose: the mail server is the judge; this only refuses what cannot be an address. */
-export const Email = Type.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$', description: 'An e-mail address' })
+export const Email = Type.String({
+  minLength: 3,
+  maxLength: 254,
+  pattern: '^[^\\s@]+@[^\\s@]+$',
+  description: 'An e-mail address',
+})
 
 export const EmailSignIn = Type.Object({ email: Email }, { additionalProperties: false })
 export type EmailSignIn = Static<typeof EmailSignIn>
@@ -12,12 +17,18 @@ export type EmailSignIn = Static<typeof EmailSignIn>
 export const MailSent = Type.Object({ ok: Type.Literal(true), message: Type.String() })
 export type MailSent = Static<typeof MailSent>
 
-export const EmailConfirm = Type.Object({ token: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false })
+export const EmailConfirm = Type.Object(
+  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { additionalProperties: false },
+)
 export type EmailConfirm = Static<typeof EmailConfirm>
 
 /** A Sign-In with Ethereum (EIP-4361) message and its signature. */
 export const WalletProof = Type.Object(
-  { message: Type.String({ minLength: 1, maxLength: 4096 }), signature: Type.String({ pattern: '^0x[0-9a-fA-F]+$', maxLength: 1024 }) },
+  {
+    message: Type.String({ minLength: 1, maxLength: 4096 }),
+    signature: Type.String({ pattern: '^0x[0-9a-fA-F]+$', maxLength: 1024 }),
+  },
   { additionalProperties: false },
 )
 export type WalletProof = Static<typeof WalletProof>
@@ -34,10 +45,26 @@ export type WalletNonce = Static<typeof WalletNonce>
 
 /** The session just opened (its cookie is set): the account it acts for and the role there. */
 export const SignedIn = Type.Object({
-  account: Type.Object({ id: Type.String(), kind: Type.Union([Type.Literal('accountless'), Type.Literal('identity')]) }),
+  account: Type.Object({
+    id: Type.String(),
+    kind: Type.Union([Type.Literal('accountless'), Type.Literal('identity')]),
+  }),
   role: Role,
-  user: Type.Union([Type.Null(), Type.Object({ id: Type.String(), email: Type.Union([Type.String(), Type.Null()]), wallet: Type.Union([Type.String(), Type.Null()]) })]),
+  user: Type.Union([
+    Type.Null(),
+    Type.Object({
+      id: Type.String(),
+      email: Type.Union([Type.String(), Type.Null()]),
+      wallet: Type.Union([Type.String(), Type.Null()]),
+    }),
+  ]),
   /** Why the link was sent: sign-in, claim of an accountless account, or a team invite. */
-  purpose: Type.Union([Type.Literal('sign_in'), Type.Literal('claim'), Type.Literal('invite'), Type.Literal('wallet'), Type.Literal('link')]),
+  purpose: Type.Union([
+    Type.Literal('sign_in'),
+    Type.Literal('claim'),
+    Type.Literal('invite'),
+    Type.Literal('wallet'),
+    Type.Literal('link'),
+  ]),
 })
 export type SignedIn = Static<typeof SignedIn>

@@ -8,7 +8,11 @@ import { Nullable } from './common.ts'
 
 const Body = Type.String({ minLength: 1, maxLength: 20_000 })
 
-export const TicketStatus = Type.Union([Type.Literal('open'), Type.Literal('answered'), Type.Literal('closed')])
+export const TicketStatus = Type.Union([
+  Type.Literal('open'),
+  Type.Literal('answered'),
+  Type.Literal('closed'),
+])
 export type TicketStatus = Static<typeof TicketStatus>
 
 export const NewTicket = Type.Object(
@@ -43,7 +47,10 @@ export const TicketSummary = Type.Object({
 })
 export type TicketSummary = Static<typeof TicketSummary>
 
-export const Ticket = Type.Composite([TicketSummary, Type.Object({ messages: Type.Array(TicketMessage) })])
+export const Ticket = Type.Composite([
+  TicketSummary,
+  Type.Object({ messages: Type.Array(TicketMessage) }),
+])
 export type Ticket = Static<typeof Ticket>
 
 export const TicketList = Type.Object({ tickets: Type.Array(TicketSummary) })

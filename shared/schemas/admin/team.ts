@@ -15,13 +15,23 @@ export const TeamMember = Type.Object({
 })
 export type TeamMember = Static<typeof TeamMember>
 
-export const PendingInvite = Type.Object({ email: Type.String(), role: InvitedRole, expiresAt: Type.String({ description: 'ISO 8601' }) })
+export const PendingInvite = Type.Object({
+  email: Type.String(),
+  role: InvitedRole,
+  expiresAt: Type.String({ description: 'ISO 8601' }),
+})
 export type PendingInvite = Static<typeof PendingInvite>
 
-export const Team = Type.Object({ members: Type.Array(TeamMember), invites: Type.Array(PendingInvite) })
+export const Team = Type.Object({
+  members: Type.Array(TeamMember),
+  invites: Type.Array(PendingInvite),
+})
 export type Team = Static<typeof Team>
 
-export const Invite = Type.Object({ email: Email, role: InvitedRole }, { additionalProperties: false })
+export const Invite = Type.Object(
+  { email: Email, role: InvitedRole },
+  { additionalProperties: false },
+)
 export type Invite = Static<typeof Invite>
 
 export const RoleChange = Type.Object({ role: InvitedRole }, { additionalProperties: false })

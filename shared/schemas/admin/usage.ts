@@ -48,7 +48,9 @@ export const UsageBucket = Type.Composite([
     /** With groupBy=model: the model that served (else the one asked for; '' when none was named). */
     model: Type.Optional(Type.String()),
     /** With groupBy=key: the key. */
-    key: Type.Optional(Type.Object({ id: Type.String(), name: Type.String(), prefix: Type.String() })),
+    key: Type.Optional(
+      Type.Object({ id: Type.String(), name: Type.String(), prefix: Type.String() }),
+    ),
   }),
   UsageTotals,
 ])

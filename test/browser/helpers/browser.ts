@@ -9,7 +9,11 @@ import { mkdir } from 'node:fs/promises'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
-import { startTestGateway, type TestGateway, type TestGatewayOptions } from '../../helpers/gateway.ts'
+import {
+  startTestGateway,
+  type TestGateway,
+  type TestGatewayOptions,
+} from '../../helpers/gateway.ts'
 import { startSmtpServer, type TestSmtp } from '../../helpers/smtp.ts'
 import { cheapBotCheck } from '../../helpers/altcha.ts'
 import { describeWith } from '../../helpers/services.ts'
@@ -22,12 +26,20 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
  * describe() for browser suites: they need Chromium, and Postgres unless they run on the embedded database. Without Chromium they are skipped,
  * unless REQUIRE_SERVICES=1 (CI installs Chromium), which makes its absence a failure.
  */
-export function describeBrowser(name: string, body: () => void, database: 'postgres' | 'embedded' = 'postgres'): void {
-  if (existsSync(CHROMIUM)) return database === 'postgres' ? describeWith('postgres', name, body) : describe(name, body)
-  if (process.env.REQUIRE_SERVICES !== '1') return describe.skip(`${name} (install chromium to run)`, body)
+export function describeBrowser(
+  name: string,
+  body: () => void,
+  database: 'postgres' | 'embedded' = 'postgres',
+): void {
+  if (existsSync(CHROMIUM))
+    return database === 'postgres' ? describeWith('postgres', name, body) : describe(name, body)
+  if (process.env.REQUIRE_SERVICES !== '1')
+    return describe.skip(`${name} (install chromium to run)`, body)
   describe(name, () => {
     test('chromium installed', () => {
-      throw new Error(`no Chromium at ${CHROMIUM} and REQUIRE_SERVICES=1: install Debian's chromium package`)
+      throw new Error(
+        `no Chromium at ${CHROMIUM} and REQUIRE_SERVICES=1: install Debian's chromium package`,
+      )
     })
   })
 }
@@ -37,8 +49,13 @@ let built: Promise<void> | undefined
 /** Builds the dashboard once per test run, as `bun run build` does. */
 export function buildDashboard(): Promise<void> {
   built ??= (async () => {
-    const build = Bun.spawn(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], { cwd: ROOT, stdout: 'pipe', stderr: 'pipe' })
-    if ((await build.exited) !== 0) throw new Error(`dashboard build failed:\n${await new Response(build.stderr).text()}`)
+    const build = Bun.spawn(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], {
+      cwd: ROOT,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    if ((await build.exited) !== 0)
+      throw new Error(`dashboard build failed:\n${await new Response(build.stderr).text()}`)
   })()
   return built
 }
@@ -72,7 +89,10 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
     env: { SMTP_URL: smtp.url, ...cheapBotCheck, LEDGER_FLUSH_MS: '10', ...options.env },
   })
   const { apiUrl, siteUrl } = gw.app.listen()
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] })
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-dev-shm-usage'],
+  })
   const contexts: BrowserContext[] = []
   const pageErrors: string[] = []
   const closeProfiles = async () => {
@@ -85,13 +105,19 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
     siteUrl,
     apiUrl,
     async open() {
-      const context = await browser.newContext({ baseURL: siteUrl, viewport: { width: 1280, height: 900 } })
+      const context = await browser.newContext({
+        baseURL: siteUrl,
+        viewport: { width: 1280, height: 900 },
+      })
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: siteUrl })
       contexts.push(context)
       const page = await context.newPage()
       page.on('pageerror', (error) => pageErrors.push(`uncaught: ${error.message}`))
       page.on('console', (message) => {
-        if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) pageErrors.push(`${message.text()} (at ${message.location().url} line ${message.location().lineNumber})`)
+        if (message.type() === 'error' && /Content Security Policy/i.test(message.text()))
+          pageErrors.push(
+            `${message.text()} (at ${message.location().url} line ${message.location().lineNumber})`,
+          )
       })
       // Generous for a loaded 2-core CI machine; a wait that is met returns at once.
       page.setDefaultTimeout(20_000)
@@ -113,7 +139,12 @@ export async function startSite(options: Partial<TestGatewayOptions> = {}): Prom
  * on failure, every page it opened is saved as a screenshot named after the test before
  * the error is reported; its browser profiles are closed either way.
  */
-export function browserTest(name: string, site: () => Site, body: () => Promise<void>, timeoutMs = 60_000): void {
+export function browserTest(
+  name: string,
+  site: () => Site,
+  body: () => Promise<void>,
+  timeoutMs = 60_000,
+): void {
   test(
     name,
     async () => {
@@ -136,11 +167,19 @@ export function browserTest(name: string, site: () => Site, body: () => Promise<
 async function screenshots(site: Site | undefined, name: string): Promise<void> {
   if (!site) return
   await mkdir(OUTPUT, { recursive: true })
-  const slug = name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '').toLowerCase()
+  const slug = name
+    .replace(/[^a-z0-9]+/gi, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase()
   let index = 0
   for (const context of site.browser.contexts()) {
     for (const page of context.pages()) {
-      await page.screenshot({ path: join(OUTPUT, `${slug}${index ? `-${index}` : ''}.png`), fullPage: true }).catch(() => undefined)
+      await page
+        .screenshot({
+          path: join(OUTPUT, `${slug}${index ? `-${index}` : ''}.png`),
+          fullPage: true,
+        })
+        .catch(() => undefined)
       index++
     }
   }
@@ -155,11 +194,32 @@ export async function seriousViolations(page: Page): Promise<Violation[]> {
   // Evaluated through the DevTools protocol, not as a <script>: the page's CSP allows only its own scripts.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource)
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] }> } }).axe
+    const axe = (
+      window as unknown as {
+        axe: {
+          run(
+            context: Document,
+            options: object,
+          ): Promise<{
+            violations: {
+              id: string
+              impact: string | null
+              help: string
+              nodes: { target: unknown[] }[]
+            }[]
+          }>
+        }
+      }
+    ).axe
     const result = await axe.run(document, { resultTypes: ['violations'] })
     return result.violations
       .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-      .map((violation) => ({ id: violation.id, impact: violation.impact!, help: violation.help, nodes: violation.nodes.map((node) => JSON.stringify(node.target)) }))
+      .map((violation) => ({
+        id: violation.id,
+        impact: violation.impact!,
+        help: violation.help,
+        nodes: violation.nodes.map((node) => JSON.stringify(node.target)),
+      }))
   })
 }
 

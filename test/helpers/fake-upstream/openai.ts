@@ -7,11 +7,20 @@ const finishReason = (plan: Plan) => (plan.finish === 'stop_sequence' ? 'stop' :
 
 function usage(plan: Plan) {
   const { prompt, completion, cached } = plan.usage
-  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } }
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: cached },
+  }
 }
 
 export function openaiAnswer(plan: Plan): Record<string, unknown> {
-  const toolCalls = plan.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }))
+  const toolCalls = plan.toolCalls.map((call) => ({
+    id: call.id,
+    type: 'function',
+    function: { name: call.name, arguments: call.arguments },
+  }))
   return {
     id: `chatcmpl-${crypto.randomUUID()}`,
     object: 'chat.completion',
@@ -20,7 +29,12 @@ export function openaiAnswer(plan: Plan): Record<string, unknown> {
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: toolCalls.length > 0 ? null : plan.words.join(''), refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: toolCalls.length > 0 ? null : plan.words.join(''),
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: finishReason(plan),
       },
@@ -30,23 +44,42 @@ export function openaiAnswer(plan: Plan): Record<string, unknown> {
 }
 
 export function openaiStream(plan: Plan, includeUsage: boolean): Step[] {
-  const base = { id: `chatcmpl-${crypto.randomUUID()}`, created: Math.floor(Date.now() / 1000), model: `${plan.name}-2026` }
+  const base = {
+    id: `chatcmpl-${crypto.randomUUID()}`,
+    created: Math.floor(Date.now() / 1000),
+    model: `${plan.name}-2026`,
+  }
   const chunk = (choices: unknown[], extra: object = {}) =>
     `data: ${JSON.stringify({ ...base, object: 'chat.completion.chunk', choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`
-  const delta = (value: object, finish: string | null = null) => chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
+  const delta = (value: object, finish: string | null = null) =>
+    chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
   const steps: Step[] = [{ text: delta({ role: 'assistant', content: '' }), content: false }]
   for (const word of plan.words) steps.push({ text: delta({ content: word }), content: true })
   plan.toolCalls.forEach((call, index) => {
-    steps.push({ text: delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }), content: true })
+    steps.push({
+      text: delta({
+        tool_calls: [
+          { index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } },
+        ],
+      }),
+      content: true,
+    })
     for (const part of fragments(call.arguments, Number(plan.options.get('argsChunks') ?? 3))) {
-      steps.push({ text: delta({ tool_calls: [{ index, function: { arguments: part } }] }), content: true })
+      steps.push({
+        text: delta({ tool_calls: [{ index, function: { arguments: part } }] }),
+        content: true,
+      })
     }
   })
   steps.push({ text: delta({}, finishReason(plan)), content: false })
-  if (includeUsage && plan.report) steps.push({ text: chunk([], { usage: usage(plan) }), content: false })
+  if (includeUsage && plan.report)
+    steps.push({ text: chunk([], { usage: usage(plan) }), content: false })
   steps.push({ text: 'data: [DONE]\n\n', content: false })
   return steps
 }
 
-export const openaiError = (status: number, code: string | null) => ({ error: { message: `fake failure ${status}`, type: 'server_error', code } })
-export const openaiStreamError = () => `data: ${JSON.stringify({ error: { message: 'fake overload', type: 'server_error' } })}\n\n`
+export const openaiError = (status: number, code: string | null) => ({
+  error: { message: `fake failure ${status}`, type: 'server_error', code },
+})
+export const openaiStreamError = () =>
+  `data: ${JSON.stringify({ error: { message: 'fake overload', type: 'server_error' } })}\n\n`

@@ -34,11 +34,17 @@ export type Plan = {
   report: boolean
 }
 
-export function plan(model: string, body: Record<string, unknown>, lastTurnIsToolResult: boolean): Plan {
+export function plan(
+  model: string,
+  body: Record<string, unknown>,
+  lastTurnIsToolResult: boolean,
+): Plan {
   const [name = '', query = ''] = model.split('?')
   const options = new URLSearchParams(query)
   const number = (key: string, fallback: number) => Number(options.get(key) ?? fallback)
-  const offered = Array.isArray(body.tools) ? (body.tools as { name?: string; function?: { name?: string } }[]) : []
+  const offered = Array.isArray(body.tools)
+    ? (body.tools as { name?: string; function?: { name?: string } }[])
+    : []
   const toolNames = offered.map((tool) => tool.name ?? tool.function?.name ?? 'tool')
   const callTools = options.has('tools') && toolNames.length > 0 && !lastTurnIsToolResult
   const toolCalls = callTools
@@ -51,10 +57,15 @@ export function plan(model: string, body: Record<string, unknown>, lastTurnIsToo
   const limit = outputLimit(body)
   const honoured = options.has('honour') && limit !== undefined && limit < number('tokens', 5)
   const count = honoured ? limit : number('tokens', 5)
-  const word = options.get('vocab') === 'long' ? (index: number) => LONG_WORDS[index % LONG_WORDS.length]! : (index: number) => `w${index} `
+  const word =
+    options.get('vocab') === 'long'
+      ? (index: number) => LONG_WORDS[index % LONG_WORDS.length]!
+      : (index: number) => `w${index} `
   const words = toolCalls.length > 0 ? [] : Array.from({ length: count }, (_, index) => word(index))
   const completion = toolCalls.length > 0 ? toolCalls.length * 12 : words.length
-  const finish = (options.get('finish') as Plan['finish'] | null) ?? (toolCalls.length > 0 ? 'tool_calls' : honoured ? 'length' : 'stop')
+  const finish =
+    (options.get('finish') as Plan['finish'] | null) ??
+    (toolCalls.length > 0 ? 'tool_calls' : honoured ? 'length' : 'stop')
   return {
     options,
     name,
@@ -62,7 +73,10 @@ export function plan(model: string, body: Record<string, unknown>, lastTurnIsToo
     toolCalls,
     finish,
     usage: {
-      prompt: number('prompt', Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4)),
+      prompt: number(
+        'prompt',
+        Math.ceil(JSON.stringify(body.messages ?? body.input ?? '').length / 4),
+      ),
       completion,
       cached: number('cached', 0),
       cacheWrite: number('cacheWrite', 0),
@@ -73,8 +87,18 @@ export function plan(model: string, body: Record<string, unknown>, lastTurnIsToo
 
 /** Single tokens of o200k_base, 12 to 16 characters long. */
 export const LONG_WORDS = [
-  ' responsibilities', ' characteristics', ' international', ' understanding', ' communication', ' environmental',
-  ' representatives', ' infrastructure', ' administration', ' implementation', ' organizations', ' opportunities',
+  ' responsibilities',
+  ' characteristics',
+  ' international',
+  ' understanding',
+  ' communication',
+  ' environmental',
+  ' representatives',
+  ' infrastructure',
+  ' administration',
+  ' implementation',
+  ' organizations',
+  ' opportunities',
 ]
 
 /** The output limit the request sets, in either provider style. */

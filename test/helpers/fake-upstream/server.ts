@@ -11,7 +11,11 @@ import { openaiAnswer, openaiError, openaiStream, type Step } from './openai.ts'
 import { plan } from './plan.ts'
 import { streamResponse } from './stream.ts'
 
-export type RecordedRequest = { path: string; headers: Record<string, string>; body: Record<string, unknown> }
+export type RecordedRequest = {
+  path: string
+  headers: Record<string, string>
+  body: Record<string, unknown>
+}
 
 export type FakeUpstream = {
   url: string
@@ -26,7 +30,13 @@ export type FakeUpstream = {
 const fixtures = join(import.meta.dir, '..', '..', 'fixtures', 'upstream')
 
 export function startFakeUpstream(): FakeUpstream {
-  const state: FakeUpstream = { url: '', requests: [], abortedStreams: 0, openStreams: 0, stop: async () => {} }
+  const state: FakeUpstream = {
+    url: '',
+    requests: [],
+    abortedStreams: 0,
+    openStreams: 0,
+    stop: async () => {},
+  }
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -41,14 +51,25 @@ export function startFakeUpstream(): FakeUpstream {
       const { options } = answer
       if (options.has('delay')) await Bun.sleep(Number(options.get('delay')))
       const status = Number(options.get('status') ?? 200)
-      if (status !== 200) return Response.json(anthropic ? anthropicError(status, options.get('code')) : openaiError(status, options.get('code')), { status })
-      if (options.has('garbage')) return new Response('<html>not json</html>', { headers: { 'content-type': 'text/html' } })
-      if (body.stream !== true) return Response.json(anthropic ? anthropicAnswer(answer) : openaiAnswer(answer))
+      if (status !== 200)
+        return Response.json(
+          anthropic
+            ? anthropicError(status, options.get('code'))
+            : openaiError(status, options.get('code')),
+          { status },
+        )
+      if (options.has('garbage'))
+        return new Response('<html>not json</html>', { headers: { 'content-type': 'text/html' } })
+      if (body.stream !== true)
+        return Response.json(anthropic ? anthropicAnswer(answer) : openaiAnswer(answer))
 
       const replay = options.get('replay')
-      const includeUsage = (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true
+      const includeUsage =
+        (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true
       const steps: Step[] = replay
-        ? (await Bun.file(join(fixtures, `${replay}.sse`)).text()).split(/(?<=\n\n)/).map((text) => ({ text, content: true }))
+        ? (await Bun.file(join(fixtures, `${replay}.sse`)).text())
+            .split(/(?<=\n\n)/)
+            .map((text) => ({ text, content: true }))
         : anthropic
           ? anthropicStream(answer)
           : openaiStream(answer, includeUsage)
@@ -75,8 +96,14 @@ function withKeepAlives(steps: Step[], options: URLSearchParams): Step[] {
 }
 
 function lastTurnIsToolResult(body: Record<string, unknown>, anthropic: boolean): boolean {
-  const messages = Array.isArray(body.messages) ? (body.messages as { role?: string; content?: unknown }[]) : []
+  const messages = Array.isArray(body.messages)
+    ? (body.messages as { role?: string; content?: unknown }[])
+    : []
   const last = messages.at(-1)
   if (!anthropic) return last?.role === 'tool'
-  return last?.role === 'user' && Array.isArray(last.content) && (last.content as { type?: string }[]).some((block) => block.type === 'tool_result')
+  return (
+    last?.role === 'user' &&
+    Array.isArray(last.content) &&
+    (last.content as { type?: string }[]).some((block) => block.type === 'tool_result')
+  )
 }

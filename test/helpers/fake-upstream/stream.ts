@@ -9,8 +9,17 @@ import { wireOf, WireWriter } from './wire.ts'
 
 export type StreamCounts = { openStreams: number; abortedStreams: number }
 
-export function streamResponse(steps: Step[], options: URLSearchParams, anthropic: boolean, counts: StreamCounts): Response {
-  const failAfter = options.has('break') ? Number(options.get('break')) : options.has('errorAfter') ? Number(options.get('errorAfter')) : -1
+export function streamResponse(
+  steps: Step[],
+  options: URLSearchParams,
+  anthropic: boolean,
+  counts: StreamCounts,
+): Response {
+  const failAfter = options.has('break')
+    ? Number(options.get('break'))
+    : options.has('errorAfter')
+      ? Number(options.get('errorAfter'))
+      : -1
   const chunkDelay = Number(options.get('chunkDelay') ?? 0)
   const wire = wireOf(options)
   let cancelled = false

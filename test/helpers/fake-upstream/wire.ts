@@ -23,7 +23,12 @@ export function wireOf(options: URLSearchParams): Wire {
   const mode = (options.get('writes') ?? 'event') as WireMode
   if (!MODES.has(mode)) throw new Error(`fake provider: unknown writes=${mode}`)
   const gap = options.get('gap')
-  return { mode, gapMs: gap === null ? undefined : Number(gap), crlf: options.get('crlf') === '1', seed: Number(options.get('seed') ?? 1) }
+  return {
+    mode,
+    gapMs: gap === null ? undefined : Number(gap),
+    crlf: options.get('crlf') === '1',
+    seed: Number(options.get('seed') ?? 1),
+  }
 }
 
 /** Writes a stream's events to a response body the way `wire` says, pausing between writes. */
@@ -65,7 +70,8 @@ export class WireWriter {
       case 'event':
         return this.write(this.take(this.pending.length))
       case 'batch':
-        if (final || this.events % EVENTS_PER_BATCH === 0) await this.write(this.take(this.pending.length))
+        if (final || this.events % EVENTS_PER_BATCH === 0)
+          await this.write(this.take(this.pending.length))
         return
       case 'one':
         if (final) await this.write(this.take(this.pending.length))
@@ -91,7 +97,8 @@ export class WireWriter {
   private async write(bytes: Uint8Array): Promise<void> {
     if (bytes.length === 0 || this.cancelled()) return
     this.controller.enqueue(bytes)
-    const gapMs = this.wire.gapMs ?? (this.wire.mode === 'bytes' || this.wire.mode === 'random' ? 0 : 1)
+    const gapMs =
+      this.wire.gapMs ?? (this.wire.mode === 'bytes' || this.wire.mode === 'random' ? 0 : 1)
     await (gapMs > 0 ? Bun.sleep(gapMs) : new Promise((resolve) => setImmediate(resolve)))
   }
 }

@@ -30,7 +30,10 @@ describeWith(['postgres', 'redis'], 'key plaintext canary', () => {
     const operator = (path: string, body?: unknown) =>
       fetch(`${siteUrl}/operator/v1${path}`, {
         method: 'POST',
-        headers: { authorization: 'Bearer test-operator-token', 'content-type': 'application/json' },
+        headers: {
+          authorization: 'Bearer test-operator-token',
+          'content-type': 'application/json',
+        },
         body: JSON.stringify(body ?? {}),
       }).then((response) => response.json() as Promise<Record<string, string>>)
     const { accountId } = await operator('/accounts', { creditNano: 5_000_000_000 })
@@ -61,7 +64,9 @@ describeWith(['postgres', 'redis'], 'key plaintext canary', () => {
     expect(tables.length).toBeGreaterThan(4)
     const dumps: string[] = []
     for (const { table_name } of tables) {
-      const rows = await gw.app.gateway.sql.unsafe(`SELECT to_jsonb(t)::text AS row FROM "${table_name}" t`)
+      const rows = await gw.app.gateway.sql.unsafe(
+        `SELECT to_jsonb(t)::text AS row FROM "${table_name}" t`,
+      )
       dumps.push(...rows.map((row) => String(row.row)))
     }
     expect(dumps.some((row) => row.includes(created.id!))).toBe(true) // the key's record is there…
@@ -73,7 +78,10 @@ describeWith(['postgres', 'redis'], 'key plaintext canary', () => {
       ['responses', bodies.join('\n')],
       ['upstream requests', upstream],
     ] as const) {
-      expect({ where, found: text.includes(canary) || text.includes(canary.slice(14)) }).toEqual({ where, found: false })
+      expect({ where, found: text.includes(canary) || text.includes(canary.slice(14)) }).toEqual({
+        where,
+        found: false,
+      })
     }
     expect(captured.length).toBeGreaterThan(0)
   })

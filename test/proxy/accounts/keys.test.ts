@@ -39,33 +39,87 @@ describeWith('postgres', 'key updates', () => {
       monthlyLimitUsd: '20',
       guardrailId: null,
     })
-    const cleared = await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: null, rpmLimit: null, dailyLimitNano: null })
-    expect(cleared.body).toMatchObject({ allowedModels: null, rpmLimit: null, tpmLimit: 1000, dailyLimitNano: null, dailyLimitUsd: null, monthlyLimitNano: 20_000_000_000 })
+    const cleared = await operator(gw, 'PATCH', `/keys/${id}`, {
+      allowedModels: null,
+      rpmLimit: null,
+      dailyLimitNano: null,
+    })
+    expect(cleared.body).toMatchObject({
+      allowedModels: null,
+      rpmLimit: null,
+      tpmLimit: 1000,
+      dailyLimitNano: null,
+      dailyLimitUsd: null,
+      monthlyLimitNano: 20_000_000_000,
+    })
   })
 
   test('a change applies to the next request, without waiting for the key cache', async () => {
     const { id, key } = await gw.key(accountId)
     expect(await chatOutcome(gw, key, 'test/other')).toMatchObject({ status: 200 })
     await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: ['test/cheap'] })
-    expect(await chatOutcome(gw, key, 'test/other')).toMatchObject({ status: 403, code: 'model_not_allowed' })
+    expect(await chatOutcome(gw, key, 'test/other')).toMatchObject({
+      status: 403,
+      code: 'model_not_allowed',
+    })
     // One request of this minute counts already (the refused one does not).
     await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: null, rpmLimit: 2 })
     expect(await chatOutcome(gw, key, 'test/other')).toMatchObject({ status: 200 })
-    expect(await chatOutcome(gw, key, 'test/other')).toMatchObject({ status: 429, code: 'usage_limit_exceeded' })
+    expect(await chatOutcome(gw, key, 'test/other')).toMatchObject({
+      status: 429,
+      code: 'usage_limit_exceeded',
+    })
   })
 
   test('bad changes are refused naming the field', async () => {
     const { id } = await gw.key(accountId)
-    expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: ['test/nope'] }), 400, 'invalid_request', 'allowedModels')
-    expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: [] }), 400, 'invalid_request', 'allowedModels')
-    expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, { rpmLimit: -1 }), 400, 'invalid_request', 'rpmLimit')
-    expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, { rpmLimit: 1.5 }), 400, 'invalid_request', 'rpmLimit')
-    expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, { dailyLimitNano: 'lots' }), 400, 'invalid_request', 'dailyLimitNano')
+    expectRefusal(
+      await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: ['test/nope'] }),
+      400,
+      'invalid_request',
+      'allowedModels',
+    )
+    expectRefusal(
+      await operator(gw, 'PATCH', `/keys/${id}`, { allowedModels: [] }),
+      400,
+      'invalid_request',
+      'allowedModels',
+    )
+    expectRefusal(
+      await operator(gw, 'PATCH', `/keys/${id}`, { rpmLimit: -1 }),
+      400,
+      'invalid_request',
+      'rpmLimit',
+    )
+    expectRefusal(
+      await operator(gw, 'PATCH', `/keys/${id}`, { rpmLimit: 1.5 }),
+      400,
+      'invalid_request',
+      'rpmLimit',
+    )
+    expectRefusal(
+      await operator(gw, 'PATCH', `/keys/${id}`, { dailyLimitNano: 'lots' }),
+      400,
+      'invalid_request',
+      'dailyLimitNano',
+    )
     // A field of another vocabulary is refused by name.
-    expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, { rpm: 5 }), 400, 'invalid_request', 'rpm')
+    expectRefusal(
+      await operator(gw, 'PATCH', `/keys/${id}`, { rpm: 5 }),
+      400,
+      'invalid_request',
+      'rpm',
+    )
     expectRefusal(await operator(gw, 'PATCH', `/keys/${id}`, {}), 400, 'invalid_request')
-    expectRefusal(await operator(gw, 'PATCH', '/keys/key_missing', { rpmLimit: 1 }), 404, 'not_found')
+    expectRefusal(
+      await operator(gw, 'PATCH', '/keys/key_missing', { rpmLimit: 1 }),
+      404,
+      'not_found',
+    )
     // A rename is a change like any other.
-    expect((await operator(gw, 'PATCH', `/keys/${id}`, { name: 'renamed' })).body).toMatchObject({ id, name: 'renamed' })
+    expect((await operator(gw, 'PATCH', `/keys/${id}`, { name: 'renamed' })).body).toMatchObject({
+      id,
+      name: 'renamed',
+    })
   })
 })

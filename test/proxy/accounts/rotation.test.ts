@@ -23,21 +23,37 @@ describeWith('postgres', 'key rotation', () => {
   })
   afterAll(() => gw?.close())
 
-  async function rotate(key: string | undefined, keyId: string): Promise<{ status: number; body: Json; headers: Headers }> {
+  async function rotate(
+    key: string | undefined,
+    keyId: string,
+  ): Promise<{ status: number; body: Json; headers: Headers }> {
     const headers: Record<string, string> = key ? { authorization: `Bearer ${key}` } : {}
-    const response = await gw.app.api.handle(new Request(`http://gateway.test/keys/${keyId}/rotate`, { method: 'POST', headers }))
-    return { status: response.status, body: (await response.json()) as Json, headers: response.headers }
+    const response = await gw.app.api.handle(
+      new Request(`http://gateway.test/keys/${keyId}/rotate`, { method: 'POST', headers }),
+    )
+    return {
+      status: response.status,
+      body: (await response.json()) as Json,
+      headers: response.headers,
+    }
   }
   const chat = async (key: string) => {
     const response = await gw.chat(key, { model: 'test/cheap', messages: hello })
-    return { status: response.status, code: ((await response.json()) as Json).error?.code as string | undefined }
+    return {
+      status: response.status,
+      code: ((await response.json()) as Json).error?.code as string | undefined,
+    }
   }
 
   test('the old key works for 24 hours on the injected clock, then gets 401; the new key works', async () => {
     const start = Date.now()
     gw.app.operator.clock.now = () => start
     expect(gw.app.gateway.clock).toBe(gw.app.operator.clock)
-    const old = await gw.key(accountId, { name: 'prod', rpmLimit: 77, allowedModels: ['test/cheap'] })
+    const old = await gw.key(accountId, {
+      name: 'prod',
+      rpmLimit: 77,
+      allowedModels: ['test/cheap'],
+    })
     const rotated = await rotate(old.key, old.id)
     expect(rotated.status).toBe(201)
     expect(rotated.body.key).toMatch(/^svc-live-[1-9A-HJ-NP-Za-km-z]{26}$/)
@@ -47,7 +63,8 @@ describeWith('postgres', 'key rotation', () => {
       prefix: rotated.body.key.slice(0, 14),
       oldKey: { id: old.id, expiresAt: new Date(start + 24 * HOUR).toISOString() },
     })
-    const [copy] = await gw.app.operator.sql`SELECT name, rpm_limit, allowed_models FROM api_keys WHERE id = ${rotated.body.id}`
+    const [copy] = await gw.app.operator
+      .sql`SELECT name, rpm_limit, allowed_models FROM api_keys WHERE id = ${rotated.body.id}`
     expect(copy).toEqual({ name: 'prod', rpm_limit: 77, allowed_models: ['test/cheap'] })
 
     expect(await chat(old.key)).toEqual({ status: 200, code: undefined })
@@ -108,12 +125,21 @@ describeWith('postgres', 'key rotation', () => {
     expect(body.oldKey.id).toBe(key.id)
     expect(Date.parse(body.oldKey.expiresAt) - Date.now()).toBeGreaterThan(23.9 * HOUR)
     expect((await chat(body.key)).status).toBe(200)
-    const listed = ((await (await admin(gw, 'GET', '/admin/v1/keys', { cookie })).json()) as Json).keys as Json[]
-    expect(listed.find((row) => row.id === key.id)).toMatchObject({ status: 'in_grace', expiresAt: body.oldKey.expiresAt, replacedBy: body.id })
-    expect((await admin(gw, 'POST', `/admin/v1/keys/${key.id}/rotate`, { cookie })).status).toBe(409)
+    const listed = ((await (await admin(gw, 'GET', '/admin/v1/keys', { cookie })).json()) as Json)
+      .keys as Json[]
+    expect(listed.find((row) => row.id === key.id)).toMatchObject({
+      status: 'in_grace',
+      expiresAt: body.oldKey.expiresAt,
+      replacedBy: body.id,
+    })
+    expect((await admin(gw, 'POST', `/admin/v1/keys/${key.id}/rotate`, { cookie })).status).toBe(
+      409,
+    )
 
     const member = (await sessionFor(gw, accountId, 'member')).cookie
-    expect((await admin(gw, 'POST', `/admin/v1/keys/${body.id}/rotate`, { cookie: member })).status).toBe(403)
+    expect(
+      (await admin(gw, 'POST', `/admin/v1/keys/${body.id}/rotate`, { cookie: member })).status,
+    ).toBe(403)
   })
 
   test('after the grace the list shows the old key as expired', async () => {
@@ -123,7 +149,8 @@ describeWith('postgres', 'key rotation', () => {
     gw.app.operator.clock.now = () => later
     // A session opened at the moved time (sessions expire on the same clock).
     const { cookie } = await sessionFor(gw, accountId, 'owner')
-    const listed = ((await (await admin(gw, 'GET', '/admin/v1/keys', { cookie })).json()) as Json).keys as Json[]
+    const listed = ((await (await admin(gw, 'GET', '/admin/v1/keys', { cookie })).json()) as Json)
+      .keys as Json[]
     expect(listed.find((row) => row.id === key.id)?.status).toBe('expired')
     expect(listed.find((row) => row.id === rotated.body.id)?.status).toBe('active')
   })

@@ -12,8 +12,14 @@ type Json = Record<string, any>
 const hello = [{ role: 'user', content: 'hello' }]
 
 /** One request of each kind the API server authenticates, as its status and error code. */
-async function everyStyle(gw: TestGateway, key: string): Promise<Record<string, { status: number; code?: string }>> {
-  const send = async (path: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) => {
+async function everyStyle(
+  gw: TestGateway,
+  key: string,
+): Promise<Record<string, { status: number; code?: string }>> {
+  const send = async (
+    path: string,
+    init: { method?: string; headers?: Record<string, string>; body?: unknown },
+  ) => {
     const response = await gw.app.api.handle(
       new Request(`http://gateway.test${path}`, {
         method: init.method ?? 'POST',
@@ -27,12 +33,27 @@ async function everyStyle(gw: TestGateway, key: string): Promise<Record<string, 
   }
   const bearer = { authorization: `Bearer ${key}` }
   return {
-    chat: await send('/v1/chat/completions', { headers: bearer, body: { model: 'test/cheap', messages: hello } }),
-    messages: await send('/v1/messages', { headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' }, body: { model: 'test/cheap', max_tokens: 20, messages: hello } }),
-    responses: await send('/v1/responses', { headers: bearer, body: { model: 'test/cheap', input: 'hello', store: false } }),
-    alias: await send('/api/v1/chat/completions', { headers: bearer, body: { model: 'test/cheap', messages: hello } }),
+    chat: await send('/v1/chat/completions', {
+      headers: bearer,
+      body: { model: 'test/cheap', messages: hello },
+    }),
+    messages: await send('/v1/messages', {
+      headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+      body: { model: 'test/cheap', max_tokens: 20, messages: hello },
+    }),
+    responses: await send('/v1/responses', {
+      headers: bearer,
+      body: { model: 'test/cheap', input: 'hello', store: false },
+    }),
+    alias: await send('/api/v1/chat/completions', {
+      headers: bearer,
+      body: { model: 'test/cheap', messages: hello },
+    }),
     models: await send('/v1/models', { method: 'GET', headers: bearer }),
-    imageStatus: await send('/v1/images/status?request_id=req_unknown', { method: 'GET', headers: bearer }),
+    imageStatus: await send('/v1/images/status?request_id=req_unknown', {
+      method: 'GET',
+      headers: bearer,
+    }),
     rotate: await send('/keys/key_unknown/rotate', { headers: bearer }),
   }
 }
@@ -59,21 +80,37 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     expect(working.imageStatus).toEqual({ status: 404, code: 'not_found' })
     expect(working.rotate).toEqual({ status: 404, code: 'not_found' })
 
-    const suspended = await operator(gw, 'POST', `/accounts/${accountId}/suspend`, { reason: 'abuse', note: 'report #12' })
+    const suspended = await operator(gw, 'POST', `/accounts/${accountId}/suspend`, {
+      reason: 'abuse',
+      note: 'report #12',
+    })
     expect(suspended.status).toBe(200)
-    expect(suspended.body).toMatchObject({ accountId, status: 'suspended', reason: 'abuse', note: 'report #12' })
+    expect(suspended.body).toMatchObject({
+      accountId,
+      status: 'suspended',
+      reason: 'abuse',
+      note: 'report #12',
+    })
     const refused = await everyStyle(gw, key)
-    for (const [style, outcome] of Object.entries(refused)) expect({ style, ...outcome }).toEqual({ style, status: 403, code: 'account_suspended' })
+    for (const [style, outcome] of Object.entries(refused))
+      expect({ style, ...outcome }).toEqual({ style, status: 403, code: 'account_suspended' })
 
     const lifted = await operator(gw, 'POST', `/accounts/${accountId}/unsuspend`)
-    expect(lifted.body).toEqual({ accountId, status: 'active', reason: null, note: null, suspendedAt: null })
+    expect(lifted.body).toEqual({
+      accountId,
+      status: 'active',
+      reason: null,
+      note: null,
+      suspendedAt: null,
+    })
     expect((await everyStyle(gw, key)).chat).toEqual({ status: 200, code: undefined })
   })
 
   test('another process sharing Redis refuses within a second, and accepts again once lifted', async () => {
     const accountId = await gw.account('10')
     const { key } = await gw.key(accountId)
-    const status = async () => (await sibling.chat(key, { model: 'test/cheap', messages: hello })).status
+    const status = async () =>
+      (await sibling.chat(key, { model: 'test/cheap', messages: hello })).status
     expect(await status()).toBe(200)
     await suspendAccount(gw.app.operator, accountId, 'chargeback')
     expect(await within(1_000, status, 403)).toBe(403)
@@ -85,16 +122,36 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     const accountId = await gw.account('1')
     const first = await suspendAccount(gw.app.operator, accountId, 'sanctions', 'list match')
     const second = await suspendAccount(gw.app.operator, accountId, 'chargeback')
-    expect(second).toMatchObject({ status: 'suspended', reason: 'chargeback', note: null, suspendedAt: first.suspendedAt })
-    const [row] = await gw.app.operator.sql`SELECT status, suspended_reason FROM accounts WHERE id = ${accountId}`
+    expect(second).toMatchObject({
+      status: 'suspended',
+      reason: 'chargeback',
+      note: null,
+      suspendedAt: first.suspendedAt,
+    })
+    const [row] = await gw.app.operator
+      .sql`SELECT status, suspended_reason FROM accounts WHERE id = ${accountId}`
     expect(row).toEqual({ status: 'suspended', suspended_reason: 'chargeback' })
   })
 
   test('the operator API refuses an unknown reason or account', async () => {
     const accountId = await gw.account('1')
-    expectRefusal(await operator(gw, 'POST', `/accounts/${accountId}/suspend`, { reason: 'boredom' }), 400, 'invalid_request', 'reason')
-    expectRefusal(await operator(gw, 'POST', `/accounts/${accountId}/suspend`, {}), 400, 'invalid_request', 'reason')
-    expectRefusal(await operator(gw, 'POST', '/accounts/acct_missing/suspend', { reason: 'operator' }), 404, 'not_found')
+    expectRefusal(
+      await operator(gw, 'POST', `/accounts/${accountId}/suspend`, { reason: 'boredom' }),
+      400,
+      'invalid_request',
+      'reason',
+    )
+    expectRefusal(
+      await operator(gw, 'POST', `/accounts/${accountId}/suspend`, {}),
+      400,
+      'invalid_request',
+      'reason',
+    )
+    expectRefusal(
+      await operator(gw, 'POST', '/accounts/acct_missing/suspend', { reason: 'operator' }),
+      404,
+      'not_found',
+    )
     expectRefusal(await operator(gw, 'POST', '/accounts/acct_missing/unsuspend'), 404, 'not_found')
   })
 
@@ -103,8 +160,18 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     const { id } = await gw.key(accountId)
     const { cookie } = await sessionFor(gw, accountId, 'owner')
     await suspendAccount(gw.app.operator, accountId, 'abuse')
-    for (const path of ['/admin/v1/me', '/admin/v1/keys', '/admin/v1/billing', '/admin/v1/presets', '/admin/v1/guardrails', '/admin/v1/routing']) {
-      expect({ path, status: (await admin(gw, 'GET', path, { cookie })).status }).toEqual({ path, status: 200 })
+    for (const path of [
+      '/admin/v1/me',
+      '/admin/v1/keys',
+      '/admin/v1/billing',
+      '/admin/v1/presets',
+      '/admin/v1/guardrails',
+      '/admin/v1/routing',
+    ]) {
+      expect({ path, status: (await admin(gw, 'GET', path, { cookie })).status }).toEqual({
+        path,
+        status: 200,
+      })
     }
     for (const [method, path, body] of [
       ['POST', '/admin/v1/keys', {}],
@@ -118,7 +185,11 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     ] as const) {
       const response = await admin(gw, method, path, { cookie, body })
       const code = ((await response.json()) as Json).error?.code
-      expect({ path, status: response.status, code }).toEqual({ path, status: 403, code: 'account_suspended' })
+      expect({ path, status: response.status, code }).toEqual({
+        path,
+        status: 403,
+        code: 'account_suspended',
+      })
     }
     const billing = (await (await admin(gw, 'GET', '/admin/v1/billing', { cookie })).json()) as Json
     expect(billing.topUp.allowed).toBe(false)

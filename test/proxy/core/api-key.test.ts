@@ -1,5 +1,10 @@
 import { describe, expect, test } from 'bun:test'
-import { digestsEqual, generateApiKey, hashApiKey, KEY_PATTERN } from '../../../proxy/core/api-key.ts'
+import {
+  digestsEqual,
+  generateApiKey,
+  hashApiKey,
+  KEY_PATTERN,
+} from '../../../proxy/core/api-key.ts'
 
 describe('API keys', () => {
   test('a new key has the spec format, a 14-character prefix and its sha256', () => {
@@ -7,7 +12,9 @@ describe('API keys', () => {
     expect(key).toMatch(KEY_PATTERN)
     expect(key).toHaveLength(35)
     expect(prefix).toBe(key.slice(0, 14))
-    expect(Buffer.from(hash).toString('hex')).toBe(new Bun.CryptoHasher('sha256').update(key).digest('hex'))
+    expect(Buffer.from(hash).toString('hex')).toBe(
+      new Bun.CryptoHasher('sha256').update(key).digest('hex'),
+    )
   })
 
   test('keys do not repeat and use the whole base58 alphabet', () => {

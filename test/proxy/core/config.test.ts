@@ -4,17 +4,31 @@ import { ConfigError, loadConfig } from '../../../proxy/core/config.ts'
 describe('config', () => {
   test('defaults apply when nothing is set', () => {
     const config = loadConfig({})
-    expect(config).toMatchObject({ PORT: 8080, SITE_PORT: 8081, CATALOG_FILE: 'catalog.yaml', DATA_DIR: './data', DATABASE_URL: '', REDIS_URL: '' })
+    expect(config).toMatchObject({
+      PORT: 8080,
+      SITE_PORT: 8081,
+      CATALOG_FILE: 'catalog.yaml',
+      DATA_DIR: './data',
+      DATABASE_URL: '',
+      REDIS_URL: '',
+    })
     expect(config.keyDailyLimitNano).toBe(50_000_000_000)
   })
 
   test('values are converted from the environment', () => {
-    expect(loadConfig({ PORT: '9000', KEY_DAILY_LIMIT_USD: '2.5', LOG_LEVEL: 'debug' })).toMatchObject({ PORT: 9000, keyDailyLimitNano: 2_500_000_000, LOG_LEVEL: 'debug' })
+    expect(
+      loadConfig({ PORT: '9000', KEY_DAILY_LIMIT_USD: '2.5', LOG_LEVEL: 'debug' }),
+    ).toMatchObject({ PORT: 9000, keyDailyLimitNano: 2_500_000_000, LOG_LEVEL: 'debug' })
   })
 
   test('every invalid variable is named in one error', () => {
     try {
-      loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud', KEY_DAILY_LIMIT_USD: '-3', MAX_CONCURRENT_REQUESTS: '0' })
+      loadConfig({
+        PORT: 'eighty',
+        LOG_LEVEL: 'loud',
+        KEY_DAILY_LIMIT_USD: '-3',
+        MAX_CONCURRENT_REQUESTS: '0',
+      })
       throw new Error('expected a ConfigError')
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError)

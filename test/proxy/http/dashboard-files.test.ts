@@ -26,7 +26,16 @@ test('hashed assets are cached for a year, other files revalidated', async () =>
 })
 
 test('client-side routes, unknown paths, hidden files and escapes all get index.html', async () => {
-  for (const path of ['', 'dashboard', 'dashboard/keys', 'sign-in', 'assets/missing.js', '.vite/manifest.json', '../package.json', 'assets/../../etc/passwd']) {
+  for (const path of [
+    '',
+    'dashboard',
+    'dashboard/keys',
+    'sign-in',
+    'assets/missing.js',
+    '.vite/manifest.json',
+    '../package.json',
+    'assets/../../etc/passwd',
+  ]) {
     const response = await dashboardFile(dir, path)
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')

@@ -23,13 +23,21 @@ function random(seed: number): () => number {
   }
 }
 
-type Shot = { server: 'api' | 'site'; method: string; path: string; headers: Record<string, string>; body?: string | Uint8Array<ArrayBuffer> }
+type Shot = {
+  server: 'api' | 'site'
+  method: string
+  path: string
+  headers: Record<string, string>
+  body?: string | Uint8Array<ArrayBuffer>
+}
 
 function generator(next: () => number, validKey: string) {
-  const pick = <T,>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)]!
   const int = (max: number) => Math.floor(next() * max)
-  const ascii = (length: number) => Array.from({ length }, () => String.fromCharCode(32 + int(95))).join('')
-  const junk = () => pick([ascii(int(40)), '', ' ', 'null', '[]', '{}', '"', '\\', '%00', ascii(2000)])
+  const ascii = (length: number) =>
+    Array.from({ length }, () => String.fromCharCode(32 + int(95))).join('')
+  const junk = () =>
+    pick([ascii(int(40)), '', ' ', 'null', '[]', '{}', '"', '\\', '%00', ascii(2000)])
 
   const keys = () =>
     pick([
@@ -68,14 +76,53 @@ function generator(next: () => number, validKey: string) {
       case 3:
         return junk()
       case 4:
-        return pick(['user', 'assistant', 'system', 'tool', 'developer', 'text', 'image_url', 'test/cheap', 'test/image', 'service/auto', '@preset/x'])
+        return pick([
+          'user',
+          'assistant',
+          'system',
+          'tool',
+          'developer',
+          'text',
+          'image_url',
+          'test/cheap',
+          'test/image',
+          'service/auto',
+          '@preset/x',
+        ])
       case 5:
         return ascii(int(20))
       case 6:
         return Array.from({ length: int(4) }, () => value(depth + 1))
       default: {
-        const fields = ['model', 'messages', 'input', 'role', 'content', 'max_tokens', 'stream', 'tools', 'tool_choice', 'temperature', 'prompt', 'size', 'n', 'email', 'wallet', 'secret', 'altcha', 'type', 'text', 'system', 'max_output_tokens', 'response_format', 'stop', ascii(8)]
-        return Object.fromEntries(Array.from({ length: int(6) }, () => [pick(fields), value(depth + 1)]))
+        const fields = [
+          'model',
+          'messages',
+          'input',
+          'role',
+          'content',
+          'max_tokens',
+          'stream',
+          'tools',
+          'tool_choice',
+          'temperature',
+          'prompt',
+          'size',
+          'n',
+          'email',
+          'wallet',
+          'secret',
+          'altcha',
+          'type',
+          'text',
+          'system',
+          'max_output_tokens',
+          'response_format',
+          'stop',
+          ascii(8),
+        ]
+        return Object.fromEntries(
+          Array.from({ length: int(6) }, () => [pick(fields), value(depth + 1)]),
+        )
       }
     }
   }
@@ -99,7 +146,11 @@ function generator(next: () => number, validKey: string) {
       () => nested(1 + int(200)),
       () => junk(),
       () => new Uint8Array(Array.from({ length: int(64) }, () => int(256))),
-      () => JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'x'.repeat(int(20_000)) }] }),
+      () =>
+        JSON.stringify({
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'x'.repeat(int(20_000)) }],
+        }),
     ])()
 
   const apiPaths = (): { method: string; path: string } =>
@@ -109,7 +160,10 @@ function generator(next: () => number, validKey: string) {
       { method: 'POST', path: '/v1/responses' },
       { method: 'POST', path: '/api/v1/chat/completions' },
       { method: 'GET', path: '/v1/models' },
-      { method: 'GET', path: `/v1/responses/${pick(['resp_x', ascii(10).replace(/[/?#%]/g, ''), 'a'.repeat(300)])}` },
+      {
+        method: 'GET',
+        path: `/v1/responses/${pick(['resp_x', ascii(10).replace(/[/?#%]/g, ''), 'a'.repeat(300)])}`,
+      },
       { method: 'DELETE', path: '/v1/responses/resp_unknown' },
       { method: 'POST', path: '/v1/images/generations' },
       { method: 'GET', path: `/v1/images/status?request_id=${encodeURIComponent(junk())}` },
@@ -135,13 +189,32 @@ function generator(next: () => number, validKey: string) {
     const { method, path } = server === 'api' ? apiPaths() : sitePaths()
     const headers: Record<string, string> = {}
     const key = keys()
-    if (key !== undefined) headers[pick(['authorization', 'authorization', 'x-api-key'])] = pick([`Bearer ${key}`, key, `bearer  ${key} `, `Basic ${key}`])
+    if (key !== undefined)
+      headers[pick(['authorization', 'authorization', 'x-api-key'])] = pick([
+        `Bearer ${key}`,
+        key,
+        `bearer  ${key} `,
+        `Basic ${key}`,
+      ])
     const address = forwarded()
     if (address !== undefined) headers[pick(['x-forwarded-for', 'forwarded'])] = address
-    if (next() < 0.7) headers['content-type'] = pick(['application/json', 'text/plain', 'application/json; charset=utf-16', ascii(10)])
-    if (server === 'site' && next() < 0.7) headers.origin = pick(['http://site.test', 'https://evil.test', 'null'])
+    if (next() < 0.7)
+      headers['content-type'] = pick([
+        'application/json',
+        'text/plain',
+        'application/json; charset=utf-16',
+        ascii(10),
+      ])
+    if (server === 'site' && next() < 0.7)
+      headers.origin = pick(['http://site.test', 'https://evil.test', 'null'])
     if (next() < 0.1) headers['anthropic-version'] = pick(['2023-06-01', ascii(5)])
-    return { server, method, path, headers, body: method === 'GET' || method === 'DELETE' ? undefined : body() }
+    return {
+      server,
+      method,
+      path,
+      headers,
+      body: method === 'GET' || method === 'DELETE' ? undefined : body(),
+    }
   }
 }
 
@@ -154,7 +227,12 @@ function malformed(stores: { store: 'memory' | 'redis'; database: 'postgres' | '
       ...stores,
       models: [testModel('test/cheap', 'fake')],
       // Limits that must not turn the run into one long 429: the refusals themselves are what is tested.
-      env: { TRUSTED_PROXIES: '127.0.0.1', INVALID_KEYS_PER_MINUTE: '1000000', SIGN_IN_ATTEMPTS_PER_MINUTE: '1000000', CATALOG_READS_PER_MINUTE: '1000000' },
+      env: {
+        TRUSTED_PROXIES: '127.0.0.1',
+        INVALID_KEYS_PER_MINUTE: '1000000',
+        SIGN_IN_ATTEMPTS_PER_MINUTE: '1000000',
+        CATALOG_READS_PER_MINUTE: '1000000',
+      },
     })
     urls = gw.app.listen()
     key = (await gw.key(await gw.account('1000'))).key
@@ -167,10 +245,17 @@ function malformed(stores: { store: 'memory' | 'redis'; database: 'postgres' | '
     const statuses = new Map<number, number>()
     const send = async (shot: Shot) => {
       const base = shot.server === 'api' ? urls.apiUrl : urls.siteUrl
-      const response = await fetch(`${base}${shot.path}`, { method: shot.method, headers: shot.headers, body: shot.body })
+      const response = await fetch(`${base}${shot.path}`, {
+        method: shot.method,
+        headers: shot.headers,
+        body: shot.body,
+      })
       const text = await response.text()
       statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1)
-      const problem = (what: string) => problems.push(`${what}: ${shot.method} ${shot.server}${shot.path} ${JSON.stringify(shot.headers).slice(0, 300)} → ${response.status} ${text.slice(0, 200)}`)
+      const problem = (what: string) =>
+        problems.push(
+          `${what}: ${shot.method} ${shot.server}${shot.path} ${JSON.stringify(shot.headers).slice(0, 300)} → ${response.status} ${text.slice(0, 200)}`,
+        )
       if (response.status >= 500) return problem('a 5xx')
       if (shot.server === 'api' && !response.headers.get('x-request-id')) problem('no x-request-id')
       if (response.status < 400) return
@@ -183,8 +268,10 @@ function malformed(stores: { store: 'memory' | 'redis'; database: 'postgres' | '
       }
       if (!code || !body.error?.message) return problem('an error without its code or message')
       // The Messages style names the code in `type`'s family and in the header; the others in `error.code`.
-      if (body.error.code !== undefined && body.error.code !== code) problem('a body code unlike the header')
-      if (shot.server === 'api' && response.headers.get('x-service-cost-usd') !== '0') problem('a refusal with a cost')
+      if (body.error.code !== undefined && body.error.code !== code)
+        problem('a body code unlike the header')
+      if (shot.server === 'api' && response.headers.get('x-service-cost-usd') !== '0')
+        problem('a refusal with a cost')
     }
 
     const settle = async () => {
@@ -194,19 +281,32 @@ function malformed(stores: { store: 'memory' | 'redis'; database: 'postgres' | '
       return process.memoryUsage().heapUsed
     }
     // A first round warms up every path (compiled schemas, lazy modules) before memory is measured.
-    for (let index = 0; index < 500; index += AT_ONCE) await Promise.all(Array.from({ length: AT_ONCE }, () => send(shoot())))
+    for (let index = 0; index < 500; index += AT_ONCE)
+      await Promise.all(Array.from({ length: AT_ONCE }, () => send(shoot())))
     const before = await settle()
-    for (let index = 500; index < REQUESTS; index += AT_ONCE) await Promise.all(Array.from({ length: AT_ONCE }, () => send(shoot())))
+    for (let index = 500; index < REQUESTS; index += AT_ONCE)
+      await Promise.all(Array.from({ length: AT_ONCE }, () => send(shoot())))
     const after = await settle()
 
-    if (problems.length > 0) console.error(`seed ${SEED}: ${problems.length} problems; first ones:\n${problems.slice(0, 10).join('\n')}`)
+    if (problems.length > 0)
+      console.error(
+        `seed ${SEED}: ${problems.length} problems; first ones:\n${problems.slice(0, 10).join('\n')}`,
+      )
     expect(problems).toEqual([])
     // Bodies, keys and paths were refused, and some requests got through: the run reached the stages
     // behind validation.
-    expect({ 400: statuses.has(400), 401: statuses.has(401), 404: statuses.has(404) }).toEqual({ 400: true, 401: true, 404: true })
+    expect({ 400: statuses.has(400), 401: statuses.has(401), 404: statuses.has(404) }).toEqual({
+      400: true,
+      401: true,
+      404: true,
+    })
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0)
     expect(after - before).toBeLessThan(32 * 1024 * 1024)
-  }, 240_000)}
+  }, 240_000)
+}
 
-describe('malformed requests (embedded stores)', () => malformed({ store: 'memory', database: 'embedded' }))
-describeWith(['postgres', 'redis'], 'malformed requests (PostgreSQL and Redis)', () => malformed({ store: 'redis', database: 'postgres' }))
+describe('malformed requests (embedded stores)', () =>
+  malformed({ store: 'memory', database: 'embedded' }))
+describeWith(['postgres', 'redis'], 'malformed requests (PostgreSQL and Redis)', () =>
+  malformed({ store: 'redis', database: 'postgres' }),
+)

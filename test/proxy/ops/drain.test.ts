@@ -27,7 +27,11 @@ for (const setup of storeSetups.filter((candidate) => candidate.database === 'po
     })
 
     async function start(): Promise<Started> {
-      const gw = (current = await startTestGateway({ store: setup.store, database: setup.database, models }))
+      const gw = (current = await startTestGateway({
+        store: setup.store,
+        database: setup.database,
+        models,
+      }))
       const { apiUrl, siteUrl } = gw.app.listen()
       const accountId = await gw.account('1')
       const { key } = await gw.key(accountId)
@@ -44,7 +48,11 @@ for (const setup of storeSetups.filter((candidate) => candidate.database === 'po
     /** The account as the store sees it after the stop (the Redis store is closed by then: a new client reads it). */
     async function snapshotAfterStop(gw: TestGateway, accountId: string): Promise<AccountSnapshot> {
       if (setup.store === 'memory') return gw.app.gateway.store.snapshot(accountId)
-      const store = await createRedisStore({ url: redisUrl!, keyPrefix: gw.app.config.REDIS_KEY_PREFIX, timeoutMs: 1_000 })
+      const store = await createRedisStore({
+        url: redisUrl!,
+        keyPrefix: gw.app.config.REDIS_KEY_PREFIX,
+        timeoutMs: 1_000,
+      })
       try {
         return await store.snapshot(accountId)
       } finally {
@@ -53,7 +61,9 @@ for (const setup of storeSetups.filter((candidate) => candidate.database === 'po
     }
 
     async function logOf(gw: TestGateway, requestId: string) {
-      const [row] = await gw.app.gateway.sql<{ status: number; error_code: string | null; charged_nano: number }[]>`
+      const [row] = await gw.app.gateway.sql<
+        { status: number; error_code: string | null; charged_nano: number }[]
+      >`
         SELECT status, error_code, charged_nano FROM request_logs WHERE request_id = ${requestId}`
       return row
     }
@@ -108,7 +118,10 @@ for (const setup of storeSetups.filter((candidate) => candidate.database === 'po
       expect(rows.length).toBeGreaterThan(0)
       for (const row of rows) expect(['charge', 'writeoff']).toContain(row.kind)
       expect(snapshot.balanceNano).toBe(sumOf(ledger))
-      expect(await logOf(gw, requestId)).toMatchObject({ status: 502, error_code: 'upstream_error' })
+      expect(await logOf(gw, requestId)).toMatchObject({
+        status: 502,
+        error_code: 'upstream_error',
+      })
     })
 
     test('a stream that ends within the deadline completes and is charged normally', async () => {

@@ -1,7 +1,11 @@
 // GET /healthz and GET /readyz on both servers: up, ready while both stores answer, unready (503) when
 // one does not or while the process drains.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { startGatewayOnOwnRedis, startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
+import {
+  startGatewayOnOwnRedis,
+  startTestGateway,
+  type TestGateway,
+} from '../../helpers/gateway.ts'
 import type { RedisProcess } from '../../helpers/redis-process.ts'
 import { describeWith } from '../../helpers/services.ts'
 
@@ -9,7 +13,11 @@ type Probe = { status: string; checks?: Record<string, string> }
 
 const servers = ['api', 'site'] as const
 
-async function probe(gw: TestGateway, server: 'api' | 'site', path: string): Promise<{ status: number; body: Probe }> {
+async function probe(
+  gw: TestGateway,
+  server: 'api' | 'site',
+  path: string,
+): Promise<{ status: number; body: Probe }> {
   const response = await gw.app[server].handle(new Request(`http://gateway.test${path}`))
   return { status: response.status, body: (await response.json()) as Probe }
 }
@@ -27,7 +35,10 @@ describeWith('postgres', 'health and readiness', () => {
     })
 
     test(`the ${server} server answers /readyz with 200 ready and each store's check`, async () => {
-      expect(await probe(gw, server, '/readyz')).toEqual({ status: 200, body: { status: 'ready', checks: { postgres: 'ok', admission: 'ok' } } })
+      expect(await probe(gw, server, '/readyz')).toEqual({
+        status: 200,
+        body: { status: 'ready', checks: { postgres: 'ok', admission: 'ok' } },
+      })
     })
   }
 })
@@ -87,7 +98,10 @@ describeWith('postgres', 'readiness while draining', () => {
     for (const server of servers) {
       const { status, body } = await probe(gw, server, '/readyz')
       expect(status).toBe(503)
-      expect(body).toEqual({ status: 'unready', checks: { postgres: 'ok', admission: 'ok', shutdown: 'draining' } })
+      expect(body).toEqual({
+        status: 'unready',
+        checks: { postgres: 'ok', admission: 'ok', shutdown: 'draining' },
+      })
     }
     await stopping
     await gw.close()

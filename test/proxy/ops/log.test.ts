@@ -13,9 +13,17 @@ describe('log lines', () => {
   })
 
   test('an error is written as its name, message and code, with its cause, without throwing', () => {
-    const error = Object.assign(new Error('connection refused', { cause: new TypeError('socket closed') }), { code: 'ECONNREFUSED' })
+    const error = Object.assign(
+      new Error('connection refused', { cause: new TypeError('socket closed') }),
+      { code: 'ECONNREFUSED' },
+    )
     const entry = JSON.parse(format('warn', 'store call failed', { requestId: 'req_2', error }))
-    expect(entry.error).toEqual({ name: 'Error', message: 'connection refused', code: 'ECONNREFUSED', cause: { name: 'TypeError', message: 'socket closed' } })
+    expect(entry.error).toEqual({
+      name: 'Error',
+      message: 'connection refused',
+      code: 'ECONNREFUSED',
+      cause: { name: 'TypeError', message: 'socket closed' },
+    })
   })
 
   test('an error at error level carries its stack', () => {
@@ -34,6 +42,11 @@ describe('log lines', () => {
 
   test('a field cannot overwrite the line’s own time, level or msg', () => {
     const entry = JSON.parse(format('info', 'real', { msg: 'fake', level: 'error' }))
-    expect(entry).toMatchObject({ level: 'info', msg: 'real', 'field.msg': 'fake', 'field.level': 'error' })
+    expect(entry).toMatchObject({
+      level: 'info',
+      msg: 'real',
+      'field.msg': 'fake',
+      'field.level': 'error',
+    })
   })
 })

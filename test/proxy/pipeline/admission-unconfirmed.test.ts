@@ -2,7 +2,11 @@
 // and any hold it may have placed is released at its deadline.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { runMaintenance } from '../../../proxy/ops/maintenance.ts'
-import { startGatewayOnOwnRedis, startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
+import {
+  startGatewayOnOwnRedis,
+  startTestGateway,
+  type TestGateway,
+} from '../../helpers/gateway.ts'
 import type { RedisProcess } from '../../helpers/redis-process.ts'
 import { describeWith } from '../../helpers/services.ts'
 
@@ -30,7 +34,9 @@ describeWith('postgres', 'admission store unreachable', () => {
     const elapsed = performance.now() - started
     expect(response.status).toBe(502)
     expect(response.headers.get('x-service-error-code')).toBe('admission_unconfirmed')
-    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('admission_unconfirmed')
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+      'admission_unconfirmed',
+    )
     expect(elapsed).toBeLessThan(2_000)
     expect(gw.upstream.requests.length).toBe(sent)
 

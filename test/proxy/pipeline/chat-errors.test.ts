@@ -24,8 +24,14 @@ const models = [
 const hello = [{ role: 'user', content: 'hello' }]
 
 async function expectError(response: Response, status: number, code: ErrorCode) {
-  const body = (await response.json()) as { error: { code: string; message: string; type: string; param: string | null } }
-  expect({ status: response.status, code: body.error.code, header: response.headers.get('x-service-error-code') }).toEqual({ status, code, header: code })
+  const body = (await response.json()) as {
+    error: { code: string; message: string; type: string; param: string | null }
+  }
+  expect({
+    status: response.status,
+    code: body.error.code,
+    header: response.headers.get('x-service-error-code'),
+  }).toEqual({ status, code, header: code })
   expect(response.headers.get('x-request-id')).toMatch(/^req_/)
   expect(body.error.message.length).toBeGreaterThan(10)
   expect(typeof body.error.type).toBe('string')
@@ -37,7 +43,12 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   let accountId: string
   let key: string
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', models, env: { UPSTREAM_TIMEOUT_MS: '400', STREAM_IDLE_TIMEOUT_MS: '300' } })
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      models,
+      env: { UPSTREAM_TIMEOUT_MS: '400', STREAM_IDLE_TIMEOUT_MS: '300' },
+    })
     accountId = await gw.account('10')
     key = (await gw.key(accountId)).key
   })
@@ -46,23 +57,60 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   const chat = (body: unknown, as = key) => gw.chat(as, body)
   const noHoldsLeft = async () => {
     await Bun.sleep(20)
-    expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({ heldNano: 0, inFlight: 0 })
+    expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({
+      heldNano: 0,
+      inFlight: 0,
+    })
   }
 
   describe('400 invalid_request', () => {
     test('names the missing or malformed field', async () => {
-      expect((await expectError(await chat({ model: 'test/cheap' }), 400, 'invalid_request')).param).toBe('messages')
-      expect((await expectError(await chat({ model: 'test/cheap', messages: [] }), 400, 'invalid_request')).message).toBe('messages: must be a non-empty array')
-      expect((await expectError(await chat({ model: 'test/cheap', messages: [{ role: 'user' }] }), 400, 'invalid_request')).param).toBe('messages[0].content')
+      expect(
+        (await expectError(await chat({ model: 'test/cheap' }), 400, 'invalid_request')).param,
+      ).toBe('messages')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', messages: [] }),
+            400,
+            'invalid_request',
+          )
+        ).message,
+      ).toBe('messages: must be a non-empty array')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', messages: [{ role: 'user' }] }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('messages[0].content')
     })
 
     test('refuses fields outside the style and stream_options without stream', async () => {
-      expect((await expectError(await chat({ model: 'test/cheap', messages: hello, temprature: 1 }), 400, 'invalid_request')).message).toBe(
-        'Unrecognized request argument supplied: temprature',
-      )
-      expect((await expectError(await chat({ model: 'test/cheap', messages: hello, stream_options: { include_usage: true } }), 400, 'invalid_request')).param).toBe(
-        'stream_options',
-      )
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', messages: hello, temprature: 1 }),
+            400,
+            'invalid_request',
+          )
+        ).message,
+      ).toBe('Unrecognized request argument supplied: temprature')
+      expect(
+        (
+          await expectError(
+            await chat({
+              model: 'test/cheap',
+              messages: hello,
+              stream_options: { include_usage: true },
+            }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('stream_options')
     })
 
     test('refuses a body that is not JSON', async () => {
@@ -71,9 +119,15 @@ describeWith('postgres', 'Chat Completions refusals', () => {
 
     test('names a base URL that already ends in /chat/completions', async () => {
       const response = await gw.app.api.handle(
-        new Request('http://gateway.test/v1/chat/completions/chat/completions', { method: 'POST', body: '{}', headers: { authorization: `Bearer ${key}` } }),
+        new Request('http://gateway.test/v1/chat/completions/chat/completions', {
+          method: 'POST',
+          body: '{}',
+          headers: { authorization: `Bearer ${key}` },
+        }),
       )
-      expect((await expectError(response, 400, 'invalid_request')).message).toContain('Wrong base URL')
+      expect((await expectError(response, 400, 'invalid_request')).message).toContain(
+        'Wrong base URL',
+      )
     })
 
     test('the /api/v1 alias serves the same endpoint', async () => {
@@ -89,17 +143,39 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   })
 
   test('413 payload_too_large above 32 MB', async () => {
-    const huge = JSON.stringify({ model: 'test/cheap', messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }] })
+    const huge = JSON.stringify({
+      model: 'test/cheap',
+      messages: [{ role: 'user', content: 'x'.repeat(33 * 1024 * 1024) }],
+    })
     await expectError(await chat(huge), 413, 'payload_too_large')
   })
 
   describe('401 invalid_api_key', () => {
     test('for a missing, malformed or unknown key, without echoing it', async () => {
-      await expectError(await gw.chat(undefined, { model: 'test/cheap', messages: hello }), 401, 'invalid_api_key')
-      const malformed = await expectError(await chat({ model: 'test/cheap', messages: hello }, 'sk-not-ours'), 401, 'invalid_api_key')
+      await expectError(
+        await gw.chat(undefined, { model: 'test/cheap', messages: hello }),
+        401,
+        'invalid_api_key',
+      )
+      const malformed = await expectError(
+        await chat({ model: 'test/cheap', messages: hello }, 'sk-not-ours'),
+        401,
+        'invalid_api_key',
+      )
       expect(malformed.message).not.toContain('sk-not-ours')
-      await expectError(await chat({ model: 'test/cheap', messages: hello }, 'svc-live-11111111111111111111111111'), 401, 'invalid_api_key')
-      await expectError(await chat({ model: 'test/cheap', messages: hello }, `${key.slice(0, 20)}${'z'.repeat(15)}`), 401, 'invalid_api_key')
+      await expectError(
+        await chat({ model: 'test/cheap', messages: hello }, 'svc-live-11111111111111111111111111'),
+        401,
+        'invalid_api_key',
+      )
+      await expectError(
+        await chat(
+          { model: 'test/cheap', messages: hello },
+          `${key.slice(0, 20)}${'z'.repeat(15)}`,
+        ),
+        401,
+        'invalid_api_key',
+      )
     })
 
     test('for a revoked or expired key', async () => {
@@ -107,11 +183,20 @@ describeWith('postgres', 'Chat Completions refusals', () => {
       expect((await chat({ model: 'test/cheap', messages: hello }, revoked.key)).status).toBe(200)
       await gw.app.gateway.sql`UPDATE api_keys SET status = 'revoked' WHERE id = ${revoked.id}`
       await gw.app.gateway.keys.invalidate({ accountId })
-      await expectError(await chat({ model: 'test/cheap', messages: hello }, revoked.key), 401, 'invalid_api_key')
+      await expectError(
+        await chat({ model: 'test/cheap', messages: hello }, revoked.key),
+        401,
+        'invalid_api_key',
+      )
       const expired = await gw.key(accountId)
-      await gw.app.gateway.sql`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = ${expired.id}`
+      await gw.app.gateway
+        .sql`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = ${expired.id}`
       await gw.app.gateway.keys.invalidate({ accountId })
-      await expectError(await chat({ model: 'test/cheap', messages: hello }, expired.key), 401, 'invalid_api_key')
+      await expectError(
+        await chat({ model: 'test/cheap', messages: hello }, expired.key),
+        401,
+        'invalid_api_key',
+      )
     })
   })
 
@@ -120,19 +205,39 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     const its = await gw.key(suspended)
     await gw.app.gateway.sql`UPDATE accounts SET status = 'suspended' WHERE id = ${suspended}`
     await gw.app.gateway.keys.invalidate({ accountId: suspended })
-    await expectError(await chat({ model: 'test/cheap', messages: hello }, its.key), 403, 'account_suspended')
+    await expectError(
+      await chat({ model: 'test/cheap', messages: hello }, its.key),
+      403,
+      'account_suspended',
+    )
   })
 
   test('404 unknown_model suggests the full ID for a bare name', async () => {
-    const error = await expectError(await chat({ model: 'cheap', messages: hello }), 404, 'unknown_model')
+    const error = await expectError(
+      await chat({ model: 'cheap', messages: hello }),
+      404,
+      'unknown_model',
+    )
     expect(error.message).toContain('did you mean test/cheap?')
     await expectError(await chat({ model: 'test/nope', messages: hello }), 404, 'unknown_model')
-    expect((await expectError(await chat({ model: 'test/cheap', messages: hello, models: ['test/nope'] }), 404, 'unknown_model')).param).toBe('models[0]')
+    expect(
+      (
+        await expectError(
+          await chat({ model: 'test/cheap', messages: hello, models: ['test/nope'] }),
+          404,
+          'unknown_model',
+        )
+      ).param,
+    ).toBe('models[0]')
   })
 
   test('403 model_not_allowed suggests a model the key may use', async () => {
     const limited = await gw.key(accountId, { allowedModels: ['test/other'] })
-    const error = await expectError(await chat({ model: 'test/cheap', messages: hello }, limited.key), 403, 'model_not_allowed')
+    const error = await expectError(
+      await chat({ model: 'test/cheap', messages: hello }, limited.key),
+      403,
+      'model_not_allowed',
+    )
     expect(error.message).toContain('test/other')
     expect((await chat({ model: 'test/other', messages: hello }, limited.key)).status).toBe(200)
   })
@@ -151,51 +256,96 @@ describeWith('postgres', 'Chat Completions refusals', () => {
 
   test('403 spend_limit_exceeded names the limit and its reset time', async () => {
     const capped = await gw.key(accountId, { dailyLimitNano: 1_000 })
-    const error = await expectError(await chat({ model: 'test/cheap', messages: hello, max_tokens: 10 }, capped.key), 403, 'spend_limit_exceeded')
-    const midnight = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000).toISOString().replace('.000Z', 'Z')
+    const error = await expectError(
+      await chat({ model: 'test/cheap', messages: hello, max_tokens: 10 }, capped.key),
+      403,
+      'spend_limit_exceeded',
+    )
+    const midnight = new Date((Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000)
+      .toISOString()
+      .replace('.000Z', 'Z')
     expect(error.message).toContain('daily spend limit of $0.000001')
     expect(error.message).toContain(`resets at ${midnight}`)
   })
 
   test('429 usage_limit_exceeded carries Retry-After', async () => {
     const slowKey = await gw.key(accountId, { rpmLimit: 2 })
-    for (let i = 0; i < 2; i++) expect((await chat({ model: 'test/cheap', messages: hello }, slowKey.key)).status).toBe(200)
+    for (let i = 0; i < 2; i++)
+      expect((await chat({ model: 'test/cheap', messages: hello }, slowKey.key)).status).toBe(200)
     const response = await chat({ model: 'test/cheap', messages: hello }, slowKey.key)
     const retryAfter = Number(response.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(120)
-    expect((await expectError(response, 429, 'usage_limit_exceeded')).message).toContain('2 requests per minute')
+    expect((await expectError(response, 429, 'usage_limit_exceeded')).message).toContain(
+      '2 requests per minute',
+    )
   })
 
   describe('upstream failures before any answer release the hold', () => {
     test('503 model_unavailable when the provider fails', async () => {
-      await expectError(await chat({ model: 'test/fail', messages: hello }), 503, 'model_unavailable')
+      await expectError(
+        await chat({ model: 'test/fail', messages: hello }),
+        503,
+        'model_unavailable',
+      )
       await noHoldsLeft()
     })
 
     test('503 upstream_rate_limited when the provider rate-limits', async () => {
-      await expectError(await chat({ model: 'test/limited', messages: hello }), 503, 'upstream_rate_limited')
+      await expectError(
+        await chat({ model: 'test/limited', messages: hello }),
+        503,
+        'upstream_rate_limited',
+      )
     })
 
     test('400 provider_policy_rejected when the provider refuses the content', async () => {
-      await expectError(await chat({ model: 'test/policy', messages: hello }), 400, 'provider_policy_rejected')
+      await expectError(
+        await chat({ model: 'test/policy', messages: hello }),
+        400,
+        'provider_policy_rejected',
+      )
     })
 
     test('400 invalid_request carries the provider’s reason for a bad parameter', async () => {
-      expect((await expectError(await chat({ model: 'test/bad-param', messages: hello }), 400, 'invalid_request')).message).toContain('fake failure 400')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/bad-param', messages: hello }),
+            400,
+            'invalid_request',
+          )
+        ).message,
+      ).toContain('fake failure 400')
     })
 
     test('503 no_available_route when no provider of the model is configured', async () => {
-      await expectError(await chat({ model: 'test/unkeyed', messages: hello }), 503, 'no_available_route')
+      await expectError(
+        await chat({ model: 'test/unkeyed', messages: hello }),
+        503,
+        'no_available_route',
+      )
     })
 
     test('503 upstream_response_invalid names the failed check', async () => {
-      expect((await expectError(await chat({ model: 'test/garbage', messages: hello }), 503, 'upstream_response_invalid')).message).toContain('not JSON')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/garbage', messages: hello }),
+            503,
+            'upstream_response_invalid',
+          )
+        ).message,
+      ).toContain('not JSON')
       await noHoldsLeft()
     })
 
     test('504 request_timeout states the number of upstream attempts', async () => {
-      const error = await expectError(await chat({ model: 'test/slow', messages: hello }), 504, 'request_timeout')
+      const error = await expectError(
+        await chat({ model: 'test/slow', messages: hello }),
+        504,
+        'request_timeout',
+      )
       expect(error.message).toContain('1 upstream attempt')
       await noHoldsLeft()
     })
@@ -206,7 +356,9 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     expect(response.status).toBe(200)
     expect(response.headers.get('x-service-model')).toBe('test/cheap')
     expect(response.headers.get('x-service-provider')).toBe('fake')
-    const { usage } = (await response.json()) as { usage: { prompt_tokens: number; completion_tokens: number; cost: number } }
+    const { usage } = (await response.json()) as {
+      usage: { prompt_tokens: number; completion_tokens: number; cost: number }
+    }
     const costNano = usage.prompt_tokens * 1_000 + usage.completion_tokens * 2_000
     expect(response.headers.get('x-service-cost-usd')).toBe(nanoToUsd(costNano))
     expect(usage.cost).toBe(Number(nanoToUsd(costNano)))
@@ -226,7 +378,9 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     const ceiling = gw.app.gateway.ceiling
     expect(ceiling.inUse).toBe(0)
     for (let i = 0; i < 3; i++) {
-      const events = await readEvents(await chat({ model: 'test/error-first', messages: hello, stream: true }))
+      const events = await readEvents(
+        await chat({ model: 'test/error-first', messages: hello, stream: true }),
+      )
       expect(JSON.parse(events.at(-1)!).error.code).toBe('upstream_error')
     }
     expect(ceiling.inUse).toBe(0)
@@ -248,7 +402,11 @@ describeWith('postgres', 'Chat Completions refusals', () => {
 
   test('a client that leaves while waiting for a non-streaming answer releases its hold', async () => {
     const controller = new AbortController()
-    const pending = gw.chat(key, { model: 'test/slow', messages: hello }, { signal: controller.signal })
+    const pending = gw.chat(
+      key,
+      { model: 'test/slow', messages: hello },
+      { signal: controller.signal },
+    )
     await Bun.sleep(100)
     expect((await gw.app.gateway.store.snapshot(accountId)).inFlight).toBe(1)
     const abortedAt = performance.now()
@@ -262,7 +420,12 @@ describeWith('postgres', 'Chat Completions refusals', () => {
 
 describeWith('postgres', 'gateway ceiling', () => {
   test('503 overloaded with Retry-After 5 past the concurrent-request ceiling, before any hold', async () => {
-    const gw = await startTestGateway({ store: 'memory', database: 'postgres', models, env: { MAX_CONCURRENT_REQUESTS: '1', UPSTREAM_TIMEOUT_MS: '5000' } })
+    const gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      models,
+      env: { MAX_CONCURRENT_REQUESTS: '1', UPSTREAM_TIMEOUT_MS: '5000' },
+    })
     try {
       const accountId = await gw.account('1')
       const { key } = await gw.key(accountId)
@@ -273,9 +436,17 @@ describeWith('postgres', 'gateway ceiling', () => {
       await expectError(refused, 503, 'overloaded')
       expect((await gw.app.gateway.store.snapshot(accountId)).inFlight).toBe(1)
       // Every endpoint that takes a key stands behind the same ceiling.
-      const listing = await gw.app.api.handle(new Request('http://gateway.test/v1/models', { headers: { authorization: `Bearer ${key}` } }))
+      const listing = await gw.app.api.handle(
+        new Request('http://gateway.test/v1/models', {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      )
       await expectError(listing, 503, 'overloaded')
-      const status = await gw.app.api.handle(new Request('http://gateway.test/v1/images/status?request_id=req_x', { headers: { authorization: `Bearer ${key}` } }))
+      const status = await gw.app.api.handle(
+        new Request('http://gateway.test/v1/images/status?request_id=req_x', {
+          headers: { authorization: `Bearer ${key}` },
+        }),
+      )
       await expectError(status, 503, 'overloaded')
       expect((await slow).status).toBe(200)
     } finally {

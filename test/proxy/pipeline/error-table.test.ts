@@ -4,7 +4,12 @@
 // (`trial_exhausted` and `request_in_progress` belong to the dashboard's free chat, not to the API.)
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { errorTable, type ErrorCode } from '../../../shared/errors.ts'
-import { startGatewayOnOwnRedis, startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
+import {
+  startGatewayOnOwnRedis,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../../helpers/gateway.ts'
 import { holdsEnded, ledgerOf, settledAccount } from '../../helpers/ledger.ts'
 import { describeWith, uniqueName } from '../../helpers/services.ts'
 
@@ -32,14 +37,37 @@ const catalog = {
     { id: 'service/auto:free', free: true, candidates: ['test/free'] },
   ],
   images: [
-    { id: 'test/image', routes: [{ provider: 'fake', model: 'image' }], defaultSize: '1024x1024', defaultQuality: 'standard', prices: { '1024x1024/standard': 0.04 } },
-    { id: 'test/image-off', routes: [{ provider: 'unkeyed', model: 'image' }], defaultSize: '1024x1024', defaultQuality: 'standard', prices: { '1024x1024/standard': 0.04 } },
+    {
+      id: 'test/image',
+      routes: [{ provider: 'fake', model: 'image' }],
+      defaultSize: '1024x1024',
+      defaultQuality: 'standard',
+      prices: { '1024x1024/standard': 0.04 },
+    },
+    {
+      id: 'test/image-off',
+      routes: [{ provider: 'unkeyed', model: 'image' }],
+      defaultSize: '1024x1024',
+      defaultQuality: 'standard',
+      prices: { '1024x1024/standard': 0.04 },
+    },
   ],
 }
 
 type Caller = { accountId: string; keyId: string; key: string }
-type Request = { model?: string; text?: string; stream?: boolean; maxTokens?: number; extra?: Record<string, unknown>; key?: string }
-type Context = { gw: TestGateway; caller: Caller; send(style: Style, request: Request): Promise<Response> }
+type Request = {
+  model?: string
+  text?: string
+  stream?: boolean
+  maxTokens?: number
+  extra?: Record<string, unknown>
+  key?: string
+}
+type Context = {
+  gw: TestGateway
+  caller: Caller
+  send(style: Style, request: Request): Promise<Response>
+}
 
 type Case = {
   code: ErrorCode
@@ -59,16 +87,39 @@ type Case = {
 }
 
 const cases: Case[] = [
-  { code: 'invalid_request', how: 'an empty message list', provoke: (c, s) => c.send(s, { extra: s === 'responses' ? { input: 42 } : { messages: [] } }) },
-  { code: 'context_too_long', how: 'a prompt beyond the context', provoke: (c, s) => c.send(s, { model: 'test/small', text: 'lorem ipsum dolor sit amet '.repeat(100) }) },
-  { code: 'provider_policy_rejected', how: 'the provider rejects the content', provoke: (c, s) => c.send(s, { model: 'test/policy' }) },
-  { code: 'invalid_api_key', how: 'an unknown key', provoke: (c, s) => c.send(s, { key: `svc-live-${'2'.repeat(26)}` }) },
-  { code: 'insufficient_credits', how: 'a worst case above the balance', balance: '0.000001', provoke: (c, s) => c.send(s, { maxTokens: 1_000 }) },
+  {
+    code: 'invalid_request',
+    how: 'an empty message list',
+    provoke: (c, s) => c.send(s, { extra: s === 'responses' ? { input: 42 } : { messages: [] } }),
+  },
+  {
+    code: 'context_too_long',
+    how: 'a prompt beyond the context',
+    provoke: (c, s) =>
+      c.send(s, { model: 'test/small', text: 'lorem ipsum dolor sit amet '.repeat(100) }),
+  },
+  {
+    code: 'provider_policy_rejected',
+    how: 'the provider rejects the content',
+    provoke: (c, s) => c.send(s, { model: 'test/policy' }),
+  },
+  {
+    code: 'invalid_api_key',
+    how: 'an unknown key',
+    provoke: (c, s) => c.send(s, { key: `svc-live-${'2'.repeat(26)}` }),
+  },
+  {
+    code: 'insufficient_credits',
+    how: 'a worst case above the balance',
+    balance: '0.000001',
+    provoke: (c, s) => c.send(s, { maxTokens: 1_000 }),
+  },
   {
     code: 'model_not_allowed',
     how: "a model outside the key's allowlist",
     prepare: async (c) => {
-      await c.gw.app.gateway.sql`UPDATE api_keys SET allowed_models = ${['test/free']} WHERE id = ${c.caller.keyId}`
+      await c.gw.app.gateway
+        .sql`UPDATE api_keys SET allowed_models = ${['test/free']} WHERE id = ${c.caller.keyId}`
       await c.gw.app.gateway.keys.invalidate({ accountId: c.caller.accountId })
     },
     provoke: (c, s) => c.send(s, {}),
@@ -77,7 +128,8 @@ const cases: Case[] = [
     code: 'spend_limit_exceeded',
     how: "the key's daily cap",
     prepare: async (c) => {
-      await c.gw.app.gateway.sql`UPDATE api_keys SET daily_limit_nano = 1000 WHERE id = ${c.caller.keyId}`
+      await c.gw.app.gateway
+        .sql`UPDATE api_keys SET daily_limit_nano = 1000 WHERE id = ${c.caller.keyId}`
       await c.gw.app.gateway.keys.invalidate({ accountId: c.caller.accountId })
     },
     provoke: (c, s) => c.send(s, {}),
@@ -88,8 +140,10 @@ const cases: Case[] = [
     prepare: async (c) => {
       const id = uniqueName('gr_')
       const filters = c.gw.app.gateway.sql.json([{ detector: 'email', action: 'block' }])
-      await c.gw.app.gateway.sql`INSERT INTO guardrails (id, account_id, name, filters) VALUES (${id}, ${c.caller.accountId}, 'no mail', ${filters})`
-      await c.gw.app.gateway.sql`UPDATE api_keys SET guardrail_id = ${id} WHERE id = ${c.caller.keyId}`
+      await c.gw.app.gateway
+        .sql`INSERT INTO guardrails (id, account_id, name, filters) VALUES (${id}, ${c.caller.accountId}, 'no mail', ${filters})`
+      await c.gw.app.gateway
+        .sql`UPDATE api_keys SET guardrail_id = ${id} WHERE id = ${c.caller.keyId}`
       await c.gw.app.gateway.keys.invalidate({ accountId: c.caller.accountId })
     },
     provoke: (c, s) => c.send(s, { text: 'write to jane.doe@example.com' }),
@@ -98,12 +152,17 @@ const cases: Case[] = [
     code: 'account_suspended',
     how: 'a suspended account',
     prepare: async (c) => {
-      await c.gw.app.gateway.sql`UPDATE accounts SET status = 'suspended' WHERE id = ${c.caller.accountId}`
+      await c.gw.app.gateway
+        .sql`UPDATE accounts SET status = 'suspended' WHERE id = ${c.caller.accountId}`
       await c.gw.app.gateway.keys.invalidate({ accountId: c.caller.accountId })
     },
     provoke: (c, s) => c.send(s, {}),
   },
-  { code: 'unknown_model', how: 'a model not in the catalog', provoke: (c, s) => c.send(s, { model: 'test/nope' }) },
+  {
+    code: 'unknown_model',
+    how: 'a model not in the catalog',
+    provoke: (c, s) => c.send(s, { model: 'test/nope' }),
+  },
   {
     code: 'payload_too_large',
     how: 'a body above 32 MB',
@@ -115,7 +174,8 @@ const cases: Case[] = [
     how: 'the free allowance used up',
     retryAfter: true,
     prepare: async (c) => {
-      for (let i = 0; i < 2; i++) expect((await c.send('chat', { model: 'service/auto:free' })).status).toBe(200)
+      for (let i = 0; i < 2; i++)
+        expect((await c.send('chat', { model: 'service/auto:free' })).status).toBe(200)
     },
     provoke: (c, s) => c.send(s, { model: 'service/auto:free' }),
   },
@@ -130,32 +190,63 @@ const cases: Case[] = [
     },
     provoke: (c, s) => c.send(s, {}),
   },
-  { code: 'upstream_error', how: 'a stream that breaks after it began', inStream: true, mayCharge: true, provoke: (c, s) => c.send(s, { model: 'test/breaks', stream: true }) },
+  {
+    code: 'upstream_error',
+    how: 'a stream that breaks after it began',
+    inStream: true,
+    mayCharge: true,
+    provoke: (c, s) => c.send(s, { model: 'test/breaks', stream: true }),
+  },
   {
     code: 'image_request_failed',
     how: 'the provider fails an image',
     styles: ['chat'],
-    provoke: (c) => c.gw.app.api.handle(imageRequest(c.caller.key, { model: 'test/image', prompt: 'a cat [[status=500]]' })),
+    provoke: (c) =>
+      c.gw.app.api.handle(
+        imageRequest(c.caller.key, { model: 'test/image', prompt: 'a cat [[status=500]]' }),
+      ),
   },
-  { code: 'model_alias_unavailable', how: 'an alias that leads nowhere', provoke: (c, s) => c.send(s, { model: 'test/dangling' }) },
-  { code: 'model_unavailable', how: 'the provider fails with 500', provoke: (c, s) => c.send(s, { model: 'test/down' }) },
-  { code: 'no_available_route', how: 'no provider with a key', provoke: (c, s) => c.send(s, { model: 'test/unkeyed' }) },
-  { code: 'upstream_rate_limited', how: 'the provider answers 429', provoke: (c, s) => c.send(s, { model: 'test/limited' }) },
+  {
+    code: 'model_alias_unavailable',
+    how: 'an alias that leads nowhere',
+    provoke: (c, s) => c.send(s, { model: 'test/dangling' }),
+  },
+  {
+    code: 'model_unavailable',
+    how: 'the provider fails with 500',
+    provoke: (c, s) => c.send(s, { model: 'test/down' }),
+  },
+  {
+    code: 'no_available_route',
+    how: 'no provider with a key',
+    provoke: (c, s) => c.send(s, { model: 'test/unkeyed' }),
+  },
+  {
+    code: 'upstream_rate_limited',
+    how: 'the provider answers 429',
+    provoke: (c, s) => c.send(s, { model: 'test/limited' }),
+  },
   {
     code: 'auto_unresolvable',
     how: 'no automatic candidate allowed for the key',
     prepare: async (c) => {
-      await c.gw.app.gateway.sql`UPDATE api_keys SET allowed_models = ${['test/free']} WHERE id = ${c.caller.keyId}`
+      await c.gw.app.gateway
+        .sql`UPDATE api_keys SET allowed_models = ${['test/free']} WHERE id = ${c.caller.keyId}`
       await c.gw.app.gateway.keys.invalidate({ accountId: c.caller.accountId })
     },
     provoke: (c, s) => c.send(s, { model: 'service/auto' }),
   },
-  { code: 'upstream_response_invalid', how: 'an answer that is not JSON', provoke: (c, s) => c.send(s, { model: 'test/garbage' }) },
+  {
+    code: 'upstream_response_invalid',
+    how: 'an answer that is not JSON',
+    provoke: (c, s) => c.send(s, { model: 'test/garbage' }),
+  },
   {
     code: 'images_unavailable',
     how: 'an image model without a usable route',
     styles: ['chat'],
-    provoke: (c) => c.gw.app.api.handle(imageRequest(c.caller.key, { model: 'test/image-off', prompt: 'a cat' })),
+    provoke: (c) =>
+      c.gw.app.api.handle(imageRequest(c.caller.key, { model: 'test/image-off', prompt: 'a cat' })),
   },
   {
     code: 'upstream_capacity_unavailable',
@@ -179,7 +270,11 @@ const cases: Case[] = [
       }
     },
   },
-  { code: 'request_timeout', how: 'no complete answer in time', provoke: (c, s) => c.send(s, { model: 'test/hang' }) },
+  {
+    code: 'request_timeout',
+    how: 'no complete answer in time',
+    provoke: (c, s) => c.send(s, { model: 'test/hang' }),
+  },
 ]
 
 function imageRequest(key: string, body: Record<string, unknown>): globalThis.Request {
@@ -201,36 +296,74 @@ function requestFor(style: Style, caller: Caller, request: Request): globalThis.
     path = '/v1/messages'
     headers['x-api-key'] = key
     headers['anthropic-version'] = '2023-06-01'
-    body = { model, max_tokens: request.maxTokens ?? 20, messages: [{ role: 'user', content: text }] }
+    body = {
+      model,
+      max_tokens: request.maxTokens ?? 20,
+      messages: [{ role: 'user', content: text }],
+    }
   } else if (style === 'responses') {
     path = '/v1/responses'
     headers.authorization = `Bearer ${key}`
-    body = { model, input: text, ...(request.maxTokens ? { max_output_tokens: request.maxTokens } : {}) }
+    body = {
+      model,
+      input: text,
+      ...(request.maxTokens ? { max_output_tokens: request.maxTokens } : {}),
+    }
   } else {
     path = '/v1/chat/completions'
     headers.authorization = `Bearer ${key}`
-    body = { model, messages: [{ role: 'user', content: text }], ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}) }
+    body = {
+      model,
+      messages: [{ role: 'user', content: text }],
+      ...(request.maxTokens ? { max_tokens: request.maxTokens } : {}),
+    }
   }
   if (request.stream) body.stream = true
-  return new Request(`http://gateway.test${path}`, { method: 'POST', headers, body: JSON.stringify({ ...body, ...request.extra }) })
+  return new Request(`http://gateway.test${path}`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ ...body, ...request.extra }),
+  })
 }
 
 /** The error of a response in the style's shape: OpenAI-style `{error: {message, type, code}}`, Messages `{type: 'error', error: {type, message, code}}`. */
-async function errorOf(style: Style, response: Response, inStream: boolean): Promise<{ code: unknown; type: unknown; message: unknown }> {
+async function errorOf(
+  style: Style,
+  response: Response,
+  inStream: boolean,
+): Promise<{ code: unknown; type: unknown; message: unknown }> {
   if (!inStream) {
-    const body = (await response.json()) as { type?: string; error: { code: unknown; type: unknown; message: unknown } }
+    const body = (await response.json()) as {
+      type?: string
+      error: { code: unknown; type: unknown; message: unknown }
+    }
     if (style === 'messages') expect(body.type).toBe('error')
     return body.error
   }
   const text = await response.text()
-  const events = text.split('\n\n').flatMap((event) => event.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)))
-  type Event = { type?: string; code?: unknown; message?: unknown; error?: { code: unknown; type: unknown; message: unknown } }
+  const events = text.split('\n\n').flatMap((event) =>
+    event
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => line.slice(6)),
+  )
+  type Event = {
+    type?: string
+    code?: unknown
+    message?: unknown
+    error?: { code: unknown; type: unknown; message: unknown }
+  }
   const failure = events
     .filter((data) => data.startsWith('{'))
     .map((data) => JSON.parse(data) as Event)
     .find((event) => event.error || event.type === 'error')
   // The Responses style's error event carries the code itself: {type: 'error', code, message}.
-  if (style === 'responses' && failure && !failure.error) return { code: failure.code, type: errorTable.upstream_error.openaiType, message: failure.message }
+  if (style === 'responses' && failure && !failure.error)
+    return {
+      code: failure.code,
+      type: errorTable.upstream_error.openaiType,
+      message: failure.message,
+    }
   return failure?.error ?? { code: undefined, type: undefined, message: undefined }
 }
 
@@ -242,9 +375,14 @@ describeWith(['postgres', 'redis'], 'every API error code', () => {
       database: 'postgres',
       models,
       catalog,
-      env: { UPSTREAM_TIMEOUT_MS: '400', FREE_REQUESTS_PER_DAY: '2', INVALID_KEYS_PER_MINUTE: '1000' },
+      env: {
+        UPSTREAM_TIMEOUT_MS: '400',
+        FREE_REQUESTS_PER_DAY: '2',
+        INVALID_KEYS_PER_MINUTE: '1000',
+      },
     })
-    await gw.app.gateway.sql`INSERT INTO provider_pauses (provider_id, paused_until) VALUES ('fake-b', now() + interval '1 hour')
+    await gw.app.gateway
+      .sql`INSERT INTO provider_pauses (provider_id, paused_until) VALUES ('fake-b', now() + interval '1 hour')
       ON CONFLICT (provider_id) DO UPDATE SET paused_until = excluded.paused_until`
     await gw.app.gateway.health.refreshPauses(gw.app.gateway.sql)
   })
@@ -255,8 +393,17 @@ describeWith(['postgres', 'redis'], 'every API error code', () => {
 
   test('the table covers every code of the spec that the API server can give', () => {
     const dashboardOnly = new Set(['trial_exhausted', 'request_in_progress'])
-    const own = new Set(['not_found', 'unauthorized', 'forbidden', 'conflict', 'internal_error', 'admission_unconfirmed'])
-    const spec = Object.keys(errorTable).filter((code) => !dashboardOnly.has(code) && !own.has(code))
+    const own = new Set([
+      'not_found',
+      'unauthorized',
+      'forbidden',
+      'conflict',
+      'internal_error',
+      'admission_unconfirmed',
+    ])
+    const spec = Object.keys(errorTable).filter(
+      (code) => !dashboardOnly.has(code) && !own.has(code),
+    )
     expect(cases.map((c): string => c.code).toSorted()).toEqual(spec.toSorted())
   })
 
@@ -267,24 +414,38 @@ describeWith(['postgres', 'redis'], 'every API error code', () => {
           const accountId = await gw.account(item.balance ?? '1')
           const created = await gw.key(accountId)
           const caller = { accountId, keyId: created.id, key: created.key }
-          const context: Context = { gw, caller, send: (s, request) => gw.app.api.handle(requestFor(s, caller, request)) }
+          const context: Context = {
+            gw,
+            caller,
+            send: (s, request) => gw.app.api.handle(requestFor(s, caller, request)),
+          }
           await item.prepare?.(context)
           await settledAccount(gw, accountId)
-          const before = (await ledgerOf(gw, accountId)).filter((row) => row.kind === 'charge').length
+          const before = (await ledgerOf(gw, accountId)).filter(
+            (row) => row.kind === 'charge',
+          ).length
           const response = await item.provoke(context, style)
 
           expect(response.status).toBe(item.inStream ? 200 : errorTable[item.code].status)
           if (!item.inStream) expect(response.headers.get('x-service-error-code')).toBe(item.code)
           const error = await errorOf(style, response, item.inStream ?? false)
           expect(error.code).toBe(item.code)
-          expect(error.type).toBe(style === 'messages' ? errorTable[item.code].messagesType : errorTable[item.code].openaiType)
+          expect(error.type).toBe(
+            style === 'messages'
+              ? errorTable[item.code].messagesType
+              : errorTable[item.code].openaiType,
+          )
           expect(typeof error.message).toBe('string')
           const retryAfter = response.headers.get('retry-after')
           if (item.retryAfter === true) expect(Number(retryAfter)).toBeGreaterThan(0)
-          else if (typeof item.retryAfter === 'number') expect(retryAfter).toBe(String(item.retryAfter))
+          else if (typeof item.retryAfter === 'number')
+            expect(retryAfter).toBe(String(item.retryAfter))
 
           expect(await holdsEnded(gw, accountId)).toMatchObject({ heldNano: 0, inFlight: 0 })
-          if (!item.mayCharge) expect((await ledgerOf(gw, accountId)).filter((row) => row.kind === 'charge')).toHaveLength(before)
+          if (!item.mayCharge)
+            expect(
+              (await ledgerOf(gw, accountId)).filter((row) => row.kind === 'charge'),
+            ).toHaveLength(before)
         })
       }
     })
@@ -311,7 +472,11 @@ describeWith('postgres', 'admission_unconfirmed in the error table', () => {
       expect(response.headers.get('x-service-error-code')).toBe('admission_unconfirmed')
       const error = await errorOf(style, response, false)
       expect(error.code).toBe('admission_unconfirmed')
-      expect(error.type).toBe(style === 'messages' ? errorTable.admission_unconfirmed.messagesType : errorTable.admission_unconfirmed.openaiType)
+      expect(error.type).toBe(
+        style === 'messages'
+          ? errorTable.admission_unconfirmed.messagesType
+          : errorTable.admission_unconfirmed.openaiType,
+      )
     }
     expect(gw.upstream.requests.length).toBe(sent)
   })

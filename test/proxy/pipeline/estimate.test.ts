@@ -6,13 +6,28 @@ const catalog = buildCatalog(
   {
     providers: [{ id: 'p', style: 'openai', baseUrl: 'http://127.0.0.1:1', apiKeyEnv: 'K' }],
     models: [
-      { id: 'a/cheap', contextLength: 1_000, maxOutputTokens: 100, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [{ provider: 'p', model: 'x' }] },
-      { id: 'a/dear', contextLength: 600, maxOutputTokens: 500, pricing: { inputPerMTok: 10, outputPerMTok: 20 }, routes: [{ provider: 'p', model: 'y' }] },
+      {
+        id: 'a/cheap',
+        contextLength: 1_000,
+        maxOutputTokens: 100,
+        pricing: { inputPerMTok: 1, outputPerMTok: 2 },
+        routes: [{ provider: 'p', model: 'x' }],
+      },
+      {
+        id: 'a/dear',
+        contextLength: 600,
+        maxOutputTokens: 500,
+        pricing: { inputPerMTok: 10, outputPerMTok: 20 },
+        routes: [{ provider: 'p', model: 'y' }],
+      },
     ],
   },
   {},
 )
-const candidate = (id: string) => ({ model: catalog.models.get(id)!, routes: catalog.models.get(id)!.routes })
+const candidate = (id: string) => ({
+  model: catalog.models.get(id)!,
+  routes: catalog.models.get(id)!.routes,
+})
 
 describe('estimate', () => {
   test('the hold is input bytes plus overhead at the input price and the output limit at the output price', () => {
@@ -22,12 +37,19 @@ describe('estimate', () => {
   })
 
   test('without an output limit the model maximum is held; the input is capped at the context', () => {
-    expect(estimate([candidate('a/cheap')], { textBytes: 5_000, images: 0, messages: 1 }, undefined).holdNano).toBe(1_000 * 1_000 + 100 * 2_000)
+    expect(
+      estimate([candidate('a/cheap')], { textBytes: 5_000, images: 0, messages: 1 }, undefined)
+        .holdNano,
+    ).toBe(1_000 * 1_000 + 100 * 2_000)
   })
 
   test('with fallbacks the most expensive candidate sets the hold', () => {
     // An image adds 2,000 tokens: the bound (2,018) passes both contexts, so each is capped at its own.
-    const result = estimate([candidate('a/cheap'), candidate('a/dear')], { textBytes: 10, images: 1, messages: 1 }, undefined)
+    const result = estimate(
+      [candidate('a/cheap'), candidate('a/dear')],
+      { textBytes: 10, images: 1, messages: 1 },
+      undefined,
+    )
     const cheap = 1_000 * 1_000 + 100 * 2_000
     const dear = 600 * 10_000 + 500 * 20_000
     expect(result.holdNano).toBe(Math.max(cheap, dear))

@@ -23,131 +23,179 @@ const deliveredText = (events: string[]) =>
     .join('')
 
 for (const { store, database, needs } of storeSetups) {
-  describeWith([...needs], `holds with the ${store} admission store on ${database} Postgres`, () => {
-    let gw: TestGateway
-    let accountId: string
-    let key: string
-    let apiUrl: string
-    beforeAll(async () => {
-      gw = await startTestGateway({ store, database, models })
-      apiUrl = gw.app.listen().apiUrl
-      accountId = await gw.account('10')
-      key = (await gw.key(accountId)).key
-    })
-    afterAll(() => gw.close())
-
-    const rowsOf = async (requestId: string) => (await ledgerOf(gw, accountId)).filter((row) => row.request_id === requestId)
-    const logOf = async (requestId: string) => {
-      await gw.app.gateway.writer.drain()
-      const [row] = await gw.app.gateway.sql<{ status: number; error_code: string | null; output_tokens: number; charged_nano: number }[]>`
-        SELECT status, error_code, output_tokens, charged_nano FROM request_logs WHERE request_id = ${requestId}`
-      return row
-    }
-    const balanced = async () => {
-      const { snapshot, ledger } = await settledAccount(gw, accountId)
-      expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
-      expect(snapshot.balanceNano).toBe(sumOf(ledger))
-    }
-
-    test('a client that disconnects mid-stream stops the upstream and pays for what it was sent', async () => {
-      const aborted = gw.upstream.abortedStreams
-      const controller = new AbortController()
-      const response = await fetch(`${apiUrl}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'test/long', messages: hello, stream: true }),
-        signal: controller.signal,
+  describeWith(
+    [...needs],
+    `holds with the ${store} admission store on ${database} Postgres`,
+    () => {
+      let gw: TestGateway
+      let accountId: string
+      let key: string
+      let apiUrl: string
+      beforeAll(async () => {
+        gw = await startTestGateway({ store, database, models })
+        apiUrl = gw.app.listen().apiUrl
+        accountId = await gw.account('10')
+        key = (await gw.key(accountId)).key
       })
-      const requestId = response.headers.get('x-request-id')!
-      const reader = response.body!.getReader()
-      let received = ''
-      while (received.split('"content":"w').length < 12) received += new TextDecoder().decode((await reader.read()).value)
-      controller.abort()
-      await balanced()
-      const until = Date.now() + 2_000
-      while (gw.upstream.abortedStreams === aborted && Date.now() < until) await Bun.sleep(20)
-      expect(gw.upstream.abortedStreams).toBe(aborted + 1)
-      const rows = await rowsOf(requestId)
-      expect(rows.map((row) => row.kind)).toEqual(['charge'])
-      expect(rows[0]!.amount_nano).toBeLessThan(0)
-      const log = await logOf(requestId)
-      expect(log).toMatchObject({ status: 499 })
-      expect(log!.output_tokens).toBeGreaterThanOrEqual(11)
-      expect(log!.output_tokens).toBeLessThan(400)
-    })
+      afterAll(() => gw.close())
 
-    test('an upstream that breaks before the first byte leaves no charge', async () => {
-      const response = await gw.chat(key, { model: 'test/drop-first', messages: hello, stream: true })
-      expect(response.status).toBe(503)
-      expect(response.headers.get('x-service-error-code')).toBe('model_unavailable')
-      expect(await rowsOf(response.headers.get('x-request-id')!)).toEqual([])
-      await balanced()
-    })
-
-    test('an upstream that breaks after under 50 tokens is written off, with a ledger row saying so', async () => {
-      const response = await gw.chat(key, { model: 'test/break-early', messages: hello, stream: true })
-      const events = await readEvents(response)
-      expect(JSON.parse(events.at(-1)!).error.code).toBe('upstream_error')
-      const requestId = response.headers.get('x-request-id')!
-      await balanced()
-      const rows = await rowsOf(requestId)
-      expect(rows.map((row) => [row.kind, row.amount_nano, row.reason])).toEqual([['writeoff', 0, 'stream_broken_early']])
-      expect(rows[0]!.written_off_nano).toBeGreaterThan(0)
-      expect(await logOf(requestId)).toMatchObject({ status: 502, error_code: 'upstream_error', charged_nano: 0 })
-    })
-
-    test('an upstream that breaks after 50 tokens charges the delivered tokens only', async () => {
-      const response = await gw.chat(key, { model: 'test/break-late', messages: hello, stream: true })
-      const events = await readEvents(response)
-      expect(JSON.parse(events.at(-1)!).error.code).toBe('upstream_error')
-      const requestId = response.headers.get('x-request-id')!
-      await balanced()
-      const rows = await rowsOf(requestId)
-      expect(rows.map((row) => row.kind)).toEqual(['charge'])
-      const log = await logOf(requestId)
-      // Without usage from the provider, the delivered text is counted: by o200k_base for a model whose
-      // catalog entry names no tokenizer of its own, and never below one token per delta.
-      expect(log!.output_tokens).toBe(Math.max(60, countTokens(deliveredText(events))))
-      expect(-rows[0]!.amount_nano).toBe(log!.charged_nano)
-    })
-
-    test('a stream whose provider reports no usage is charged by the gateway’s count, and the client still gets usage', async () => {
-      const response = await gw.chat(key, { model: 'test/no-usage', messages: hello, stream: true, stream_options: { include_usage: true } })
-      const events = await readEvents(response)
-      expect(events.at(-1)).toBe('[DONE]')
-      const usage = JSON.parse(events.at(-2)!).usage
-      expect(usage.completion_tokens).toBe(Math.max(8, countTokens(deliveredText(events))))
-      expect(usage.cost).toBeGreaterThan(0)
-      await balanced()
-    })
-
-    test('a hold whose settlement never comes expires at its deadline and charges nothing', async () => {
-      const short = await startTestGateway({ store, database, models, holdDeadlineMs: 200 })
-      try {
-        const account = await short.account('1')
-        const { id: keyId } = await short.key(account)
-        const { store: admission, sql, inflight } = short.app.gateway
-        const admitted = await admission.admit({
-          requestId: 'req_orphan',
-          accountId: account,
-          keyId,
-          holdNano: 5_000,
-          tokens: 10,
-          keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 },
-          accountLimits: { rpm: 0, tpm: 0, concurrency: 0 },
-        })
-        if (!admitted.ok) throw new Error('expected the admission to pass')
-        await Bun.sleep(300)
-        for (let i = 0; i < 20 && (await admission.snapshot(account)).inFlight > 0; i++) {
-          await runMaintenance({ sql, store: admission, inflight })
-          await Bun.sleep(100)
-        }
-        expect(await admission.snapshot(account)).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 1_000_000_000 })
-        expect(await admission.settle({ requestId: 'req_orphan', accountId: account, costNano: 10, tokens: 1, forgive: false })).toMatchObject({ status: 'missing' })
-        expect((await admission.snapshot(account)).balanceNano).toBe(1_000_000_000)
-      } finally {
-        await short.close()
+      const rowsOf = async (requestId: string) =>
+        (await ledgerOf(gw, accountId)).filter((row) => row.request_id === requestId)
+      const logOf = async (requestId: string) => {
+        await gw.app.gateway.writer.drain()
+        const [row] = await gw.app.gateway.sql<
+          {
+            status: number
+            error_code: string | null
+            output_tokens: number
+            charged_nano: number
+          }[]
+        >`
+        SELECT status, error_code, output_tokens, charged_nano FROM request_logs WHERE request_id = ${requestId}`
+        return row
       }
-    })
-  })
+      const balanced = async () => {
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
+        expect(snapshot.balanceNano).toBe(sumOf(ledger))
+      }
+
+      test('a client that disconnects mid-stream stops the upstream and pays for what it was sent', async () => {
+        const aborted = gw.upstream.abortedStreams
+        const controller = new AbortController()
+        const response = await fetch(`${apiUrl}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'test/long', messages: hello, stream: true }),
+          signal: controller.signal,
+        })
+        const requestId = response.headers.get('x-request-id')!
+        const reader = response.body!.getReader()
+        let received = ''
+        while (received.split('"content":"w').length < 12)
+          received += new TextDecoder().decode((await reader.read()).value)
+        controller.abort()
+        await balanced()
+        const until = Date.now() + 2_000
+        while (gw.upstream.abortedStreams === aborted && Date.now() < until) await Bun.sleep(20)
+        expect(gw.upstream.abortedStreams).toBe(aborted + 1)
+        const rows = await rowsOf(requestId)
+        expect(rows.map((row) => row.kind)).toEqual(['charge'])
+        expect(rows[0]!.amount_nano).toBeLessThan(0)
+        const log = await logOf(requestId)
+        expect(log).toMatchObject({ status: 499 })
+        expect(log!.output_tokens).toBeGreaterThanOrEqual(11)
+        expect(log!.output_tokens).toBeLessThan(400)
+      })
+
+      test('an upstream that breaks before the first byte leaves no charge', async () => {
+        const response = await gw.chat(key, {
+          model: 'test/drop-first',
+          messages: hello,
+          stream: true,
+        })
+        expect(response.status).toBe(503)
+        expect(response.headers.get('x-service-error-code')).toBe('model_unavailable')
+        expect(await rowsOf(response.headers.get('x-request-id')!)).toEqual([])
+        await balanced()
+      })
+
+      test('an upstream that breaks after under 50 tokens is written off, with a ledger row saying so', async () => {
+        const response = await gw.chat(key, {
+          model: 'test/break-early',
+          messages: hello,
+          stream: true,
+        })
+        const events = await readEvents(response)
+        expect(JSON.parse(events.at(-1)!).error.code).toBe('upstream_error')
+        const requestId = response.headers.get('x-request-id')!
+        await balanced()
+        const rows = await rowsOf(requestId)
+        expect(rows.map((row) => [row.kind, row.amount_nano, row.reason])).toEqual([
+          ['writeoff', 0, 'stream_broken_early'],
+        ])
+        expect(rows[0]!.written_off_nano).toBeGreaterThan(0)
+        expect(await logOf(requestId)).toMatchObject({
+          status: 502,
+          error_code: 'upstream_error',
+          charged_nano: 0,
+        })
+      })
+
+      test('an upstream that breaks after 50 tokens charges the delivered tokens only', async () => {
+        const response = await gw.chat(key, {
+          model: 'test/break-late',
+          messages: hello,
+          stream: true,
+        })
+        const events = await readEvents(response)
+        expect(JSON.parse(events.at(-1)!).error.code).toBe('upstream_error')
+        const requestId = response.headers.get('x-request-id')!
+        await balanced()
+        const rows = await rowsOf(requestId)
+        expect(rows.map((row) => row.kind)).toEqual(['charge'])
+        const log = await logOf(requestId)
+        // Without usage from the provider, the delivered text is counted: by o200k_base for a model whose
+        // catalog entry names no tokenizer of its own, and never below one token per delta.
+        expect(log!.output_tokens).toBe(Math.max(60, countTokens(deliveredText(events))))
+        expect(-rows[0]!.amount_nano).toBe(log!.charged_nano)
+      })
+
+      test('a stream whose provider reports no usage is charged by the gateway’s count, and the client still gets usage', async () => {
+        const response = await gw.chat(key, {
+          model: 'test/no-usage',
+          messages: hello,
+          stream: true,
+          stream_options: { include_usage: true },
+        })
+        const events = await readEvents(response)
+        expect(events.at(-1)).toBe('[DONE]')
+        const usage = JSON.parse(events.at(-2)!).usage
+        expect(usage.completion_tokens).toBe(Math.max(8, countTokens(deliveredText(events))))
+        expect(usage.cost).toBeGreaterThan(0)
+        await balanced()
+      })
+
+      test('a hold whose settlement never comes expires at its deadline and charges nothing', async () => {
+        const short = await startTestGateway({ store, database, models, holdDeadlineMs: 200 })
+        try {
+          const account = await short.account('1')
+          const { id: keyId } = await short.key(account)
+          const { store: admission, sql, inflight } = short.app.gateway
+          const admitted = await admission.admit({
+            requestId: 'req_orphan',
+            accountId: account,
+            keyId,
+            holdNano: 5_000,
+            tokens: 10,
+            keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 },
+            accountLimits: { rpm: 0, tpm: 0, concurrency: 0 },
+          })
+          if (!admitted.ok) throw new Error('expected the admission to pass')
+          await Bun.sleep(300)
+          for (let i = 0; i < 20 && (await admission.snapshot(account)).inFlight > 0; i++) {
+            await runMaintenance({ sql, store: admission, inflight })
+            await Bun.sleep(100)
+          }
+          expect(await admission.snapshot(account)).toMatchObject({
+            heldNano: 0,
+            inFlight: 0,
+            balanceNano: 1_000_000_000,
+          })
+          expect(
+            await admission.settle({
+              requestId: 'req_orphan',
+              accountId: account,
+              costNano: 10,
+              tokens: 1,
+              forgive: false,
+            }),
+          ).toMatchObject({ status: 'missing' })
+          expect((await admission.snapshot(account)).balanceNano).toBe(1_000_000_000)
+        } finally {
+          await short.close()
+        }
+      })
+    },
+  )
 }

@@ -1,11 +1,16 @@
 import { describe, expect, test } from 'bun:test'
 import { MAX_BODY_BYTES, readJsonBody } from '../../../proxy/pipeline/read-body.ts'
 
-const post = (body: BodyInit, headers: Record<string, string> = {}) => new Request('http://x/', { method: 'POST', body, headers })
+const post = (body: BodyInit, headers: Record<string, string> = {}) =>
+  new Request('http://x/', { method: 'POST', body, headers })
 
 describe('request body', () => {
   test('a JSON object is read with its size', async () => {
-    expect(await readJsonBody(post('{"a":[1,2]}'))).toEqual({ ok: true, value: { a: [1, 2] }, bytes: 11 })
+    expect(await readJsonBody(post('{"a":[1,2]}'))).toEqual({
+      ok: true,
+      value: { a: [1, 2] },
+      bytes: 11,
+    })
   })
 
   test('over 32 MB by Content-Length is refused before reading', async () => {

@@ -20,15 +20,36 @@ describe('request envelope', () => {
     expect(message({ model: 'a/b' })).toBe('messages: is required')
     expect(message({ model: 'a/b', messages: [] })).toBe('messages: must be a non-empty array')
     expect(message({ model: 'a/b', messages: 'hi' })).toBe('messages: must be an array')
-    expect(message({ model: 'a/b', messages: [{ content: 'x' }] })).toBe('messages[0].role: is required')
-    expect(message({ model: 'a/b', messages: [{ role: 'user', content: 7 }] })).toBe('messages[0].content: must be a string or an array or null')
-    expect(message({ model: 'a/b', messages: user, max_tokens: 0 })).toBe('max_tokens: must be an integer of at least 1 or null')
-    expect(message({ model: 'a/b', messages: user, models: ['a/b', 'a/c', 'a/d', 'a/e'] })).toBe('models: must have at most 3 items')
-    expect(message({ model: 'a/b', messages: user, stream: 'yes' })).toBe('stream: must be a boolean')
+    expect(message({ model: 'a/b', messages: [{ content: 'x' }] })).toBe(
+      'messages[0].role: is required',
+    )
+    expect(message({ model: 'a/b', messages: [{ role: 'user', content: 7 }] })).toBe(
+      'messages[0].content: must be a string or an array or null',
+    )
+    expect(message({ model: 'a/b', messages: user, max_tokens: 0 })).toBe(
+      'max_tokens: must be an integer of at least 1 or null',
+    )
+    expect(message({ model: 'a/b', messages: user, models: ['a/b', 'a/c', 'a/d', 'a/e'] })).toBe(
+      'models: must have at most 3 items',
+    )
+    expect(message({ model: 'a/b', messages: user, stream: 'yes' })).toBe(
+      'stream: must be a boolean',
+    )
   })
 
   test('fields outside the style are refused by name; the style’s own pass', () => {
-    expect(message({ model: 'a/b', messages: user, top_k: 3 })).toBe('Unrecognized request argument supplied: top_k')
-    expect(message({ model: 'a/b', messages: user, temperature: 0.2, seed: 1, response_format: { type: 'json_object' }, tools: [] })).toBe('ok')
+    expect(message({ model: 'a/b', messages: user, top_k: 3 })).toBe(
+      'Unrecognized request argument supplied: top_k',
+    )
+    expect(
+      message({
+        model: 'a/b',
+        messages: user,
+        temperature: 0.2,
+        seed: 1,
+        response_format: { type: 'json_object' },
+        tools: [],
+      }),
+    ).toBe('ok')
   })
 })

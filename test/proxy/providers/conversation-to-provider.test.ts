@@ -10,14 +10,44 @@ const image = 'data:image/png;base64,iVBORw0KGgo='
 const conversation = (overrides: Partial<Conversation> = {}): Conversation => ({
   turns: [
     { role: 'system', text: 'Be brief.' },
-    { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', url: image, detail: 'low' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'Look' },
+        { type: 'image', url: image, detail: 'low' },
+      ],
+    },
     { role: 'system', text: 'Use metric.' },
-    { role: 'assistant', text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{"x":1}' }, { id: 'call_2', name: 'look', arguments: '{}' }] },
-    { role: 'tool', toolCallId: 'call_1', content: [{ type: 'text', text: 'a cat' }], isError: false },
-    { role: 'tool', toolCallId: 'call_2', content: [{ type: 'text', text: 'a dog' }], isError: true },
+    {
+      role: 'assistant',
+      text: 'Checking.',
+      toolCalls: [
+        { id: 'call_1', name: 'look', arguments: '{"x":1}' },
+        { id: 'call_2', name: 'look', arguments: '{}' },
+      ],
+    },
+    {
+      role: 'tool',
+      toolCallId: 'call_1',
+      content: [{ type: 'text', text: 'a cat' }],
+      isError: false,
+    },
+    {
+      role: 'tool',
+      toolCallId: 'call_2',
+      content: [{ type: 'text', text: 'a dog' }],
+      isError: true,
+    },
     { role: 'user', content: [{ type: 'text', text: 'And now?' }] },
   ],
-  tools: [{ name: 'look', description: 'Look', parameters: { type: 'object', properties: { x: { type: 'number' } } }, strict: true }],
+  tools: [
+    {
+      name: 'look',
+      description: 'Look',
+      parameters: { type: 'object', properties: { x: { type: 'number' } } },
+      strict: true,
+    },
+  ],
   stop: ['###'],
   stream: false,
   ...overrides,
@@ -36,7 +66,16 @@ describe('neutral → Messages', () => {
       max_tokens: 4096,
       system: 'Be brief.\nUse metric.',
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Look' },
+            {
+              type: 'image',
+              source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
+            },
+          ],
+        },
         {
           role: 'assistant',
           content: [
@@ -48,13 +87,28 @@ describe('neutral → Messages', () => {
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'text', text: 'a cat' }] },
-            { type: 'tool_result', tool_use_id: 'call_2', content: [{ type: 'text', text: 'a dog' }], is_error: true },
+            {
+              type: 'tool_result',
+              tool_use_id: 'call_1',
+              content: [{ type: 'text', text: 'a cat' }],
+            },
+            {
+              type: 'tool_result',
+              tool_use_id: 'call_2',
+              content: [{ type: 'text', text: 'a dog' }],
+              is_error: true,
+            },
             { type: 'text', text: 'And now?' },
           ],
         },
       ],
-      tools: [{ name: 'look', description: 'Look', input_schema: { type: 'object', properties: { x: { type: 'number' } } } }],
+      tools: [
+        {
+          name: 'look',
+          description: 'Look',
+          input_schema: { type: 'object', properties: { x: { type: 'number' } } },
+        },
+      ],
       stop_sequences: ['###'],
     })
   })
@@ -70,34 +124,78 @@ describe('neutral → Messages', () => {
       seed: 7,
       stream: true,
     })
-    expect(result).toMatchObject({ temperature: 1, tool_choice: { type: 'any', disable_parallel_tool_use: true }, metadata: { user_id: 'u-1' }, max_tokens: 50, stream: true })
+    expect(result).toMatchObject({
+      temperature: 1,
+      tool_choice: { type: 'any', disable_parallel_tool_use: true },
+      metadata: { user_id: 'u-1' },
+      max_tokens: 50,
+      stream: true,
+    })
     expect(result.system).toContain('Respond with a single JSON object')
     expect(result).not.toHaveProperty('seed')
-    expect(body({ toolChoice: { name: 'look' } }).tool_choice).toEqual({ type: 'tool', name: 'look' })
+    expect(body({ toolChoice: { name: 'look' } }).tool_choice).toEqual({
+      type: 'tool',
+      name: 'look',
+    })
   })
 
   test('images of other types and tool arguments that are not JSON objects are refused', () => {
-    const bmp = conversationToMessages(conversation({ turns: [{ role: 'user', content: [{ type: 'image', url: 'data:image/bmp;base64,Qk0=' }] }] }), 'm', 10)
+    const bmp = conversationToMessages(
+      conversation({
+        turns: [{ role: 'user', content: [{ type: 'image', url: 'data:image/bmp;base64,Qk0=' }] }],
+      }),
+      'm',
+      10,
+    )
     expect(bmp).toBeInstanceOf(ServiceError)
-    const broken = conversationToMessages(conversation({ turns: [{ role: 'assistant', text: '', toolCalls: [{ id: 'c', name: 'n', arguments: '[1' }] }] }), 'm', 10)
+    const broken = conversationToMessages(
+      conversation({
+        turns: [
+          { role: 'assistant', text: '', toolCalls: [{ id: 'c', name: 'n', arguments: '[1' }] },
+        ],
+      }),
+      'm',
+      10,
+    )
     expect(broken).toBeInstanceOf(ServiceError)
   })
 
   test('an image given by URL stays a URL', () => {
-    const result = conversationToMessages(conversation({ turns: [{ role: 'user', content: [{ type: 'image', url: 'https://example.com/cat.png' }] }] }), 'm', 10)
-    expect((result as { messages: unknown[] }).messages[0]).toEqual({ role: 'user', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }] })
+    const result = conversationToMessages(
+      conversation({
+        turns: [{ role: 'user', content: [{ type: 'image', url: 'https://example.com/cat.png' }] }],
+      }),
+      'm',
+      10,
+    )
+    expect((result as { messages: unknown[] }).messages[0]).toEqual({
+      role: 'user',
+      content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }],
+    })
   })
 })
 
 describe('neutral → Chat Completions', () => {
   test('system text in place, tool messages, image parts, options', () => {
     const result = conversationToChat(
-      conversation({ toolChoice: { name: 'look' }, maxOutputTokens: 50, responseFormat: { type: 'json_schema', name: 'r', schema: { type: 'object' } }, stream: true, topK: 3 }),
+      conversation({
+        toolChoice: { name: 'look' },
+        maxOutputTokens: 50,
+        responseFormat: { type: 'json_schema', name: 'r', schema: { type: 'object' } },
+        stream: true,
+        topK: 3,
+      }),
       'gpt-x',
     )
     expect(result.messages).toEqual([
       { role: 'system', content: 'Be brief.' },
-      { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: image, detail: 'low' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Look' },
+          { type: 'image_url', image_url: { url: image, detail: 'low' } },
+        ],
+      },
       { role: 'system', content: 'Use metric.' },
       {
         role: 'assistant',
@@ -116,7 +214,10 @@ describe('neutral → Chat Completions', () => {
       tool_choice: { type: 'function', function: { name: 'look' } },
       max_completion_tokens: 50,
       stop: ['###'],
-      response_format: { type: 'json_schema', json_schema: { name: 'r', schema: { type: 'object' } } },
+      response_format: {
+        type: 'json_schema',
+        json_schema: { name: 'r', schema: { type: 'object' } },
+      },
       stream: true,
       stream_options: { include_usage: true },
     })

@@ -4,7 +4,11 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
 
-const models = [testModel('local/llama', 'llama3.1:8b', { routes: [{ provider: 'keyless', model: 'llama3.1:8b' }] })]
+const models = [
+  testModel('local/llama', 'llama3.1:8b', {
+    routes: [{ provider: 'keyless', model: 'llama3.1:8b' }],
+  }),
+]
 
 describeWith('postgres', 'a provider without a key', () => {
   let gw: TestGateway
@@ -16,7 +20,10 @@ describeWith('postgres', 'a provider without a key', () => {
   afterAll(() => gw.close())
 
   test('its models answer, and the provider gets no Authorization header', async () => {
-    const response = await gw.chat(key, { model: 'local/llama', messages: [{ role: 'user', content: 'hello' }] })
+    const response = await gw.chat(key, {
+      model: 'local/llama',
+      messages: [{ role: 'user', content: 'hello' }],
+    })
     expect(response.status).toBe(200)
     expect(response.headers.get('x-service-provider')).toBe('keyless')
     const sent = gw.upstream.requests.at(-1)!

@@ -7,13 +7,19 @@ describe('SSE splitter', () => {
   test('events split across chunks come out whole, in order', () => {
     const splitter = new SseSplitter()
     expect(splitter.push(bytes('data: {"a"'))).toEqual([])
-    expect(splitter.push(bytes(':1}\n\ndata: [DO'))).toEqual([{ raw: 'data: {"a":1}', event: undefined, data: '{"a":1}' }])
-    expect(splitter.push(bytes('NE]\n\n'))).toEqual([{ raw: 'data: [DONE]', event: undefined, data: '[DONE]' }])
+    expect(splitter.push(bytes(':1}\n\ndata: [DO'))).toEqual([
+      { raw: 'data: {"a":1}', event: undefined, data: '{"a":1}' },
+    ])
+    expect(splitter.push(bytes('NE]\n\n'))).toEqual([
+      { raw: 'data: [DONE]', event: undefined, data: '[DONE]' },
+    ])
   })
 
   test('named events, multi-line data, comments and CRLF', () => {
     const splitter = new SseSplitter()
-    const events = splitter.push(bytes('event: ping\r\ndata: a\r\ndata: b\r\n\r\n: keep-alive\r\n\r\n'))
+    const events = splitter.push(
+      bytes('event: ping\r\ndata: a\r\ndata: b\r\n\r\n: keep-alive\r\n\r\n'),
+    )
     expect(events).toEqual([
       { raw: 'event: ping\ndata: a\ndata: b', event: 'ping', data: 'a\nb' },
       { raw: ': keep-alive', event: undefined, data: undefined },

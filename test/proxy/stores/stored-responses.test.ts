@@ -17,18 +17,38 @@ function storedResponses(stores: Stores) {
   let key0: string
 
   const post = (gw: TestGateway, body: Record<string, unknown>, as = key) =>
-    fetch(`${urls.get(gw)}/v1/responses`, { method: 'POST', headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  const read = (gw: TestGateway, id: string, as = key) => fetch(`${urls.get(gw)}/v1/responses/${id}`, { headers: { authorization: `Bearer ${as}` } })
+    fetch(`${urls.get(gw)}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${as}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  const read = (gw: TestGateway, id: string, as = key) =>
+    fetch(`${urls.get(gw)}/v1/responses/${id}`, { headers: { authorization: `Bearer ${as}` } })
   const expiresInDays = async (gw: TestGateway, id: string) => {
-    const [row] = await gw.app.operator.sql<{ days: number }[]>`SELECT extract(epoch FROM expires_at - created_at)::float8 / 86400 AS days FROM stored_responses WHERE id = ${id}`
+    const [row] = await gw.app.operator.sql<
+      { days: number }[]
+    >`SELECT extract(epoch FROM expires_at - created_at)::float8 / 86400 AS days FROM stored_responses WHERE id = ${id}`
     return row?.days
   }
 
   beforeAll(async () => {
-    first = await startTestGateway({ ...stores, models, env: { RESPONSES_RETENTION_DAYS: '7', RESPONSES_FOLLOW_UP_WAIT_MS: '300' } })
+    first = await startTestGateway({
+      ...stores,
+      models,
+      env: { RESPONSES_RETENTION_DAYS: '7', RESPONSES_FOLLOW_UP_WAIT_MS: '300' },
+    })
     // A second process on the same database.
-    second = await startTestGateway({ ...stores, models, sibling: first, env: { RESPONSES_RETENTION_DAYS: '7', RESPONSES_FOLLOW_UP_WAIT_MS: '3000' } })
-    keep0 = await startTestGateway({ ...stores, models, env: { RESPONSES_RETENTION_DAYS: '0', RESPONSES_FOLLOW_UP_WAIT_MS: '3000' } })
+    second = await startTestGateway({
+      ...stores,
+      models,
+      sibling: first,
+      env: { RESPONSES_RETENTION_DAYS: '7', RESPONSES_FOLLOW_UP_WAIT_MS: '3000' },
+    })
+    keep0 = await startTestGateway({
+      ...stores,
+      models,
+      env: { RESPONSES_RETENTION_DAYS: '0', RESPONSES_FOLLOW_UP_WAIT_MS: '3000' },
+    })
     for (const gw of [first, second, keep0]) urls.set(gw, gw.app.listen({ apiOnly: true }).apiUrl)
     key = (await first.key(await first.account('5'))).key
     key0 = (await keep0.key(await keep0.account('5'))).key
@@ -40,25 +60,39 @@ function storedResponses(stores: Stores) {
   })
 
   test('a response is kept for the configured days and followed up from another process', async () => {
-    const answer = (await (await post(first, { model: 'openai/plain', input: 'hi' })).json()) as { id: string }
-    const follow = await post(second, { model: 'openai/plain', input: 'more', previous_response_id: answer.id })
+    const answer = (await (await post(first, { model: 'openai/plain', input: 'hi' })).json()) as {
+      id: string
+    }
+    const follow = await post(second, {
+      model: 'openai/plain',
+      input: 'more',
+      previous_response_id: answer.id,
+    })
     expect(follow.status).toBe(200)
     expect((await read(second, answer.id)).status).toBe(200)
     expect(await expiresInDays(first, answer.id)).toBeCloseTo(7, 3)
   })
 
   test('store: false keeps nothing', async () => {
-    const answer = (await (await post(first, { model: 'openai/plain', input: 'hi', store: false })).json()) as { id: string }
+    const answer = (await (
+      await post(first, { model: 'openai/plain', input: 'hi', store: false })
+    ).json()) as { id: string }
     await Bun.sleep(50)
     expect(await expiresInDays(first, answer.id)).toBeUndefined()
     expect((await read(first, answer.id)).status).toBe(404)
-    const follow = await post(first, { model: 'openai/plain', input: 'more', previous_response_id: answer.id })
+    const follow = await post(first, {
+      model: 'openai/plain',
+      input: 'more',
+      previous_response_id: answer.id,
+    })
     expect(follow.status).toBe(400)
   })
 
   test('a follow-up waits for a response still being written elsewhere, then 400 once the wait is over', async () => {
     const id = `resp_${crypto.randomUUID().replaceAll('-', '')}`
-    const [account] = await first.app.operator.sql<{ account_id: string }[]>`SELECT account_id FROM api_keys ORDER BY created_at DESC LIMIT 1`
+    const [account] = await first.app.operator.sql<
+      { account_id: string }[]
+    >`SELECT account_id FROM api_keys ORDER BY created_at DESC LIMIT 1`
     // The other process's write lands 300 ms after the follow-up arrived.
     const landing = Bun.sleep(300).then(
       () => first.app.operator.sql`
@@ -66,29 +100,50 @@ function storedResponses(stores: Stores) {
         VALUES (${id}, ${account!.account_id}, ${first.app.operator.sql.json([{ role: 'assistant', text: 'earlier', toolCalls: [] }] as never)}, ${first.app.operator.sql.json({ id } as never)})`,
     )
     const started = Date.now()
-    const follow = await post(second, { model: 'openai/plain', input: 'more', previous_response_id: id })
+    const follow = await post(second, {
+      model: 'openai/plain',
+      input: 'more',
+      previous_response_id: id,
+    })
     await landing
     expect(follow.status).toBe(200)
     expect(Date.now() - started).toBeGreaterThanOrEqual(290)
     // One that never comes is refused after the wait, naming the field.
     const missingStarted = Date.now()
-    const missing = await post(second, { model: 'openai/plain', input: 'more', previous_response_id: 'resp_never' })
+    const missing = await post(second, {
+      model: 'openai/plain',
+      input: 'more',
+      previous_response_id: 'resp_never',
+    })
     expect(missing.status).toBe(400)
-    expect(((await missing.json()) as { error: { param: string } }).error.param).toBe('previous_response_id')
+    expect(((await missing.json()) as { error: { param: string } }).error.param).toBe(
+      'previous_response_id',
+    )
     expect(Date.now() - missingStarted).toBeGreaterThanOrEqual(2_500)
   })
 
   test('RESPONSES_RETENTION_DAYS=0: nothing is kept, and a follow-up says so at once', async () => {
-    const answer = (await (await post(keep0, { model: 'openai/plain', input: 'hi' }, key0)).json()) as { id: string }
+    const answer = (await (
+      await post(keep0, { model: 'openai/plain', input: 'hi' }, key0)
+    ).json()) as { id: string }
     await Bun.sleep(50)
     expect(await expiresInDays(keep0, answer.id)).toBeUndefined()
     const started = Date.now()
-    const follow = await post(keep0, { model: 'openai/plain', input: 'more', previous_response_id: answer.id }, key0)
+    const follow = await post(
+      keep0,
+      { model: 'openai/plain', input: 'more', previous_response_id: answer.id },
+      key0,
+    )
     expect(follow.status).toBe(400)
-    expect(((await follow.json()) as { error: { message: string } }).error.message).toContain('keeps no responses')
+    expect(((await follow.json()) as { error: { message: string } }).error.message).toContain(
+      'keeps no responses',
+    )
     expect(Date.now() - started).toBeLessThan(1_000)
   })
 }
 
-describe('stored responses (embedded stores)', () => storedResponses({ store: 'memory', database: 'embedded' }))
-describeWith(['postgres', 'redis'], 'stored responses (PostgreSQL and Redis)', () => storedResponses({ store: 'redis', database: 'postgres' }))
+describe('stored responses (embedded stores)', () =>
+  storedResponses({ store: 'memory', database: 'embedded' }))
+describeWith(['postgres', 'redis'], 'stored responses (PostgreSQL and Redis)', () =>
+  storedResponses({ store: 'redis', database: 'postgres' }),
+)

@@ -41,9 +41,20 @@ for (const { name, resolve } of secrets) {
 
   test(`${name}: processes starting together on one DATA_DIR agree on one, and leave no drafts`, async () => {
     const dir = await dataDir()
-    const module = join(import.meta.dir, '..', '..', '..', 'proxy', ...(resolve === resolveAltchaKey ? ['accounts', 'people', 'altcha-key.ts'] : ['ops', 'operator-token.ts']))
+    const module = join(
+      import.meta.dir,
+      '..',
+      '..',
+      '..',
+      'proxy',
+      ...(resolve === resolveAltchaKey
+        ? ['accounts', 'people', 'altcha-key.ts']
+        : ['ops', 'operator-token.ts']),
+    )
     const script = `const { ${resolve.name} } = await import(${JSON.stringify(module)}); console.log(await ${resolve.name}('', ${JSON.stringify(dir)}))`
-    const starts = Array.from({ length: 4 }, () => Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' }))
+    const starts = Array.from({ length: 4 }, () =>
+      Bun.spawn(['bun', '-e', script], { stdout: 'pipe', stderr: 'inherit' }),
+    )
     const values = await Promise.all(starts.map((child) => new Response(child.stdout).text()))
     expect(new Set(values.map((value) => value.trim())).size).toBe(1)
     expect(values[0]!.trim().length).toBeGreaterThanOrEqual(32)

@@ -6,7 +6,11 @@
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
-import type { AlertChanges, AlertDelivery, AlertSettings } from '../../../../shared/schemas/admin/alerts.ts'
+import type {
+  AlertChanges,
+  AlertDelivery,
+  AlertSettings,
+} from '../../../../shared/schemas/admin/alerts.ts'
 import { api } from '../../api.ts'
 import { getAlerts } from '../../data.ts'
 import { count, usd } from '../../format.ts'
@@ -14,7 +18,13 @@ import { createOptional } from '../../reading.ts'
 import { useAbilities } from '../../session.tsx'
 import { Checkbox, TextField, fieldError, useSubmit } from '../../forms.tsx'
 import { Badge, Button, Card, ErrorNotice, Loaded, Notice, announce } from '../../ui.tsx'
-import { disablePush, enablePush, getPushSubscription, notificationPermission, pushSupported } from './browser-push.ts'
+import {
+  disablePush,
+  enablePush,
+  getPushSubscription,
+  notificationPermission,
+  pushSupported,
+} from './browser-push.ts'
 
 /** After a change the settings are read again, and the card is drawn anew from them. */
 const rereadSettings = () => revalidate(getAlerts.key)
@@ -29,8 +39,10 @@ export function AlertsCard() {
             when={current.eligible}
             fallback={
               <Notice title="Alerts need an e-mail address or a wallet">
-                This account has no identity, so there is nobody to tell. Claim it first: call <code>POST /me/claim</code> on the API with one of its
-                keys and your e-mail address (or a wallet signature), then confirm the link you receive. Alerts can be set up here afterwards.
+                This account has no identity, so there is nobody to tell. Claim it first: call{' '}
+                <code>POST /me/claim</code> on the API with one of its keys and your e-mail address
+                (or a wallet signature), then confirm the link you receive. Alerts can be set up
+                here afterwards.
               </Notice>
             }
           >
@@ -38,8 +50,9 @@ export function AlertsCard() {
               <AlertStatus settings={current} />
               <Show when={current.mailDelivery === 'file'}>
                 <Notice tone="warning" title="This server sends no e-mail">
-                  It has no mail server configured, so e-mail alerts are written to a file on the server instead of being sent. Use browser
-                  push, or ask the operator to set up mail.
+                  It has no mail server configured, so e-mail alerts are written to a file on the
+                  server instead of being sent. Use browser push, or ask the operator to set up
+                  mail.
                 </Notice>
               </Show>
               <AlertForm settings={current} saved={() => void rereadSettings()} />
@@ -62,12 +75,14 @@ function AlertStatus(props: { settings: AlertSettings }) {
             when={props.settings.armed}
             fallback={
               <>
-                <Badge tone="warn">Not armed</Badge> The available balance is below {usd(threshold())} (the alert was sent, or the balance was already
-                below it when it was set). It arms again when a credit brings the balance back to {usd(threshold())}.
+                <Badge tone="warn">Not armed</Badge> The available balance is below{' '}
+                {usd(threshold())} (the alert was sent, or the balance was already below it when it
+                was set). It arms again when a credit brings the balance back to {usd(threshold())}.
               </>
             }
           >
-            <Badge tone="good">Armed</Badge> You are told once when the available balance falls below {usd(threshold())}.
+            <Badge tone="good">Armed</Badge> You are told once when the available balance falls
+            below {usd(threshold())}.
           </Show>
         </p>
       )}
@@ -90,7 +105,10 @@ function AlertForm(props: { settings: AlertSettings; saved: () => void }) {
   const onSubmit = (event: SubmitEvent) => {
     event.preventDefault()
     const amount = threshold().trim().replace(/^\$/, '')
-    void save({ thresholdUsd: amount === '' ? null : amount, email: email(), push: push() }, amount === '' ? 'Credit alert turned off.' : 'Credit alert saved.')
+    void save(
+      { thresholdUsd: amount === '' ? null : amount, email: email(), push: push() },
+      amount === '' ? 'Credit alert turned off.' : 'Credit alert saved.',
+    )
   }
   const locked = () => !can().manage
   return (
@@ -114,8 +132,20 @@ function AlertForm(props: { settings: AlertSettings; saved: () => void }) {
       />
       <fieldset class="plain">
         <legend>Send the alert by</legend>
-        <Checkbox label="E-mail" hint="to the owner and admins" checked={email()} onChange={setEmail} disabled={locked()} />
-        <Checkbox label="Browser push" hint="to every browser subscribed below" checked={push()} onChange={setPush} disabled={locked()} />
+        <Checkbox
+          label="E-mail"
+          hint="to the owner and admins"
+          checked={email()}
+          onChange={setEmail}
+          disabled={locked()}
+        />
+        <Checkbox
+          label="Browser push"
+          hint="to every browser subscribed below"
+          checked={push()}
+          onChange={setPush}
+          disabled={locked()}
+        />
       </fieldset>
       <Show when={submit.error() && !fieldError(submit.error(), 'thresholdUsd')}>
         <ErrorNotice error={submit.error()} />
@@ -125,7 +155,15 @@ function AlertForm(props: { settings: AlertSettings; saved: () => void }) {
           Save alert
         </Button>
         <Show when={props.settings.thresholdUsd}>
-          <Button disabled={locked() || submit.busy()} onClick={() => void save({ thresholdUsd: null, email: email(), push: push() }, 'Credit alert turned off.')}>
+          <Button
+            disabled={locked() || submit.busy()}
+            onClick={() =>
+              void save(
+                { thresholdUsd: null, email: email(), push: push() },
+                'Credit alert turned off.',
+              )
+            }
+          >
             Turn off
           </Button>
         </Show>
@@ -136,7 +174,9 @@ function AlertForm(props: { settings: AlertSettings; saved: () => void }) {
 
 function PushSection(props: { settings: AlertSettings; changed: () => void }) {
   const subscription = createOptional(() => getPushSubscription())
-  const [permission, setPermission] = createSignal(pushSupported() ? notificationPermission() : 'denied')
+  const [permission, setPermission] = createSignal(
+    pushSupported() ? notificationPermission() : 'denied',
+  )
   const submit = useSubmit()
   const run = async (action: () => Promise<void>, done: string) => {
     const ok = await submit.run(async () => {
@@ -155,17 +195,29 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
     <section class="stack" aria-labelledby="push-heading">
       <h3 id="push-heading">Browser notifications</h3>
       <p class="small muted">
-        {subscribers() === 0 ? 'No browser is subscribed for this account.' : `${count(subscribers())} ${subscribers() === 1 ? 'browser is' : 'browsers are'} subscribed for this account.`}
+        {subscribers() === 0
+          ? 'No browser is subscribed for this account.'
+          : `${count(subscribers())} ${subscribers() === 1 ? 'browser is' : 'browsers are'} subscribed for this account.`}
       </p>
       <Show when={!props.settings.push && subscribers() > 0}>
-        <p class="small">Browser push is unticked above: subscribed browsers get nothing until it is on.</p>
+        <p class="small">
+          Browser push is unticked above: subscribed browsers get nothing until it is on.
+        </p>
       </Show>
       <Show
         when={pushSupported()}
-        fallback={<p class="small muted">This browser cannot receive push notifications here (it needs a secure https page and push support).</p>}
+        fallback={
+          <p class="small muted">
+            This browser cannot receive push notifications here (it needs a secure https page and
+            push support).
+          </p>
+        }
       >
         <Show when={permission() === 'denied'}>
-          <p class="small">Notifications are blocked for this site. Allow them in the browser's site settings to subscribe.</p>
+          <p class="small">
+            Notifications are blocked for this site. Allow them in the browser's site settings to
+            subscribe.
+          </p>
         </Show>
         <Show when={submit.error()}>
           <ErrorNotice error={submit.error()} />
@@ -174,7 +226,13 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
           when={subscription.latest()}
           fallback={
             <div class="row">
-              <Button busy={submit.busy()} disabled={permission() === 'denied' || subscription.loading()} onClick={() => void run(enablePush, 'Browser notifications are on for this browser.')}>
+              <Button
+                busy={submit.busy()}
+                disabled={permission() === 'denied' || subscription.loading()}
+                onClick={() =>
+                  void run(enablePush, 'Browser notifications are on for this browser.')
+                }
+              >
                 Enable browser notifications
               </Button>
             </div>
@@ -184,7 +242,13 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
             <span class="small">
               <Badge tone="good">On</Badge> This browser receives credit alerts.
             </span>
-            <Button variant="ghost" busy={submit.busy()} onClick={() => void run(disablePush, 'Browser notifications are off for this browser.')}>
+            <Button
+              variant="ghost"
+              busy={submit.busy()}
+              onClick={() =>
+                void run(disablePush, 'Browser notifications are off for this browser.')
+              }
+            >
               Turn off for this browser
             </Button>
           </div>
@@ -194,44 +258,54 @@ function PushSection(props: { settings: AlertSettings; changed: () => void }) {
   )
 }
 
-const DELIVERY_STATES = { sent: ['good', 'Sent'], pending: ['warn', 'Trying again'], failed: ['bad', 'Failed'] } as const
+const DELIVERY_STATES = {
+  sent: ['good', 'Sent'],
+  pending: ['warn', 'Trying again'],
+  failed: ['bad', 'Failed'],
+} as const
 
 /** The latest alert messages: sent, still being tried after a failure, or given up on. */
 function Deliveries(props: { deliveries: AlertDelivery[] }) {
   return (
     <Show when={props.deliveries.length > 0}>
       <div class="table-wrap">
-      <table aria-label="Latest alert messages">
-        <thead>
-          <tr>
-            <th scope="col">Sent to</th>
-            <th scope="col">When</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          <For each={props.deliveries}>
-            {(delivery) => (
-              <tr>
-                <td>
-                  {delivery.channel === 'email' ? 'E-mail' : 'Push'}: <span class="mono">{delivery.to}</span>
-                </td>
-                <td>
-                  <time datetime={delivery.sentAt ?? delivery.createdAt}>{new Date(delivery.sentAt ?? delivery.createdAt).toLocaleString()}</time>
-                </td>
-                <td>
-                  <Badge tone={DELIVERY_STATES[delivery.state][0]}>{DELIVERY_STATES[delivery.state][1]}</Badge>
-                  <Show when={delivery.state !== 'sent' && delivery.lastError}>
-                    <div class="small muted">
-                      {delivery.attempts === 1 ? '1 attempt' : `${delivery.attempts} attempts`}: {delivery.lastError}
-                    </div>
-                  </Show>
-                </td>
-              </tr>
-            )}
-          </For>
-        </tbody>
-      </table>
+        <table aria-label="Latest alert messages">
+          <thead>
+            <tr>
+              <th scope="col">Sent to</th>
+              <th scope="col">When</th>
+              <th scope="col">Status</th>
+            </tr>
+          </thead>
+          <tbody>
+            <For each={props.deliveries}>
+              {(delivery) => (
+                <tr>
+                  <td>
+                    {delivery.channel === 'email' ? 'E-mail' : 'Push'}:{' '}
+                    <span class="mono">{delivery.to}</span>
+                  </td>
+                  <td>
+                    <time datetime={delivery.sentAt ?? delivery.createdAt}>
+                      {new Date(delivery.sentAt ?? delivery.createdAt).toLocaleString()}
+                    </time>
+                  </td>
+                  <td>
+                    <Badge tone={DELIVERY_STATES[delivery.state][0]}>
+                      {DELIVERY_STATES[delivery.state][1]}
+                    </Badge>
+                    <Show when={delivery.state !== 'sent' && delivery.lastError}>
+                      <div class="small muted">
+                        {delivery.attempts === 1 ? '1 attempt' : `${delivery.attempts} attempts`}:{' '}
+                        {delivery.lastError}
+                      </div>
+                    </Show>
+                  </td>
+                </tr>
+              )}
+            </For>
+          </tbody>
+        </table>
       </div>
     </Show>
   )

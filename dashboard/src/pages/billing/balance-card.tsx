@@ -29,7 +29,9 @@ export function BalanceCard() {
               <div class="stat">
                 <span class="label">Available</span>
                 <span class="value">{usd(money.availableUsd)}</span>
-                <span class="small muted">What new requests can use: the balance minus open holds.</span>
+                <span class="small muted">
+                  What new requests can use: the balance minus open holds.
+                </span>
               </div>
               <div class="stat">
                 <span class="label">Balance</span>
@@ -40,7 +42,9 @@ export function BalanceCard() {
                 <span class="label">Held</span>
                 <span class="value">{usd(money.heldUsd)}</span>
                 <span class="small muted">
-                  {money.inFlight === 1 ? '1 request in progress' : `${count(money.inFlight)} requests in progress`}
+                  {money.inFlight === 1
+                    ? '1 request in progress'
+                    : `${count(money.inFlight)} requests in progress`}
                 </span>
               </div>
             </div>
@@ -49,7 +53,8 @@ export function BalanceCard() {
               fallback={<p class="small muted">No requests in progress: nothing is held.</p>}
             >
               <p class="small muted">
-                Each request in progress holds its worst-case cost until it ends; it is then charged what it used and the rest is released.
+                Each request in progress holds its worst-case cost until it ends; it is then charged
+                what it used and the rest is released.
               </p>
               <div class="table-wrap">
                 <table>
@@ -70,7 +75,10 @@ export function BalanceCard() {
                       {(hold) => (
                         <tr>
                           <td>
-                            {hold.name || 'Unnamed key'} <span class="mono small muted">{hold.prefix ? `${hold.prefix}…` : hold.keyId}</span>
+                            {hold.name || 'Unnamed key'}{' '}
+                            <span class="mono small muted">
+                              {hold.prefix ? `${hold.prefix}…` : hold.keyId}
+                            </span>
                           </td>
                           <td class="num">{count(hold.inFlight)}</td>
                           <td class="num">{usd(hold.heldUsd)}</td>

@@ -12,7 +12,13 @@ const WORKER = '/push-sw.js'
 const SUBSCRIBE_TIMEOUT_MS = 20_000
 
 export function pushSupported(): boolean {
-  return typeof window !== 'undefined' && window.isSecureContext && 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window
+  return (
+    typeof window !== 'undefined' &&
+    window.isSecureContext &&
+    'serviceWorker' in navigator &&
+    'PushManager' in window &&
+    'Notification' in window
+  )
 }
 
 export function notificationPermission(): NotificationPermission {
@@ -32,8 +38,12 @@ export const getPushSubscription = query(() => currentSubscription(), 'pushSubsc
 /** Asks for permission, subscribes with the server's key and registers the subscription. */
 export async function enablePush(): Promise<void> {
   const permission = await Notification.requestPermission()
-  if (permission === 'denied') throw new Error('Notifications are blocked for this site. Allow them in the browser’s site settings, then try again.')
-  if (permission !== 'granted') throw new Error('Notifications were not allowed. Try again and choose Allow.')
+  if (permission === 'denied')
+    throw new Error(
+      'Notifications are blocked for this site. Allow them in the browser’s site settings, then try again.',
+    )
+  if (permission !== 'granted')
+    throw new Error('Notifications were not allowed. Try again and choose Allow.')
   const registration = await navigator.serviceWorker.register(WORKER, { scope: '/' })
   await navigator.serviceWorker.ready
   const { publicKey } = await get<VapidPublicKey>('/alerts/vapid-public-key')
@@ -55,7 +65,10 @@ export async function enablePush(): Promise<void> {
 export async function disablePush(): Promise<void> {
   const subscription = await currentSubscription()
   if (!subscription) return
-  await api('DELETE', `/alerts/push-subscriptions${queryString({ endpoint: subscription.endpoint })}`).catch((error: unknown) => {
+  await api(
+    'DELETE',
+    `/alerts/push-subscriptions${queryString({ endpoint: subscription.endpoint })}`,
+  ).catch((error: unknown) => {
     // Already gone on the server (another account now, or removed): unsubscribing is still right.
     if (!(error instanceof ApiError && error.status === 404)) throw error
   })
@@ -64,12 +77,17 @@ export async function disablePush(): Promise<void> {
 
 function withTimeout<T>(promise: Promise<T>, message: string): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), SUBSCRIBE_TIMEOUT_MS)))
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(message)), SUBSCRIBE_TIMEOUT_MS)),
+  )
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
 function base64UrlBytes(text: string): Uint8Array<ArrayBuffer> {
-  const base64 = text.replace(/-/g, '+').replace(/_/g, '/').padEnd(Math.ceil(text.length / 4) * 4, '=')
+  const base64 = text
+    .replace(/-/g, '+')
+    .replace(/_/g, '/')
+    .padEnd(Math.ceil(text.length / 4) * 4, '=')
   return Uint8Array.from(atob(base64), (char) => char.charCodeAt(0))
 }
 

@@ -81,7 +81,9 @@ export function LedgerCard() {
         shown={shown}
         empty={
           <Empty title={filters.active() ? 'No entries match these filters' : 'No entries yet'}>
-            {filters.active() ? 'Try another kind or time range.' : 'Credits and the charges of requests appear here.'}
+            {filters.active()
+              ? 'Try another kind or time range.'
+              : 'Credits and the charges of requests appear here.'}
           </Empty>
         }
       >
@@ -123,7 +125,10 @@ function LedgerRow(props: { entry: LedgerEntry }) {
     <tr>
       <td class="nowrap">
         <time datetime={entry().time} title={entry().time}>
-          {new Date(entry().time).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' })}
+          {new Date(entry().time).toLocaleString(undefined, {
+            dateStyle: 'medium',
+            timeStyle: 'medium',
+          })}
         </time>
       </td>
       <td>

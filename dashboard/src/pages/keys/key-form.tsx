@@ -5,7 +5,13 @@
  */
 import { A } from '@solidjs/router'
 import { createSignal, Show } from 'solid-js'
-import type { ApiKey, ApiKeyChanges, CreatedApiKey, KeyDefaults, NewApiKey } from '../../../../shared/schemas/admin/keys.ts'
+import type {
+  ApiKey,
+  ApiKeyChanges,
+  CreatedApiKey,
+  KeyDefaults,
+  NewApiKey,
+} from '../../../../shared/schemas/admin/keys.ts'
 import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
 import { api, ApiError } from '../../api.ts'
 import { usd } from '../../format.ts'
@@ -25,7 +31,16 @@ type Props = {
   onCancel: () => void
 }
 
-const FIELDS = ['name', 'rpmLimit', 'tpmLimit', 'concurrency', 'dailyLimitNano', 'monthlyLimitNano', 'allowedModels', 'guardrailId']
+const FIELDS = [
+  'name',
+  'rpmLimit',
+  'tpmLimit',
+  'concurrency',
+  'dailyLimitNano',
+  'monthlyLimitNano',
+  'allowedModels',
+  'guardrailId',
+]
 
 export function KeyForm(props: Props) {
   const start = props.apiKey
@@ -43,12 +58,22 @@ export function KeyForm(props: Props) {
   const error = (param: string) => fieldError(submit.error(), param)
 
   /** A cap: null without one; on a new key, undefined (the default) when empty. */
-  const cap = (text: string, off: boolean, param: string, period: string): number | null | undefined => {
+  const cap = (
+    text: string,
+    off: boolean,
+    param: string,
+    period: string,
+  ): number | null | undefined => {
     if (off) return null
     const nano = readUsd(text, param)
     if (nano !== null) return nano
     if (!start) return undefined
-    throw new ApiError(400, 'invalid_request', `Enter a ${period} cap in USD, or choose “No ${period} cap”.`, param)
+    throw new ApiError(
+      400,
+      'invalid_request',
+      `Enter a ${period} cap in USD, or choose “No ${period} cap”.`,
+      param,
+    )
   }
 
   const read = (): NewApiKey => ({
@@ -82,7 +107,11 @@ export function KeyForm(props: Props) {
     await submit.run(async () => {
       const next = read()
       if (!start) {
-        const body = Object.fromEntries(Object.entries(next).filter(([, value]) => value !== undefined && value !== null && value !== ''))
+        const body = Object.fromEntries(
+          Object.entries(next).filter(
+            ([, value]) => value !== undefined && value !== null && value !== '',
+          ),
+        )
         // Null caps mean "no cap" and must be sent; other nulls are the same as leaving the field out.
         if (next.dailyLimitNano === null) body.dailyLimitNano = null
         if (next.monthlyLimitNano === null) body.monthlyLimitNano = null
@@ -90,21 +119,30 @@ export function KeyForm(props: Props) {
         return
       }
       const changed = changes(start, next)
-      props.onSaved(Object.keys(changed).length === 0 ? undefined : await api<ApiKey>('PATCH', `/keys/${start.id}`, changed))
+      props.onSaved(
+        Object.keys(changed).length === 0
+          ? undefined
+          : await api<ApiKey>('PATCH', `/keys/${start.id}`, changed),
+      )
     })
   }
 
   const capHint = (period: 'daily' | 'monthly') => {
-    const amount = period === 'daily' ? props.defaults?.dailyLimitUsd : props.defaults?.monthlyLimitUsd
+    const amount =
+      period === 'daily' ? props.defaults?.dailyLimitUsd : props.defaults?.monthlyLimitUsd
     const span = period === 'daily' ? 'UTC day' : 'UTC month'
-    if (start) return `Requests are refused for the rest of the ${span} once the key has spent this much.`
+    if (start)
+      return `Requests are refused for the rest of the ${span} once the key has spent this much.`
     return amount === undefined
       ? `Empty: the default cap for new keys.`
       : `Empty: the default for new keys, ${usd(amount)} a ${period === 'daily' ? 'day' : 'month'}.`
   }
   const otherError = () => {
     const failure = submit.error()
-    return failure && !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param)) ? failure : undefined
+    return failure &&
+      !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param))
+      ? failure
+      : undefined
   }
 
   return (
@@ -120,11 +158,32 @@ export function KeyForm(props: Props) {
       />
       <fieldset class="form-group">
         <legend>Rate limits</legend>
-        <p class="hint">Empty: no limit of this key. The account's own limits still apply. Tokens count input plus output, estimated.</p>
+        <p class="hint">
+          Empty: no limit of this key. The account's own limits still apply. Tokens count input plus
+          output, estimated.
+        </p>
         <div class="row">
-          <TextField label="Requests per minute" inputmode="numeric" value={rpm()} onValue={setRpm} error={error('rpmLimit')} />
-          <TextField label="Tokens per minute" inputmode="numeric" value={tpm()} onValue={setTpm} error={error('tpmLimit')} />
-          <TextField label="Concurrent requests" inputmode="numeric" value={concurrency()} onValue={setConcurrency} error={error('concurrency')} />
+          <TextField
+            label="Requests per minute"
+            inputmode="numeric"
+            value={rpm()}
+            onValue={setRpm}
+            error={error('rpmLimit')}
+          />
+          <TextField
+            label="Tokens per minute"
+            inputmode="numeric"
+            value={tpm()}
+            onValue={setTpm}
+            error={error('tpmLimit')}
+          />
+          <TextField
+            label="Concurrent requests"
+            inputmode="numeric"
+            value={concurrency()}
+            onValue={setConcurrency}
+            error={error('concurrency')}
+          />
         </div>
       </fieldset>
       <fieldset class="form-group">
@@ -171,10 +230,17 @@ export function KeyForm(props: Props) {
         label="Guardrail"
         value={guardrailId()}
         onValue={setGuardrailId}
-        options={[{ value: '', label: 'None' }, ...(props.guardrails ?? []).map((guardrail) => ({ value: guardrail.id, label: guardrail.name }))]}
+        options={[
+          { value: '', label: 'None' },
+          ...(props.guardrails ?? []).map((guardrail) => ({
+            value: guardrail.id,
+            label: guardrail.name,
+          })),
+        ]}
         hint={
           <>
-            Content filters, models and a monthly budget shared by its keys. <A href="/dashboard/guardrails">Manage guardrails</A>
+            Content filters, models and a monthly budget shared by its keys.{' '}
+            <A href="/dashboard/guardrails">Manage guardrails</A>
           </>
         }
         error={error('guardrailId')}

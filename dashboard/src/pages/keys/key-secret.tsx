@@ -16,25 +16,32 @@ export type Revealed = {
 
 export function KeySecretDialog(props: { revealed: Revealed | undefined; onClose: () => void }) {
   return (
-    <Dialog open={!!props.revealed} title={props.revealed?.replaced ? 'Key rotated' : 'Key created'} onClose={() => props.onClose()}>
+    <Dialog
+      open={!!props.revealed}
+      title={props.revealed?.replaced ? 'Key rotated' : 'Key created'}
+      onClose={() => props.onClose()}
+    >
       <Show when={props.revealed}>
         {(revealed) => (
           <div class="stack">
             <Notice tone="warning" title="Copy the key now">
-              You will not see it again: only its first characters are stored. If you lose it, create or rotate a key.
+              You will not see it again: only its first characters are stored. If you lose it,
+              create or rotate a key.
             </Notice>
             <SecretValue label="API key" value={revealed().key} />
             <Show when={revealed().replaced}>
               {(replaced) => (
                 <p>
                   The old key <code>{replaced().prefix}…</code> keeps working until{' '}
-                  <time datetime={replaced().expiresAt}>{dateTime(replaced().expiresAt)}</time> ({relative(replaced().expiresAt)}), then stops. Update your
-                  clients before then, or revoke it now if it leaked.
+                  <time datetime={replaced().expiresAt}>{dateTime(replaced().expiresAt)}</time> (
+                  {relative(replaced().expiresAt)}), then stops. Update your clients before then, or
+                  revoke it now if it leaked.
                 </p>
               )}
             </Show>
             <p class="small muted">
-              Send it as <code>Authorization: Bearer &lt;key&gt;</code> (or <code>x-api-key</code> for the Messages style).
+              Send it as <code>Authorization: Bearer &lt;key&gt;</code> (or <code>x-api-key</code>{' '}
+              for the Messages style).
             </p>
             <div class="dialog-actions">
               <Button variant="primary" onClick={() => props.onClose()}>

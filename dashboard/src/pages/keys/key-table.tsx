@@ -25,7 +25,8 @@ type Props = {
 export const keyLabel = (key: ApiKey) => key.name || key.prefix
 
 export function KeyTable(props: Props) {
-  const usable = () => props.keys.filter((key) => key.status === 'active' || key.status === 'in_grace').length
+  const usable = () =>
+    props.keys.filter((key) => key.status === 'active' || key.status === 'in_grace').length
   return (
     <div class="table-wrap">
       <table class="policy-table">
@@ -53,7 +54,10 @@ export function KeyTable(props: Props) {
                   </div>
                 </th>
                 <td>
-                  <KeyStatusCell apiKey={key} replacement={props.keys.find((other) => other.id === key.replacedBy)} />
+                  <KeyStatusCell
+                    apiKey={key}
+                    replacement={props.keys.find((other) => other.id === key.replacedBy)}
+                  />
                 </td>
                 <td class="small">
                   <KeyLimits apiKey={key} />
@@ -63,7 +67,11 @@ export function KeyTable(props: Props) {
                 </td>
                 <td class="small">
                   <Show when={key.guardrailId} fallback={<span class="muted">None</span>}>
-                    {(id) => <A href="/dashboard/guardrails">{props.guardrails?.find((guardrail) => guardrail.id === id())?.name ?? id()}</A>}
+                    {(id) => (
+                      <A href="/dashboard/guardrails">
+                        {props.guardrails?.find((guardrail) => guardrail.id === id())?.name ?? id()}
+                      </A>
+                    )}
                   </Show>
                 </td>
                 <td class="small">
@@ -98,10 +106,13 @@ export function KeyTable(props: Props) {
                           onConfirm={() => props.onRotate(key)}
                         >
                           <p>
-                            A new key with the same name, limits, models and guardrail is created and shown once. The current key <code>{key.prefix}…</code>{' '}
-                            keeps working for 24 hours so you can update your clients, then stops.
+                            A new key with the same name, limits, models and guardrail is created
+                            and shown once. The current key <code>{key.prefix}…</code> keeps working
+                            for 24 hours so you can update your clients, then stops.
                           </p>
-                          <p class="small muted">To stop the current key at once instead, revoke it after rotating.</p>
+                          <p class="small muted">
+                            To stop the current key at once instead, revoke it after rotating.
+                          </p>
                         </ConfirmButton>
                       </Show>
                       <ConfirmButton
@@ -113,14 +124,19 @@ export function KeyTable(props: Props) {
                         onConfirm={() => props.onRevoke(key)}
                       >
                         <p>
-                          Requests with <code>{key.prefix}…</code> are refused at once, on every server. This cannot be undone.
+                          Requests with <code>{key.prefix}…</code> are refused at once, on every
+                          server. This cannot be undone.
                         </p>
                         <Show when={key.status === 'in_grace'}>
-                          <p>It is in its rotation grace: revoking ends the grace now. Its replacement keeps working.</p>
+                          <p>
+                            It is in its rotation grace: revoking ends the grace now. Its
+                            replacement keeps working.
+                          </p>
                         </Show>
                         <Show when={usable() === 1}>
                           <p>
-                            <strong>This is the account's last working key.</strong> Create a new key before revoking it if clients still need access.
+                            <strong>This is the account's last working key.</strong> Create a new
+                            key before revoking it if clients still need access.
                           </p>
                         </Show>
                       </ConfirmButton>
@@ -146,7 +162,8 @@ function KeyStatusCell(props: { apiKey: ApiKey; replacement: ApiKey | undefined 
         <Match when={props.apiKey.status === 'in_grace'}>
           <Badge tone="warn">In grace</Badge>
           <span class="small">
-            until <time datetime={props.apiKey.expiresAt!}>{dateTime(props.apiKey.expiresAt)}</time> ({relative(props.apiKey.expiresAt)})
+            until <time datetime={props.apiKey.expiresAt!}>{dateTime(props.apiKey.expiresAt)}</time>{' '}
+            ({relative(props.apiKey.expiresAt)})
           </span>
         </Match>
         <Match when={props.apiKey.status === 'expired'}>
@@ -187,8 +204,12 @@ function KeyLimits(props: { apiKey: ApiKey }) {
     ].filter(Boolean)
   return (
     <div class="status-cell">
-      <span>{rates().length > 0 ? rates().join(' · ') : <span class="muted">No rate limits</span>}</span>
-      <span>{caps().length > 0 ? caps().join(' · ') : <span class="muted">No spend caps</span>}</span>
+      <span>
+        {rates().length > 0 ? rates().join(' · ') : <span class="muted">No rate limits</span>}
+      </span>
+      <span>
+        {caps().length > 0 ? caps().join(' · ') : <span class="muted">No spend caps</span>}
+      </span>
     </div>
   )
 }

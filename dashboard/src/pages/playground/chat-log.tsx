@@ -31,7 +31,8 @@ export function ChatLog(props: { turns: Turn[]; freeModel: string | undefined })
     void last?.state
     if (log && following) log.scrollTop = log.scrollHeight
   })
-  const answerNumber = (turn: Turn) => props.turns.filter((entry) => entry.role === 'assistant' && entry.id <= turn.id).length
+  const answerNumber = (turn: Turn) =>
+    props.turns.filter((entry) => entry.role === 'assistant' && entry.id <= turn.id).length
   return (
     <Show
       when={props.turns.length > 0}
@@ -55,7 +56,11 @@ export function ChatLog(props: { turns: Turn[]; freeModel: string | undefined })
           {(turn) => (
             <li class={`message ${turn.role}`}>
               <Show when={turn.role === 'assistant'} fallback={<UserMessage turn={turn} />}>
-                <article class="bubble assistant" aria-label={`Answer ${answerNumber(turn)}`} aria-busy={turn.state === 'streaming' ? 'true' : undefined}>
+                <article
+                  class="bubble assistant"
+                  aria-label={`Answer ${answerNumber(turn)}`}
+                  aria-busy={turn.state === 'streaming' ? 'true' : undefined}
+                >
                   <div class="bubble-text">
                     {turn.content}
                     <Show when={turn.state === 'streaming' && !turn.content}>

@@ -23,7 +23,11 @@ type Chunk = {
   error?: { code?: string | null; message?: string; param?: string | null }
 }
 
-export async function readChatStream(body: ReadableStream<Uint8Array>, onText: (text: string) => void, status = 200): Promise<StreamEnd> {
+export async function readChatStream(
+  body: ReadableStream<Uint8Array>,
+  onText: (text: string) => void,
+  status = 200,
+): Promise<StreamEnd> {
   const end: StreamEnd = { model: null, cost: null, outcome: 'failed', failure: null }
   const reader = body.getReader()
   const decoder = new TextDecoder()
@@ -51,7 +55,11 @@ export async function readChatStream(body: ReadableStream<Uint8Array>, onText: (
       end.outcome = 'stopped'
       return end
     }
-    end.failure ??= new ApiError(0, 'network', 'The connection broke before the answer was complete.')
+    end.failure ??= new ApiError(
+      0,
+      'network',
+      'The connection broke before the answer was complete.',
+    )
     return end
   } finally {
     reader.releaseLock()
@@ -77,7 +85,12 @@ function read(data: string, end: StreamEnd, onText: (text: string) => void, stat
     return
   }
   if (chunk.error) {
-    end.failure = new ApiError(status, chunk.error.code ?? 'internal_error', chunk.error.message ?? 'The answer failed.', chunk.error.param ?? null)
+    end.failure = new ApiError(
+      status,
+      chunk.error.code ?? 'internal_error',
+      chunk.error.message ?? 'The answer failed.',
+      chunk.error.param ?? null,
+    )
     return
   }
   if (chunk.model) end.model = chunk.model

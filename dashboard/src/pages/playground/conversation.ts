@@ -5,7 +5,10 @@
  */
 import { createSignal } from 'solid-js'
 import { createStore, produce } from 'solid-js/store'
-import type { PlaygroundChat, PlaygroundMessage } from '../../../../shared/schemas/admin/playground.ts'
+import type {
+  PlaygroundChat,
+  PlaygroundMessage,
+} from '../../../../shared/schemas/admin/playground.ts'
 import { request, type ApiError } from '../../api.ts'
 import { readChatStream, type StreamEnd } from './chat-stream.ts'
 
@@ -24,7 +27,11 @@ export type Turn = {
 export type Outgoing = { text: string; paid: boolean; model: string | null; system: string }
 
 /** How a send ended: answered (fully or not), refused before any answer, or stopped by the user. */
-export type SendResult = { kind: 'answered'; end: StreamEnd } | { kind: 'refused'; error: unknown } | { kind: 'stopped' } | { kind: 'busy' }
+export type SendResult =
+  | { kind: 'answered'; end: StreamEnd }
+  | { kind: 'refused'; error: unknown }
+  | { kind: 'stopped' }
+  | { kind: 'busy' }
 
 export function createConversation() {
   const [turns, setTurns] = createStore<Turn[]>([])
@@ -47,7 +54,11 @@ export function createConversation() {
   /** What the model is sent: the system prompt, then every message that was sent or answered. */
   const history = (system: string): PlaygroundMessage[] => [
     ...(system.trim() ? [{ role: 'system' as const, content: system.trim() }] : []),
-    ...turns.filter((entry) => entry.role === 'user' || (entry.state !== 'failed' && entry.content !== '')).map((entry) => ({ role: entry.role, content: entry.content })),
+    ...turns
+      .filter(
+        (entry) => entry.role === 'user' || (entry.state !== 'failed' && entry.content !== ''),
+      )
+      .map((entry) => ({ role: entry.role, content: entry.content })),
   ]
 
   async function send(outgoing: Outgoing): Promise<SendResult> {
@@ -76,7 +87,11 @@ export function createConversation() {
       const answer = turn('assistant', '', outgoing.paid)
       const index = turns.length
       setTurns(index, answer)
-      const end = await readChatStream(response.body!, (text) => setTurns(index, 'content', (content) => content + text), response.status)
+      const end = await readChatStream(
+        response.body!,
+        (text) => setTurns(index, 'content', (content) => content + text),
+        response.status,
+      )
       setTurns(
         index,
         produce((entry) => {

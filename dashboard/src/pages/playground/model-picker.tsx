@@ -17,16 +17,26 @@ export const PREFERRED_MODEL = 'service/auto'
 
 function modelOptions(catalog: CatalogEntry[]): ModelOption[] {
   const entries = catalog.filter((entry) => !entry.alias_of)
-  const autos = entries.filter((entry) => entry.auto_candidates).sort((a, b) => a.id.localeCompare(b.id))
-  const models = entries.filter((entry) => !entry.auto_candidates).sort((a, b) => a.id.localeCompare(b.id))
+  const autos = entries
+    .filter((entry) => entry.auto_candidates)
+    .sort((a, b) => a.id.localeCompare(b.id))
+  const models = entries
+    .filter((entry) => !entry.auto_candidates)
+    .sort((a, b) => a.id.localeCompare(b.id))
   return [
-    ...autos.map((entry) => ({ value: entry.id, label: `${entry.id} (automatic choice${entry.free ? ', free models only' : ''})` })),
+    ...autos.map((entry) => ({
+      value: entry.id,
+      label: `${entry.id} (automatic choice${entry.free ? ', free models only' : ''})`,
+    })),
     ...models.map((entry) => ({ value: entry.id, label: modelLabel(entry) })),
   ]
 }
 
 function modelLabel(entry: CatalogEntry): string {
-  const name = entry.display_name && entry.display_name !== entry.id ? `${entry.display_name} (${entry.id})` : entry.id
+  const name =
+    entry.display_name && entry.display_name !== entry.id
+      ? `${entry.display_name} (${entry.id})`
+      : entry.id
   if (entry.free) return `${name}, free`
   if (!entry.pricing) return name
   return `${name}, ${usd(entry.pricing.input)} in / ${usd(entry.pricing.output)} out per 1M tokens`
@@ -41,7 +51,11 @@ export function PaidModelPicker(props: { value: string; onValue: (model: string)
   )
 }
 
-function ModelSelect(props: { options: ModelOption[]; value: string; onValue: (model: string) => void }) {
+function ModelSelect(props: {
+  options: ModelOption[]
+  value: string
+  onValue: (model: string) => void
+}) {
   // Until the user picks, the first list chooses the default.
   createEffect(() => {
     const list = props.options

@@ -2,7 +2,11 @@
 export function changedFields<T extends object>(before: T, after: T): Partial<T> {
   const changed: Partial<T> = {}
   for (const field of Object.keys(after) as (keyof T)[]) {
-    if (after[field] !== undefined && JSON.stringify(after[field]) !== JSON.stringify(before[field])) changed[field] = after[field]
+    if (
+      after[field] !== undefined &&
+      JSON.stringify(after[field]) !== JSON.stringify(before[field])
+    )
+      changed[field] = after[field]
   }
   return changed
 }

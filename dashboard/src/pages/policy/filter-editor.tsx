@@ -10,7 +10,13 @@ import { Field, SelectField, TextField } from '../../forms.tsx'
 import { Button } from '../../ui.tsx'
 
 /** A filter as the form holds it: keywords as typed, one a line. */
-export type FilterDraft = { detector: string; action: string; name: string; pattern: string; keywords: string }
+export type FilterDraft = {
+  detector: string
+  action: string
+  name: string
+  pattern: string
+  keywords: string
+}
 
 export const DETECTORS: readonly { value: string; label: string }[] = [
   { value: 'email', label: 'E-mail addresses' },
@@ -29,7 +35,8 @@ const ACTIONS = [
   { value: 'redact', label: 'Redact the match' },
 ]
 
-export const detectorLabel = (detector: string) => DETECTORS.find((entry) => entry.value === detector)?.label ?? detector
+export const detectorLabel = (detector: string) =>
+  DETECTORS.find((entry) => entry.value === detector)?.label ?? detector
 
 export function toDraft(filter: unknown): FilterDraft {
   const stored = filter as Partial<GuardrailFilter>
@@ -56,27 +63,38 @@ export function fromDraft(draft: FilterDraft): GuardrailFilter {
 }
 
 /** The filter and field a refusal names ("filters[2].pattern is not a valid pattern…"). */
-export function filterErrorAt(message: string | null): { index: number; field: string } | undefined {
+export function filterErrorAt(
+  message: string | null,
+): { index: number; field: string } | undefined {
   const match = message ? /filters\[(\d+)\]\.?(\w*)/.exec(message) : null
   return match ? { index: Number(match[1]), field: match[2] || 'detector' } : undefined
 }
 
-export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters: FilterDraft[]) => void; error: string | null }) {
+export function FilterEditor(props: {
+  filters: FilterDraft[]
+  onChange: (filters: FilterDraft[]) => void
+  error: string | null
+}) {
   const at = () => filterErrorAt(props.error)
   const update = (index: number, change: Partial<FilterDraft>) =>
-    props.onChange(props.filters.map((filter, i) => (i === index ? { ...filter, ...change } : filter)))
+    props.onChange(
+      props.filters.map((filter, i) => (i === index ? { ...filter, ...change } : filter)),
+    )
   const errorFor = (index: number, field: string) => {
     const where = at()
     if (!where || where.index !== index) return null
-    const known = field === where.field || (field === 'detector' && !['action', 'name', 'pattern', 'keywords'].includes(where.field))
+    const known =
+      field === where.field ||
+      (field === 'detector' && !['action', 'name', 'pattern', 'keywords'].includes(where.field))
     return known ? props.error : null
   }
   return (
     <fieldset class="form-group">
       <legend>Content filters</legend>
       <p class="hint">
-        Every text of a request is checked before it is sent. <strong>Block</strong> refuses the request (403 <code>guardrail_blocked</code>, naming the
-        filter); <strong>redact</strong> replaces the match with <code>[REDACTED:label]</code> and sends the rest.
+        Every text of a request is checked before it is sent. <strong>Block</strong> refuses the
+        request (403 <code>guardrail_blocked</code>, naming the filter); <strong>redact</strong>{' '}
+        replaces the match with <code>[REDACTED:label]</code> and sends the rest.
       </p>
       <Show when={props.filters.length === 0}>
         <p class="muted small">No filters: the guardrail only restricts models and budget.</p>
@@ -95,7 +113,13 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters
                     options={DETECTORS}
                     error={errorFor(index, 'detector')}
                   />
-                  <SelectField label="Action" value={filter().action} onValue={(action) => update(index, { action })} options={ACTIONS} error={errorFor(index, 'action')} />
+                  <SelectField
+                    label="Action"
+                    value={filter().action}
+                    onValue={(action) => update(index, { action })}
+                    options={ACTIONS}
+                    error={errorFor(index, 'action')}
+                  />
                   <TextField
                     label="Label (optional)"
                     value={filter().name}
@@ -118,7 +142,11 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters
                   />
                 </Show>
                 <Show when={filter().detector === 'keywords'}>
-                  <Field label="Keywords" hint="One a line. Matched as whole words, ignoring case." error={errorFor(index, 'keywords')}>
+                  <Field
+                    label="Keywords"
+                    hint="One a line. Matched as whole words, ignoring case."
+                    error={errorFor(index, 'keywords')}
+                  >
                     {(id, describedBy) => (
                       <textarea
                         id={id}
@@ -130,7 +158,11 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters
                     )}
                   </Field>
                 </Show>
-                <Button variant="ghost" aria-label={`Remove filter ${index + 1}`} onClick={() => props.onChange(props.filters.filter((_, i) => i !== index))}>
+                <Button
+                  variant="ghost"
+                  aria-label={`Remove filter ${index + 1}`}
+                  onClick={() => props.onChange(props.filters.filter((_, i) => i !== index))}
+                >
                   Remove filter
                 </Button>
               </fieldset>
@@ -142,7 +174,14 @@ export function FilterEditor(props: { filters: FilterDraft[]; onChange: (filters
         <p class="field-error">{props.error}</p>
       </Show>
       <div>
-        <Button onClick={() => props.onChange([...props.filters, { detector: 'email', action: 'redact', name: '', pattern: '', keywords: '' }])}>
+        <Button
+          onClick={() =>
+            props.onChange([
+              ...props.filters,
+              { detector: 'email', action: 'redact', name: '', pattern: '', keywords: '' },
+            ])
+          }
+        >
           Add filter
         </Button>
       </div>
@@ -164,9 +203,14 @@ export function FilterSummary(props: { filters: readonly unknown[] }) {
                 {' '}
                 <code>{filter.pattern}</code>
               </Show>
-              <Show when={filter.detector === 'keywords'}> ({filter.keywords.split('\n').filter(Boolean).join(', ')})</Show>
+              <Show when={filter.detector === 'keywords'}>
+                {' '}
+                ({filter.keywords.split('\n').filter(Boolean).join(', ')})
+              </Show>
               {' → '}
-              <span class={filter.action === 'block' ? 'badge bad' : 'badge warn'}>{filter.action}</span>
+              <span class={filter.action === 'block' ? 'badge bad' : 'badge warn'}>
+                {filter.action}
+              </span>
             </li>
           )}
         </For>

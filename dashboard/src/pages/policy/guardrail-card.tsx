@@ -29,8 +29,10 @@ type Props = {
 const usable = (key: ApiKey) => key.status === 'active' || key.status === 'in_grace'
 
 export function GuardrailCard(props: Props) {
-  const assigned = () => props.guardrail.keyIds.map((id) => props.keys?.find((key) => key.id === id) ?? id)
-  const candidates = () => (props.keys ?? []).filter((key) => usable(key) && key.guardrailId !== props.guardrail.id)
+  const assigned = () =>
+    props.guardrail.keyIds.map((id) => props.keys?.find((key) => key.id === id) ?? id)
+  const candidates = () =>
+    (props.keys ?? []).filter((key) => usable(key) && key.guardrailId !== props.guardrail.id)
   const [choice, setChoice] = createSignal('')
   const submit = useSubmit()
 
@@ -70,8 +72,11 @@ export function GuardrailCard(props: Props) {
           >
             <p>
               <Show when={props.guardrail.keyIds.length > 0} fallback="No key uses it.">
-                Its {props.guardrail.keyIds.length === 1 ? 'key keeps' : `${props.guardrail.keyIds.length} keys keep`} working without it: no content filters,
-                model list or budget from it any more.
+                Its{' '}
+                {props.guardrail.keyIds.length === 1
+                  ? 'key keeps'
+                  : `${props.guardrail.keyIds.length} keys keep`}{' '}
+                working without it: no content filters, model list or budget from it any more.
               </Show>
             </p>
           </ConfirmButton>
@@ -95,7 +100,14 @@ export function GuardrailCard(props: Props) {
         </dd>
         <dt>Keys</dt>
         <dd class="stack">
-          <Show when={assigned().length > 0} fallback={<span class="muted">Not assigned to any key: it has no effect until you assign it.</span>}>
+          <Show
+            when={assigned().length > 0}
+            fallback={
+              <span class="muted">
+                Not assigned to any key: it has no effect until you assign it.
+              </span>
+            }
+          >
             <ul class="plain-list">
               <For each={assigned()}>
                 {(key) =>
@@ -113,7 +125,13 @@ export function GuardrailCard(props: Props) {
                         variant="ghost"
                         aria-label={`Unassign ${keyLabel(key)} from ${props.guardrail.name}`}
                         disabled={!props.canManage || submit.busy()}
-                        onClick={() => void assign(key.id, null, `${keyLabel(key)} no longer uses ${props.guardrail.name}.`)}
+                        onClick={() =>
+                          void assign(
+                            key.id,
+                            null,
+                            `${keyLabel(key)} no longer uses ${props.guardrail.name}.`,
+                          )
+                        }
                       >
                         Unassign
                       </Button>
@@ -129,14 +147,22 @@ export function GuardrailCard(props: Props) {
               onSubmit={(event) => {
                 event.preventDefault()
                 const key = candidates().find((candidate) => candidate.id === choice())
-                if (key) void assign(key.id, props.guardrail.id, `${keyLabel(key)} now uses ${props.guardrail.name}.`)
+                if (key)
+                  void assign(
+                    key.id,
+                    props.guardrail.id,
+                    `${keyLabel(key)} now uses ${props.guardrail.name}.`,
+                  )
               }}
             >
               <SelectField
                 label={`Assign ${props.guardrail.name} to a key`}
                 value={choice()}
                 onValue={setChoice}
-                options={[{ value: '', label: 'Choose a key…' }, ...candidates().map((key) => ({ value: key.id, label: optionLabel(key) }))]}
+                options={[
+                  { value: '', label: 'Choose a key…' },
+                  ...candidates().map((key) => ({ value: key.id, label: optionLabel(key) })),
+                ]}
               />
               <Button type="submit" disabled={!choice()} busy={submit.busy()}>
                 Assign

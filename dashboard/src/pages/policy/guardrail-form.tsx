@@ -3,7 +3,11 @@
  * sends only what changed. Keys are assigned on the guardrail's card, not here.
  */
 import { createSignal, Show } from 'solid-js'
-import type { Guardrail, GuardrailChanges, NewGuardrail } from '../../../../shared/schemas/admin/policy.ts'
+import type {
+  Guardrail,
+  GuardrailChanges,
+  NewGuardrail,
+} from '../../../../shared/schemas/admin/policy.ts'
 import { api, ApiError } from '../../api.ts'
 import { ModelPicker } from '../../model-picker.tsx'
 import { fieldError, TextField, useSubmit } from '../../forms.tsx'
@@ -14,7 +18,11 @@ import { FilterEditor, fromDraft, toDraft, type FilterDraft } from './filter-edi
 
 const FIELDS = ['name', 'models', 'budgetNano', 'filters']
 
-export function GuardrailForm(props: { guardrail?: Guardrail; onSaved: (guardrail: Guardrail | undefined) => void; onCancel: () => void }) {
+export function GuardrailForm(props: {
+  guardrail?: Guardrail
+  onSaved: (guardrail: Guardrail | undefined) => void
+  onCancel: () => void
+}) {
   const start = props.guardrail
   const [name, setName] = createSignal(start?.name ?? '')
   const [models, setModels] = createSignal<string[]>(start?.models ?? [])
@@ -32,7 +40,8 @@ export function GuardrailForm(props: { guardrail?: Guardrail; onSaved: (guardrai
         budgetNano: readUsd(budget(), 'budgetNano', { positive: true }),
         filters: filters().map(fromDraft),
       }
-      if (!next.name) throw new ApiError(400, 'invalid_request', 'Give the guardrail a name.', 'name')
+      if (!next.name)
+        throw new ApiError(400, 'invalid_request', 'Give the guardrail a name.', 'name')
       if (!start) return props.onSaved(await api<Guardrail>('POST', '/guardrails', next))
       const before: NewGuardrail = {
         name: start.name,
@@ -41,17 +50,32 @@ export function GuardrailForm(props: { guardrail?: Guardrail; onSaved: (guardrai
         filters: start.filters.map((filter) => fromDraft(toDraft(filter))),
       }
       const changed: GuardrailChanges = changedFields(before, next)
-      props.onSaved(Object.keys(changed).length === 0 ? undefined : await api<Guardrail>('PATCH', `/guardrails/${start.id}`, changed))
+      props.onSaved(
+        Object.keys(changed).length === 0
+          ? undefined
+          : await api<Guardrail>('PATCH', `/guardrails/${start.id}`, changed),
+      )
     })
   }
   const otherError = () => {
     const failure = submit.error()
-    return failure && !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param)) ? failure : undefined
+    return failure &&
+      !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param))
+      ? failure
+      : undefined
   }
 
   return (
     <form class="stack" onSubmit={save} novalidate>
-      <TextField label="Name" value={name()} onValue={setName} maxlength={100} required autocomplete="off" error={error('name')} />
+      <TextField
+        label="Name"
+        value={name()}
+        onValue={setName}
+        maxlength={100}
+        required
+        autocomplete="off"
+        error={error('name')}
+      />
       <ModelPicker
         choices="exact"
         label="Allowed models"

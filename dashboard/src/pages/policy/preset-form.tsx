@@ -11,9 +11,22 @@ import { Button, ErrorNotice } from '../../ui.tsx'
 import { asText, readDecimal, readWhole } from './amounts.ts'
 
 const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
-const FIELDS = ['slug', 'model', 'fallbacks', 'params.temperature', 'params.top_p', 'params.max_tokens', 'params.stop']
+const FIELDS = [
+  'slug',
+  'model',
+  'fallbacks',
+  'params.temperature',
+  'params.top_p',
+  'params.max_tokens',
+  'params.stop',
+]
 
-export function PresetForm(props: { preset?: Preset; taken: readonly string[]; onSaved: (preset: Preset) => void; onCancel: () => void }) {
+export function PresetForm(props: {
+  preset?: Preset
+  taken: readonly string[]
+  onSaved: (preset: Preset) => void
+  onCancel: () => void
+}) {
   const start = props.preset
   const [slug, setSlug] = createSignal(start?.slug ?? '')
   const [model, setModel] = createSignal<string[]>(start ? [start.model] : [])
@@ -29,12 +42,18 @@ export function PresetForm(props: { preset?: Preset; taken: readonly string[]; o
     if (!(failure instanceof ApiError) || !failure.param) return null
     return failure.param === field || failure.param.startsWith(`${field}[`) ? failure.message : null
   }
-  const refuse = (param: string, message: string) => new ApiError(400, 'invalid_request', message, param)
+  const refuse = (param: string, message: string) =>
+    new ApiError(400, 'invalid_request', message, param)
 
   const read = (): { slug: string; body: PresetBody } => {
     const name = slug().trim()
-    if (!SLUG.test(name)) throw refuse('slug', 'Use 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen.')
-    if (!start && props.taken.includes(name)) throw refuse('slug', `@preset/${name} exists already: edit it instead.`)
+    if (!SLUG.test(name))
+      throw refuse(
+        'slug',
+        'Use 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen.',
+      )
+    if (!start && props.taken.includes(name))
+      throw refuse('slug', `@preset/${name} exists already: edit it instead.`)
     const chosen = model()[0]
     if (!chosen) throw refuse('model', 'Choose the model the preset calls.')
     const params: PresetParams = {}
@@ -63,7 +82,9 @@ export function PresetForm(props: { preset?: Preset; taken: readonly string[]; o
     const failure = submit.error()
     if (!failure) return undefined
     const param = failure instanceof ApiError ? failure.param : null
-    return param && FIELDS.some((field) => param === field || param.startsWith(`${field}[`)) ? undefined : failure
+    return param && FIELDS.some((field) => param === field || param.startsWith(`${field}[`))
+      ? undefined
+      : failure
   }
 
   return (
@@ -81,7 +102,9 @@ export function PresetForm(props: { preset?: Preset; taken: readonly string[]; o
         hint={
           <>
             Clients send <code>"model": "@preset/{slug().trim() || '<slug>'}"</code>.
-            {start ? ' A slug cannot be changed: make a new preset instead.' : ' Lowercase letters, digits and hyphens.'}
+            {start
+              ? ' A slug cannot be changed: make a new preset instead.'
+              : ' Lowercase letters, digits and hyphens.'}
           </>
         }
         error={error('slug')}
@@ -110,13 +133,40 @@ export function PresetForm(props: { preset?: Preset; taken: readonly string[]; o
         <legend>Default parameters</legend>
         <p class="hint">Used when a request does not set them. Empty: the model's own default.</p>
         <div class="row">
-          <TextField label="Temperature" inputmode="decimal" value={temperature()} onValue={setTemperature} hint="0 to 2" error={error('params.temperature')} />
-          <TextField label="Top P" inputmode="decimal" value={topP()} onValue={setTopP} hint="0 to 1" error={error('params.top_p')} />
-          <TextField label="Max tokens" inputmode="numeric" value={maxTokens()} onValue={setMaxTokens} hint="Output limit" error={error('params.max_tokens')} />
+          <TextField
+            label="Temperature"
+            inputmode="decimal"
+            value={temperature()}
+            onValue={setTemperature}
+            hint="0 to 2"
+            error={error('params.temperature')}
+          />
+          <TextField
+            label="Top P"
+            inputmode="decimal"
+            value={topP()}
+            onValue={setTopP}
+            hint="0 to 1"
+            error={error('params.top_p')}
+          />
+          <TextField
+            label="Max tokens"
+            inputmode="numeric"
+            value={maxTokens()}
+            onValue={setMaxTokens}
+            hint="Output limit"
+            error={error('params.max_tokens')}
+          />
         </div>
         <Field label="Stop sequences" hint="One a line, up to 4." error={error('params.stop')}>
           {(id, describedBy) => (
-            <textarea id={id} aria-describedby={describedBy} rows={3} value={stop()} onInput={(event) => setStop(event.currentTarget.value)} />
+            <textarea
+              id={id}
+              aria-describedby={describedBy}
+              rows={3}
+              value={stop()}
+              onInput={(event) => setStop(event.currentTarget.value)}
+            />
           )}
         </Field>
       </fieldset>

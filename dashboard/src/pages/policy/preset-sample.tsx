@@ -5,7 +5,10 @@
 import { For } from 'solid-js'
 import { CopyButton } from '../../ui.tsx'
 
-export function presetSamples(baseUrl: string, presetId: string): { title: string; code: string }[] {
+export function presetSamples(
+  baseUrl: string,
+  presetId: string,
+): { title: string; code: string }[] {
   const curl = [
     `curl ${baseUrl}/v1/chat/completions \\`,
     `  -H "Authorization: Bearer $API_KEY" \\`,
@@ -37,7 +40,11 @@ export function PresetSample(props: { baseUrl: string; presetId: string }) {
           <figure class="code-sample">
             <figcaption class="row-actions">
               <span>{sample.title}</span>
-              <CopyButton text={sample.code} label={`Copy the ${sample.title} example`} variant="ghost" />
+              <CopyButton
+                text={sample.code}
+                label={`Copy the ${sample.title} example`}
+                variant="ghost"
+              />
             </figcaption>
             <pre tabindex="0">
               <code>{sample.code}</code>

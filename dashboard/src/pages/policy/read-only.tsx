@@ -16,11 +16,13 @@ export function ReadOnlyNote(props: { what: string }) {
         when={me().account.status === 'suspended'}
         fallback={
           <>
-            You are a {me().role} of this account: you can see its {props.what}. Only the account's owner and admins can change them.
+            You are a {me().role} of this account: you can see its {props.what}. Only the account's
+            owner and admins can change them.
           </>
         }
       >
-        This account is suspended: its {props.what} can be read but not changed. Its owner and admins can change them again once the suspension is lifted;{' '}
+        This account is suspended: its {props.what} can be read but not changed. Its owner and
+        admins can change them again once the suspension is lifted;{' '}
         <A href="/dashboard/support">write to support</A>.
       </Show>
     </Notice>

@@ -4,7 +4,10 @@
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
-import type { AccountLimits, AccountLimitsChanges } from '../../../../shared/schemas/admin/policy.ts'
+import type {
+  AccountLimits,
+  AccountLimitsChanges,
+} from '../../../../shared/schemas/admin/policy.ts'
 import { api } from '../../api.ts'
 import { getAccountLimits } from '../../data.ts'
 import { fieldError, TextField, useSubmit } from '../../forms.tsx'
@@ -49,7 +52,9 @@ function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
       // The server checks the number and names the field: what is not a whole number goes as typed.
       changes[name] = value === '' ? null : /^\d+$/.test(value) ? Number(value) : value
     }
-    const answer = await submit.run(() => api<AccountLimits>('PATCH', '/account/limits', changes as AccountLimitsChanges))
+    const answer = await submit.run(() =>
+      api<AccountLimits>('PATCH', '/account/limits', changes as AccountLimitsChanges),
+    )
     if (answer) {
       setSaved(answer)
       announce('Account limits saved.')
@@ -58,12 +63,17 @@ function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
   const hint = (name: Name) => {
     const inForce = saved().effective[name]
     const shown = inForce === 0 ? 'no limit' : inForce.toLocaleString()
-    return saved()[name] === null ? `Empty: the service's default, now ${shown}.` : `In force: ${shown}. Empty it for the default.`
+    return saved()[name] === null
+      ? `Empty: the service's default, now ${shown}.`
+      : `In force: ${shown}. Empty it for the default.`
   }
-  const generalError = () => (FIELDS.some(({ name }) => fieldError(submit.error(), name)) ? undefined : submit.error())
+  const generalError = () =>
+    FIELDS.some(({ name }) => fieldError(submit.error(), name)) ? undefined : submit.error()
   return (
     <form class="stack" onSubmit={save}>
-      <p class="small muted">Shared by every key of the account, on top of each key's own limits. 0 is no limit.</p>
+      <p class="small muted">
+        Shared by every key of the account, on top of each key's own limits. 0 is no limit.
+      </p>
       <div class="row wrap">
         <For each={FIELDS}>
           {({ name, label }) => (
@@ -83,7 +93,13 @@ function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
         <ErrorNotice error={generalError()} />
       </Show>
       <div>
-        <Button type="submit" variant="primary" busy={submit.busy()} disabled={!props.canManage} title={props.canManage ? undefined : OWNER_OR_ADMIN}>
+        <Button
+          type="submit"
+          variant="primary"
+          busy={submit.busy()}
+          disabled={!props.canManage}
+          title={props.canManage ? undefined : OWNER_OR_ADMIN}
+        >
           Save limits
         </Button>
       </div>

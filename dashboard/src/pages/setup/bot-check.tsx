@@ -14,7 +14,8 @@ import { onCleanup, onMount } from 'solid-js'
 
 // The server issues PBKDF2/SHA-256; the other PBKDF2 variants use the same worker.
 for (const algorithm of ['PBKDF2/SHA-256', 'PBKDF2/SHA-384', 'PBKDF2/SHA-512']) {
-  if (!$altcha.algorithms.has(algorithm)) $altcha.algorithms.set(algorithm, () => new Pbkdf2Worker())
+  if (!$altcha.algorithms.has(algorithm))
+    $altcha.algorithms.set(algorithm, () => new Pbkdf2Worker())
 }
 
 export const CHALLENGE_URL = '/admin/v1/setup/challenge'
@@ -26,7 +27,10 @@ export type BotCheckHandle = { reset(): void }
  * otherwise set as properties. `onSolved` receives the payload the server expects in the `altcha` field
  * (base64 JSON of the challenge and its solution).
  */
-export function BotCheck(props: { onSolved: (payload: string) => void; ref?: (handle: BotCheckHandle) => void }) {
+export function BotCheck(props: {
+  onSolved: (payload: string) => void
+  ref?: (handle: BotCheckHandle) => void
+}) {
   let host!: HTMLDivElement
   onMount(() => {
     const widget = document.createElement('altcha-widget')

@@ -8,8 +8,14 @@ import { api } from '../../api.ts'
 import { Field, TextField, fieldError, useSubmit } from '../../forms.tsx'
 import { Button, Card, ErrorNotice } from '../../ui.tsx'
 
-export function NewTicketForm(props: { requestId: string; opened: (ticket: Ticket) => void; cancel: () => void }) {
-  const [subject, setSubject] = createSignal(props.requestId ? `About request ${props.requestId}` : '')
+export function NewTicketForm(props: {
+  requestId: string
+  opened: (ticket: Ticket) => void
+  cancel: () => void
+}) {
+  const [subject, setSubject] = createSignal(
+    props.requestId ? `About request ${props.requestId}` : '',
+  )
   const [body, setBody] = createSignal('')
   const [requestId, setRequestId] = createSignal(props.requestId)
   const submit = useSubmit()
@@ -20,12 +26,26 @@ export function NewTicketForm(props: { requestId: string; opened: (ticket: Ticke
     const opened = await submit.run(() => api<Ticket>('POST', '/support/tickets', ticket))
     if (opened) props.opened(opened)
   }
-  const otherError = () => submit.error() && !['subject', 'body', 'requestId'].some((param) => fieldError(submit.error(), param))
+  const otherError = () =>
+    submit.error() &&
+    !['subject', 'body', 'requestId'].some((param) => fieldError(submit.error(), param))
   return (
     <Card title="New ticket">
       <form class="stack" onSubmit={send}>
-        <TextField label="Subject" name="subject" required maxLength={200} value={subject()} onValue={setSubject} error={fieldError(submit.error(), 'subject')} />
-        <Field label="Message" error={fieldError(submit.error(), 'body')} hint="What happened, what you expected, and anything that helps us reproduce it.">
+        <TextField
+          label="Subject"
+          name="subject"
+          required
+          maxLength={200}
+          value={subject()}
+          onValue={setSubject}
+          error={fieldError(submit.error(), 'subject')}
+        />
+        <Field
+          label="Message"
+          error={fieldError(submit.error(), 'body')}
+          hint="What happened, what you expected, and anything that helps us reproduce it."
+        >
           {(id, describedBy) => (
             <textarea
               id={id}

@@ -12,9 +12,16 @@ import { Field, fieldError, useSubmit } from '../../forms.tsx'
 import { createRefresh } from '../../reading.ts'
 import { Badge, Button, Card, CopyButton, ErrorNotice, Loaded, announce } from '../../ui.tsx'
 
-export const STATUS: Record<TicketStatus, { label: string; tone: 'good' | 'warn' | 'neutral'; explain: string }> = {
+export const STATUS: Record<
+  TicketStatus,
+  { label: string; tone: 'good' | 'warn' | 'neutral'; explain: string }
+> = {
   open: { label: 'Open', tone: 'warn', explain: 'Waiting for support to answer.' },
-  answered: { label: 'Answered', tone: 'good', explain: 'Support answered: reply if you need more.' },
+  answered: {
+    label: 'Answered',
+    tone: 'good',
+    explain: 'Support answered: reply if you need more.',
+  },
   closed: { label: 'Closed', tone: 'neutral', explain: 'Closed. A reply opens it again.' },
 }
 
@@ -34,13 +41,18 @@ export function TicketView(props: { ticketId: string; changed: () => void }) {
           }
         >
           <p class="small muted">
-            <Badge tone={STATUS[current.status].tone}>{STATUS[current.status].label}</Badge> {STATUS[current.status].explain} Opened {dateTime(current.createdAt)}.
+            <Badge tone={STATUS[current.status].tone}>{STATUS[current.status].label}</Badge>{' '}
+            {STATUS[current.status].explain} Opened {dateTime(current.createdAt)}.
           </p>
           <Show when={current.requestId}>
             {(requestId) => (
               <div class="row center tight small">
                 About request <code class="mono">{requestId()}</code>
-                <CopyButton text={requestId()} label={`Copy request ID ${requestId()}`} variant="ghost" />
+                <CopyButton
+                  text={requestId()}
+                  label={`Copy request ID ${requestId()}`}
+                  variant="ghost"
+                />
               </div>
             )}
           </Show>
@@ -77,7 +89,11 @@ function ReplyForm(props: { ticketId: string; replied: () => void }) {
   const submit = useSubmit()
   const send = async (event: SubmitEvent) => {
     event.preventDefault()
-    const next = await submit.run(() => api<Ticket>('POST', `/support/tickets/${encodeURIComponent(props.ticketId)}/messages`, { body: body().trim() }))
+    const next = await submit.run(() =>
+      api<Ticket>('POST', `/support/tickets/${encodeURIComponent(props.ticketId)}/messages`, {
+        body: body().trim(),
+      }),
+    )
     if (!next) return
     setBody('')
     props.replied()
@@ -87,7 +103,16 @@ function ReplyForm(props: { ticketId: string; replied: () => void }) {
     <form class="stack" onSubmit={send}>
       <Field label="Your reply" error={fieldError(submit.error(), 'body')}>
         {(id, describedBy) => (
-          <textarea id={id} name="reply" rows={4} required maxLength={20_000} aria-describedby={describedBy} value={body()} onInput={(event) => setBody(event.currentTarget.value)} />
+          <textarea
+            id={id}
+            name="reply"
+            rows={4}
+            required
+            maxLength={20_000}
+            aria-describedby={describedBy}
+            value={body()}
+            onInput={(event) => setBody(event.currentTarget.value)}
+          />
         )}
       </Field>
       <Show when={submit.error() && !fieldError(submit.error(), 'body')}>

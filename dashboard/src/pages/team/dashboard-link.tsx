@@ -26,13 +26,18 @@ export function DashboardLinkCard() {
   return (
     <Card title="Dashboard link">
       <p>
-        The link this account was set up with opens this dashboard as its owner. If it may have been seen by someone else, replace it: the old
-        link stops working at once and every browser it opened is signed out, except this one.
+        The link this account was set up with opens this dashboard as its owner. If it may have been
+        seen by someone else, replace it: the old link stops working at once and every browser it
+        opened is signed out, except this one.
       </p>
       <Show when={replaced()}>
         {(link) => (
           <Notice tone="warning" title="Save the new link now">
-            <SecretValue label="New dashboard link" value={link()} hint="It is shown only this once. The old link no longer opens the account." />
+            <SecretValue
+              label="New dashboard link"
+              value={link()}
+              hint="It is shown only this once. The old link no longer opens the account."
+            />
           </Notice>
         )}
       </Show>
@@ -45,11 +50,19 @@ export function DashboardLinkCard() {
           disabled={!can().billing}
           onConfirm={replace}
         >
-          The current link stops working and every other browser signed in with it is signed out. The new link is shown once.
+          The current link stops working and every other browser signed in with it is signed out.
+          The new link is shown once.
         </ConfirmButton>
-        <ConfirmButton label="Revoke link" title="Revoke the dashboard link?" confirmLabel="Revoke" disabled={!can().billing} onConfirm={revoke}>
-          No link will open this account any more. This browser stays signed in until its session ends; after that, only the API key reaches
-          the account, and nothing can recover it if the key is lost too. Claim the account first if you want to keep dashboard access.
+        <ConfirmButton
+          label="Revoke link"
+          title="Revoke the dashboard link?"
+          confirmLabel="Revoke"
+          disabled={!can().billing}
+          onConfirm={revoke}
+        >
+          No link will open this account any more. This browser stays signed in until its session
+          ends; after that, only the API key reaches the account, and nothing can recover it if the
+          key is lost too. Claim the account first if you want to keep dashboard access.
         </ConfirmButton>
       </div>
     </Card>

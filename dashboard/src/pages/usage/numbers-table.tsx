@@ -2,7 +2,11 @@
 import { For } from 'solid-js'
 import { dayLabel } from '../../chart.tsx'
 
-export function NumbersTable(props: { summary: string; days: number[]; columns: { label: string; cells: string[] }[] }) {
+export function NumbersTable(props: {
+  summary: string
+  days: number[]
+  columns: { label: string; cells: string[] }[]
+}) {
   return (
     <details class="numbers">
       <summary>{props.summary}</summary>
@@ -25,7 +29,9 @@ export function NumbersTable(props: { summary: string; days: number[]; columns: 
               {(day, index) => (
                 <tr>
                   <th scope="row">{dayLabel(day)}</th>
-                  <For each={props.columns}>{(column) => <td class="num">{column.cells[index()]}</td>}</For>
+                  <For each={props.columns}>
+                    {(column) => <td class="num">{column.cells[index()]}</td>}
+                  </For>
                 </tr>
               )}
             </For>

@@ -10,7 +10,13 @@ export function PeriodPicker(props: { value: Period; onChange: (days: Period) =>
       <For each={PERIODS}>
         {(days) => (
           <label classList={{ checked: props.value === days }}>
-            <input type="radio" name={name} value={days} checked={props.value === days} onChange={() => props.onChange(days)} />
+            <input
+              type="radio"
+              name={name}
+              value={days}
+              checked={props.value === days}
+              onChange={() => props.onChange(days)}
+            />
             {days} days
           </label>
         )}

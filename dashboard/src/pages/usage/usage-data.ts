@@ -29,10 +29,20 @@ export function periodDays(days: number, nowMs: number): number[] {
   return Array.from({ length: days }, (_, index) => (first + index * DAY_MS) / 1000)
 }
 
-export type Daily = { chargedNano: number[]; requests: number[]; inputTokens: number[]; outputTokens: number[] }
+export type Daily = {
+  chargedNano: number[]
+  requests: number[]
+  inputTokens: number[]
+  outputTokens: number[]
+}
 
 function emptyDaily(length: number): Daily {
-  return { chargedNano: Array(length).fill(0), requests: Array(length).fill(0), inputTokens: Array(length).fill(0), outputTokens: Array(length).fill(0) }
+  return {
+    chargedNano: Array(length).fill(0),
+    requests: Array(length).fill(0),
+    inputTokens: Array(length).fill(0),
+    outputTokens: Array(length).fill(0),
+  }
 }
 
 function add(daily: Daily, index: number, bucket: UsageBucket): void {
@@ -61,7 +71,11 @@ export type Group = Daily & {
 }
 
 /** The buckets per day and per group (model or key), the biggest spenders first, the rest as "Other". */
-export function perGroup(usage: Usage, days: number[], name: (bucket: UsageBucket) => string): Group[] {
+export function perGroup(
+  usage: Usage,
+  days: number[],
+  name: (bucket: UsageBucket) => string,
+): Group[] {
   const index = new Map(days.map((day, position) => [day, position]))
   const groups = new Map<string, Daily>()
   for (const bucket of usage.buckets) {
@@ -72,8 +86,18 @@ export function perGroup(usage: Usage, days: number[], name: (bucket: UsageBucke
     if (!daily) groups.set(label, (daily = emptyDaily(days.length)))
     add(daily, position, bucket)
   }
-  const ranked = [...groups].map(([label, daily]) => ({ label, ...daily, totals: totalsOf(daily), other: false }))
-  ranked.sort((a, b) => b.totals.chargedNano - a.totals.chargedNano || b.totals.requests - a.totals.requests || a.label.localeCompare(b.label))
+  const ranked = [...groups].map(([label, daily]) => ({
+    label,
+    ...daily,
+    totals: totalsOf(daily),
+    other: false,
+  }))
+  ranked.sort(
+    (a, b) =>
+      b.totals.chargedNano - a.totals.chargedNano ||
+      b.totals.requests - a.totals.requests ||
+      a.label.localeCompare(b.label),
+  )
   if (ranked.length <= TOP_GROUPS + 1) return ranked
   const rest = emptyDaily(days.length)
   for (const group of ranked.slice(TOP_GROUPS)) {
@@ -85,16 +109,27 @@ export function perGroup(usage: Usage, days: number[], name: (bucket: UsageBucke
     }
   }
   const others = ranked.length - TOP_GROUPS
-  return [...ranked.slice(0, TOP_GROUPS), { label: `${others} others`, ...rest, totals: totalsOf(rest), other: true }]
+  return [
+    ...ranked.slice(0, TOP_GROUPS),
+    { label: `${others} others`, ...rest, totals: totalsOf(rest), other: true },
+  ]
 }
 
 function totalsOf(daily: Daily) {
   const sum = (values: number[]) => values.reduce((total, value) => total + value, 0)
-  return { chargedNano: sum(daily.chargedNano), requests: sum(daily.requests), inputTokens: sum(daily.inputTokens), outputTokens: sum(daily.outputTokens) }
+  return {
+    chargedNano: sum(daily.chargedNano),
+    requests: sum(daily.requests),
+    inputTokens: sum(daily.inputTokens),
+    outputTokens: sum(daily.outputTokens),
+  }
 }
 
 /** The day with the most spend, for a chart's summary sentence; undefined when nothing was spent. */
-export function busiestDay(days: number[], chargedNano: number[]): { day: number; usd: string } | undefined {
+export function busiestDay(
+  days: number[],
+  chargedNano: number[],
+): { day: number; usd: string } | undefined {
   let best = -1
   chargedNano.forEach((value, position) => {
     if (value > 0 && (best < 0 || value > chargedNano[best]!)) best = position

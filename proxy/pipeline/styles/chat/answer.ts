@@ -12,10 +12,22 @@ export function chatId(requestId: string): string {
   return `chatcmpl-${requestId.slice(4)}`
 }
 
-export function renderChatAnswer(answer: Answer, charged: Charged, context: AnswerContext<ChatRequest>): Record<string, unknown> {
+export function renderChatAnswer(
+  answer: Answer,
+  charged: Charged,
+  context: AnswerContext<ChatRequest>,
+): Record<string, unknown> {
   const text = answer.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')
   const toolCalls = answer.parts.flatMap((part) =>
-    part.type === 'tool_call' ? [{ id: part.id, type: 'function', function: { name: part.name, arguments: part.arguments } }] : [],
+    part.type === 'tool_call'
+      ? [
+          {
+            id: part.id,
+            type: 'function',
+            function: { name: part.name, arguments: part.arguments },
+          },
+        ]
+      : [],
   )
   return {
     id: chatId(context.requestId),
@@ -25,7 +37,12 @@ export function renderChatAnswer(answer: Answer, charged: Charged, context: Answ
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, refusal: null, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: {
+          role: 'assistant',
+          content: text === '' && toolCalls.length > 0 ? null : text,
+          refusal: null,
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
         logprobs: null,
         finish_reason: chatFinishReason(answer.finish),
       },
@@ -34,8 +51,14 @@ export function renderChatAnswer(answer: Answer, charged: Charged, context: Answ
   }
 }
 
-export function chatPassthroughAnswer(json: Record<string, unknown>, charged: Charged): Record<string, unknown> {
-  const reported = typeof json.usage === 'object' && json.usage !== null ? (json.usage as Record<string, unknown>) : chatUsage(charged.usage, charged.costUsd)
+export function chatPassthroughAnswer(
+  json: Record<string, unknown>,
+  charged: Charged,
+): Record<string, unknown> {
+  const reported =
+    typeof json.usage === 'object' && json.usage !== null
+      ? (json.usage as Record<string, unknown>)
+      : chatUsage(charged.usage, charged.costUsd)
   json.usage = { ...reported, cost: charged.costUsd }
   return json
 }

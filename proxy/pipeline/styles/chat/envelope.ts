@@ -5,9 +5,17 @@ import { envelope } from '../../validate.ts'
 
 export const chatEnvelope = envelope<ChatRequest>(ChatRequest, chatRequestFields, (body) => {
   if (body.stream_options && body.stream !== true) {
-    return new ServiceError('invalid_request', 'stream_options: only allowed when stream is true', { param: 'stream_options' })
+    return new ServiceError('invalid_request', 'stream_options: only allowed when stream is true', {
+      param: 'stream_options',
+    })
   }
-  const index = body.messages.findIndex((message) => message.content === undefined && !('tool_calls' in message) && !('function_call' in message))
-  if (index >= 0) return new ServiceError('invalid_request', `messages[${index}].content: is required`, { param: `messages[${index}].content` })
+  const index = body.messages.findIndex(
+    (message) =>
+      message.content === undefined && !('tool_calls' in message) && !('function_call' in message),
+  )
+  if (index >= 0)
+    return new ServiceError('invalid_request', `messages[${index}].content: is required`, {
+      param: `messages[${index}].content`,
+    })
   return undefined
 })

@@ -7,6 +7,11 @@ import { errorTable, type ServiceError } from '../../../../shared/errors.ts'
 
 export function chatErrorBody(error: ServiceError): string {
   return JSON.stringify({
-    error: { message: error.message, type: errorTable[error.code].openaiType, param: error.details.param ?? null, code: error.code },
+    error: {
+      message: error.message,
+      type: errorTable[error.code].openaiType,
+      param: error.details.param ?? null,
+      code: error.code,
+    },
   })
 }

@@ -5,7 +5,12 @@
  */
 import type { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
-import { KEEP_ALIVE_COMMENT, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import {
+  KEEP_ALIVE_COMMENT,
+  sse,
+  type Final,
+  type StreamOutput,
+} from '../../streams/stream-output.ts'
 import type { AnswerContext } from '../client-style.ts'
 import { chatFinishReason, chatId } from './answer.ts'
 import { chatErrorBody } from './render-error.ts'
@@ -17,8 +22,18 @@ const errorEvent = (error: ServiceError) => sse(chatErrorBody(error))
 export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOutput {
   let model = context.modelId
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
-    sse(JSON.stringify({ id: chatId(context.requestId), object: 'chat.completion.chunk', created: context.created, model, choices, ...extra }))
-  const delta = (value: Record<string, unknown>, finish: string | null = null) => chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
+    sse(
+      JSON.stringify({
+        id: chatId(context.requestId),
+        object: 'chat.completion.chunk',
+        created: context.created,
+        model,
+        choices,
+        ...extra,
+      }),
+    )
+  const delta = (value: Record<string, unknown>, finish: string | null = null) =>
+    chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
   let started = false
   const start = () => {
     if (started) return ''
@@ -38,10 +53,23 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
             out += start() + delta({ content: event.text })
             break
           case 'tool_start':
-            out += start() + delta({ tool_calls: [{ index: event.index, id: event.id, type: 'function', function: { name: event.name, arguments: '' } }] })
+            out +=
+              start() +
+              delta({
+                tool_calls: [
+                  {
+                    index: event.index,
+                    id: event.id,
+                    type: 'function',
+                    function: { name: event.name, arguments: '' },
+                  },
+                ],
+              })
             break
           case 'tool_arguments':
-            out += delta({ tool_calls: [{ index: event.index, function: { arguments: event.text } }] })
+            out += delta({
+              tool_calls: [{ index: event.index, function: { arguments: event.text } }],
+            })
             break
           case 'finish':
             out += start() + delta({}, chatFinishReason(event.reason))
@@ -54,7 +82,9 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
       return out
     },
     complete(final: Final) {
-      const usage = includesUsage(context.body) ? chunk([], { usage: chatUsage(final.usage, final.costUsd) }) : ''
+      const usage = includesUsage(context.body)
+        ? chunk([], { usage: chatUsage(final.usage, final.costUsd) })
+        : ''
       return `${start()}${usage}data: [DONE]\n\n`
     },
     fail: errorEvent,
@@ -67,12 +97,20 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
   return {
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
-      if (!events.some((event) => event.type === 'usage') || !accounting.usage || raw.data === undefined) return `${raw.raw}\n\n`
+      if (
+        !events.some((event) => event.type === 'usage') ||
+        !accounting.usage ||
+        raw.data === undefined
+      )
+        return `${raw.raw}\n\n`
       const chunk = JSON.parse(raw.data) as Record<string, unknown> & { choices?: unknown[] }
       meta = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model }
       if (includesUsage(context.body)) {
         usageSent = true
-        chunk.usage = { ...(chunk.usage as Record<string, unknown>), cost: accounting.costUsd(accounting.usage) }
+        chunk.usage = {
+          ...(chunk.usage as Record<string, unknown>),
+          cost: accounting.costUsd(accounting.usage),
+        }
         return sse(JSON.stringify(chunk))
       }
       // The gateway asked for usage; the client did not: the chunk goes without it.
@@ -83,7 +121,12 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
     complete(final: Final) {
       if (!includesUsage(context.body) || usageSent) return 'data: [DONE]\n\n'
       // The provider reported no usage: the client still gets a usage chunk, with the gateway's count.
-      const usage = { ...meta, object: 'chat.completion.chunk', choices: [], usage: chatUsage(final.usage, final.costUsd) }
+      const usage = {
+        ...meta,
+        object: 'chat.completion.chunk',
+        choices: [],
+        usage: chatUsage(final.usage, final.costUsd),
+      }
       return `${sse(JSON.stringify(usage))}data: [DONE]\n\n`
     },
     fail: errorEvent,

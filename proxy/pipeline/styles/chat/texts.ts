@@ -8,12 +8,17 @@ export function chatTexts(body: ChatRequest, visit: TextVisitor): void {
       if (part.type === 'text') visitField(part, 'text', v)
     })
     const calls = message.tool_calls
-    if (Array.isArray(calls)) for (const call of calls) visitField((call as { function?: unknown })?.function, 'arguments', visit)
+    if (Array.isArray(calls))
+      for (const call of calls)
+        visitField((call as { function?: unknown })?.function, 'arguments', visit)
     visitField(message.function_call, 'arguments', visit)
   }
 }
 
 export function chatUsesTools(body: ChatRequest): boolean {
   const raw = body as Record<string, unknown>
-  return (Array.isArray(raw.tools) && raw.tools.length > 0) || (Array.isArray(raw.functions) && raw.functions.length > 0)
+  return (
+    (Array.isArray(raw.tools) && raw.tools.length > 0) ||
+    (Array.isArray(raw.functions) && raw.functions.length > 0)
+  )
 }

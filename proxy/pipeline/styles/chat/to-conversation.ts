@@ -5,9 +5,21 @@
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
-import type { ContentPart, Conversation, Tool, ToolCall, ToolChoice, Turn } from '../../../core/neutral/conversation.ts'
+import type {
+  ContentPart,
+  Conversation,
+  Tool,
+  ToolCall,
+  ToolChoice,
+  Turn,
+} from '../../../core/neutral/conversation.ts'
 
-type Part = { type?: unknown; text?: unknown; refusal?: unknown; image_url?: { url?: unknown; detail?: unknown } }
+type Part = {
+  type?: unknown
+  text?: unknown
+  refusal?: unknown
+  image_url?: { url?: unknown; detail?: unknown }
+}
 type Message = {
   role: string
   content?: unknown
@@ -16,7 +28,8 @@ type Message = {
   tool_call_id?: unknown
 }
 
-const refuse = (param: string, message: string) => new ServiceError('invalid_request', `${param}: ${message}`, { param })
+const refuse = (param: string, message: string) =>
+  new ServiceError('invalid_request', `${param}: ${message}`, { param })
 
 export function chatConversation(body: ChatRequest): Conversation | ServiceError {
   if ((body.n ?? 1) > 1) return refuse('n', "only 1 is supported by this model's provider")
@@ -36,14 +49,25 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
     turns,
     tools,
     toolChoice,
-    parallelToolCalls: typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
+    parallelToolCalls:
+      typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: typeof raw.temperature === 'number' ? raw.temperature : undefined,
     topP: typeof raw.top_p === 'number' ? raw.top_p : undefined,
-    stop: typeof stop === 'string' ? [stop] : Array.isArray(stop) ? stop.filter((item): item is string => typeof item === 'string') : [],
+    stop:
+      typeof stop === 'string'
+        ? [stop]
+        : Array.isArray(stop)
+          ? stop.filter((item): item is string => typeof item === 'string')
+          : [],
     seed: typeof raw.seed === 'number' ? raw.seed : undefined,
     responseFormat: chatResponseFormat(raw.response_format),
-    user: typeof raw.user === 'string' ? raw.user : typeof raw.safety_identifier === 'string' ? raw.safety_identifier : undefined,
+    user:
+      typeof raw.user === 'string'
+        ? raw.user
+        : typeof raw.safety_identifier === 'string'
+          ? raw.safety_identifier
+          : undefined,
     stream: body.stream === true,
   }
 }
@@ -54,7 +78,10 @@ function chatTurn(message: Message, at: string): Turn | ServiceError {
     case 'developer': {
       const parts = contentParts(message.content, `${at}.content`)
       if (parts instanceof ServiceError) return parts
-      return { role: 'system', text: parts.map((part) => (part.type === 'text' ? part.text : '')).join('') }
+      return {
+        role: 'system',
+        text: parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+      }
     }
     case 'user': {
       const content = contentParts(message.content, `${at}.content`)
@@ -65,22 +92,41 @@ function chatTurn(message: Message, at: string): Turn | ServiceError {
       if (parts instanceof ServiceError) return parts
       const toolCalls: ToolCall[] = []
       for (const [index, call] of (message.tool_calls ?? []).entries()) {
-        if (typeof call.id !== 'string' || typeof call.function?.name !== 'string') return refuse(`${at}.tool_calls[${index}]`, 'needs an id and a function name')
-        toolCalls.push({ id: call.id, name: call.function.name, arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '{}' })
+        if (typeof call.id !== 'string' || typeof call.function?.name !== 'string')
+          return refuse(`${at}.tool_calls[${index}]`, 'needs an id and a function name')
+        toolCalls.push({
+          id: call.id,
+          name: call.function.name,
+          arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '{}',
+        })
       }
       if (message.function_call && typeof message.function_call.name === 'string') {
         const args = message.function_call.arguments
-        toolCalls.push({ id: `call_${at.replace(/\W/g, '')}`, name: message.function_call.name, arguments: typeof args === 'string' ? args : '{}' })
+        toolCalls.push({
+          id: `call_${at.replace(/\W/g, '')}`,
+          name: message.function_call.name,
+          arguments: typeof args === 'string' ? args : '{}',
+        })
       }
-      return { role: 'assistant', text: parts.map((part) => (part.type === 'text' ? part.text : '')).join(''), toolCalls }
+      return {
+        role: 'assistant',
+        text: parts.map((part) => (part.type === 'text' ? part.text : '')).join(''),
+        toolCalls,
+      }
     }
     case 'tool': {
-      if (typeof message.tool_call_id !== 'string') return refuse(`${at}.tool_call_id`, 'is required')
+      if (typeof message.tool_call_id !== 'string')
+        return refuse(`${at}.tool_call_id`, 'is required')
       const content = contentParts(message.content ?? '', `${at}.content`)
-      return content instanceof ServiceError ? content : { role: 'tool', toolCallId: message.tool_call_id, content, isError: false }
+      return content instanceof ServiceError
+        ? content
+        : { role: 'tool', toolCallId: message.tool_call_id, content, isError: false }
     }
     case 'function':
-      return refuse(`${at}.role`, "legacy function messages cannot be sent to this model's provider; use tools")
+      return refuse(
+        `${at}.role`,
+        "legacy function messages cannot be sent to this model's provider; use tools",
+      )
     default:
       return refuse(`${at}.role`, `unknown role ${JSON.stringify(message.role)}`)
   }
@@ -92,11 +138,21 @@ function contentParts(content: unknown, at: string): ContentPart[] | ServiceErro
   if (!Array.isArray(content)) return refuse(at, 'must be a string or an array of parts')
   const parts: ContentPart[] = []
   for (const [index, part] of (content as Part[]).entries()) {
-    if (part?.type === 'text' && typeof part.text === 'string') parts.push({ type: 'text', text: part.text })
-    else if (part?.type === 'refusal' && typeof part.refusal === 'string') parts.push({ type: 'text', text: part.refusal })
+    if (part?.type === 'text' && typeof part.text === 'string')
+      parts.push({ type: 'text', text: part.text })
+    else if (part?.type === 'refusal' && typeof part.refusal === 'string')
+      parts.push({ type: 'text', text: part.refusal })
     else if (part?.type === 'image_url' && typeof part.image_url?.url === 'string') {
-      parts.push({ type: 'image', url: part.image_url.url, ...(typeof part.image_url.detail === 'string' ? { detail: part.image_url.detail } : {}) })
-    } else return refuse(`${at}[${index}]`, `parts of type ${JSON.stringify(part?.type)} cannot be sent to this model's provider`)
+      parts.push({
+        type: 'image',
+        url: part.image_url.url,
+        ...(typeof part.image_url.detail === 'string' ? { detail: part.image_url.detail } : {}),
+      })
+    } else
+      return refuse(
+        `${at}[${index}]`,
+        `parts of type ${JSON.stringify(part?.type)} cannot be sent to this model's provider`,
+      )
   }
   return parts
 }
@@ -105,13 +161,17 @@ function chatTools(body: ChatRequest): Tool[] | ServiceError {
   const raw = body as { tools?: unknown; functions?: unknown }
   const tools: Tool[] = []
   const list = Array.isArray(raw.tools) ? raw.tools : []
-  for (const [index, tool] of (list as { type?: unknown; function?: Record<string, unknown> }[]).entries()) {
+  for (const [index, tool] of (
+    list as { type?: unknown; function?: Record<string, unknown> }[]
+  ).entries()) {
     if (tool?.type !== 'function' || typeof tool.function?.name !== 'string') {
       return refuse(`tools[${index}]`, "only function tools can be sent to this model's provider")
     }
     tools.push(toTool(tool.function))
   }
-  for (const fn of Array.isArray(raw.functions) ? (raw.functions as Record<string, unknown>[]) : []) {
+  for (const fn of Array.isArray(raw.functions)
+    ? (raw.functions as Record<string, unknown>[])
+    : []) {
     if (typeof fn?.name === 'string') tools.push(toTool(fn))
   }
   return tools
@@ -121,7 +181,10 @@ function toTool(fn: Record<string, unknown>): Tool {
   return {
     name: fn.name as string,
     ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
-    parameters: typeof fn.parameters === 'object' && fn.parameters !== null ? (fn.parameters as Record<string, unknown>) : { type: 'object', properties: {} },
+    parameters:
+      typeof fn.parameters === 'object' && fn.parameters !== null
+        ? (fn.parameters as Record<string, unknown>)
+        : { type: 'object', properties: {} },
     ...(typeof fn.strict === 'boolean' ? { strict: fn.strict } : {}),
   }
 }
@@ -136,14 +199,22 @@ function chatToolChoice(choice: unknown): ToolChoice | undefined | ServiceError 
 }
 
 function chatResponseFormat(format: unknown): Conversation['responseFormat'] {
-  const value = format as { type?: unknown; json_schema?: { name?: unknown; schema?: unknown; strict?: unknown } } | undefined
+  const value = format as
+    | { type?: unknown; json_schema?: { name?: unknown; schema?: unknown; strict?: unknown } }
+    | undefined
   if (value?.type === 'json_object') return { type: 'json_object' }
-  if (value?.type === 'json_schema' && typeof value.json_schema?.schema === 'object' && value.json_schema.schema !== null) {
+  if (
+    value?.type === 'json_schema' &&
+    typeof value.json_schema?.schema === 'object' &&
+    value.json_schema.schema !== null
+  ) {
     return {
       type: 'json_schema',
       name: typeof value.json_schema.name === 'string' ? value.json_schema.name : 'response',
       schema: value.json_schema.schema as Record<string, unknown>,
-      ...(typeof value.json_schema.strict === 'boolean' ? { strict: value.json_schema.strict } : {}),
+      ...(typeof value.json_schema.strict === 'boolean'
+        ? { strict: value.json_schema.strict }
+        : {}),
     }
   }
   return undefined

@@ -17,14 +17,20 @@ export function toolInput(text: string): unknown {
   }
 }
 
-export function renderMessagesAnswer(answer: Answer, charged: Charged, context: AnswerContext<MessagesRequest>): Record<string, unknown> {
+export function renderMessagesAnswer(
+  answer: Answer,
+  charged: Charged,
+  context: AnswerContext<MessagesRequest>,
+): Record<string, unknown> {
   return {
     id: messageId(context.requestId),
     type: 'message',
     role: 'assistant',
     model: answer.model || context.modelId,
     content: answer.parts.map((part) =>
-      part.type === 'text' ? { type: 'text', text: part.text } : { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part.arguments) },
+      part.type === 'text'
+        ? { type: 'text', text: part.text }
+        : { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part.arguments) },
     ),
     stop_reason: stopReasonFromFinish(answer.finish),
     stop_sequence: answer.stopSequence,
@@ -32,8 +38,14 @@ export function renderMessagesAnswer(answer: Answer, charged: Charged, context: 
   }
 }
 
-export function messagesPassthroughAnswer(json: Record<string, unknown>, charged: Charged): Record<string, unknown> {
-  const reported = typeof json.usage === 'object' && json.usage !== null ? (json.usage as Record<string, unknown>) : messagesUsage(charged.usage, charged.costUsd)
+export function messagesPassthroughAnswer(
+  json: Record<string, unknown>,
+  charged: Charged,
+): Record<string, unknown> {
+  const reported =
+    typeof json.usage === 'object' && json.usage !== null
+      ? (json.usage as Record<string, unknown>)
+      : messagesUsage(charged.usage, charged.costUsd)
   json.usage = { ...reported, cost: charged.costUsd }
   return json
 }

@@ -10,7 +10,10 @@ type Block = { type?: unknown; text?: unknown }
 export function messagesPassthroughBody(body: MessagesRequest): Record<string, unknown> {
   const { fallbacks: _fallbacks, ...rest } = body
   if (!body.messages.some((message) => message.role === 'system')) return rest
-  const system: Block[] = typeof body.system === 'string' ? [{ type: 'text', text: body.system }] : ((body.system as Block[] | undefined) ?? [])
+  const system: Block[] =
+    typeof body.system === 'string'
+      ? [{ type: 'text', text: body.system }]
+      : ((body.system as Block[] | undefined) ?? [])
   for (const message of body.messages) {
     if (message.role !== 'system') continue
     if (typeof message.content === 'string') system.push({ type: 'text', text: message.content })

@@ -13,7 +13,8 @@ import { messageId } from './answer.ts'
 import { messagesError } from './render-error.ts'
 import { messagesUsage } from './usage.ts'
 
-const named = (type: string, data: Record<string, unknown>) => sse(JSON.stringify({ type, ...data }), type)
+const named = (type: string, data: Record<string, unknown>) =>
+  sse(JSON.stringify({ type, ...data }), type)
 const errorEvent = (error: ServiceError) => named('error', messagesError(error))
 const messageStop = () => named('message_stop', {})
 
@@ -23,13 +24,26 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
   let nextBlock = 0
   let open: { index: number; kind: 'text' | 'tool' } | undefined
   const toolBlocks = new Map<number, number>()
-  let finish: { reason: FinishReason; stopSequence: string | null } = { reason: 'stop', stopSequence: null }
+  let finish: { reason: FinishReason; stopSequence: string | null } = {
+    reason: 'stop',
+    stopSequence: null,
+  }
 
   const start = () => {
     if (started) return ''
     started = true
-    const message = { id: messageId(context.requestId), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null }
-    return named('message_start', { message: { ...message, usage: { input_tokens: 0, output_tokens: 0 } } })
+    const message = {
+      id: messageId(context.requestId),
+      type: 'message',
+      role: 'assistant',
+      model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+    }
+    return named('message_start', {
+      message: { ...message, usage: { input_tokens: 0, output_tokens: 0 } },
+    })
   }
   const close = () => {
     if (!open) return ''
@@ -55,15 +69,24 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
           case 'text':
             out += start()
             if (open?.kind !== 'text') out += begin('text', { type: 'text', text: '' })
-            out += named('content_block_delta', { index: open!.index, delta: { type: 'text_delta', text: event.text } })
+            out += named('content_block_delta', {
+              index: open!.index,
+              delta: { type: 'text_delta', text: event.text },
+            })
             break
           case 'tool_start':
-            out += start() + begin('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} })
+            out +=
+              start() +
+              begin('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} })
             toolBlocks.set(event.index, open!.index)
             break
           case 'tool_arguments': {
             const index = toolBlocks.get(event.index)
-            if (index !== undefined) out += named('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: event.text } })
+            if (index !== undefined)
+              out += named('content_block_delta', {
+                index,
+                delta: { type: 'input_json_delta', partial_json: event.text },
+              })
             break
           }
           case 'finish':
@@ -79,8 +102,16 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
       return out
     },
     complete(final: Final) {
-      const delta = { stop_reason: stopReasonFromFinish(finish.reason), stop_sequence: finish.stopSequence }
-      return start() + close() + named('message_delta', { delta, usage: messagesUsage(final.usage, final.costUsd) }) + messageStop()
+      const delta = {
+        stop_reason: stopReasonFromFinish(finish.reason),
+        stop_sequence: finish.stopSequence,
+      }
+      return (
+        start() +
+        close() +
+        named('message_delta', { delta, usage: messagesUsage(final.usage, final.costUsd) }) +
+        messageStop()
+      )
     },
     fail: errorEvent,
   }
@@ -91,8 +122,15 @@ export function messagesPassthroughStream(): StreamOutput {
   return {
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
-      if (raw.data === undefined || !accounting.usage || !events.some((event) => event.type === 'usage')) return `${raw.raw}\n\n`
-      const data = JSON.parse(raw.data) as Record<string, unknown> & { usage?: Record<string, unknown> }
+      if (
+        raw.data === undefined ||
+        !accounting.usage ||
+        !events.some((event) => event.type === 'usage')
+      )
+        return `${raw.raw}\n\n`
+      const data = JSON.parse(raw.data) as Record<string, unknown> & {
+        usage?: Record<string, unknown>
+      }
       if (data.type !== 'message_delta') return `${raw.raw}\n\n`
       deltaSent = true
       data.usage = { ...data.usage, cost: accounting.costUsd(accounting.usage) }
@@ -101,7 +139,12 @@ export function messagesPassthroughStream(): StreamOutput {
     complete(final: Final) {
       if (deltaSent) return messageStop()
       // The provider ended without a usage report: the client still gets one, with the gateway's count.
-      return named('message_delta', { delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: messagesUsage(final.usage, final.costUsd) }) + messageStop()
+      return (
+        named('message_delta', {
+          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          usage: messagesUsage(final.usage, final.costUsd),
+        }) + messageStop()
+      )
     },
     fail: errorEvent,
   }

@@ -19,8 +19,13 @@ const messagesEnvelope = envelope<MessagesRequest>(
   MessagesRequest,
   messagesRequestFields,
   (body) => {
-    const index = body.messages.findIndex((message) => Array.isArray(message.content) && message.content.length === 0)
-    if (index >= 0) return new ServiceError('invalid_request', `messages[${index}].content: must not be empty`, { param: `messages[${index}].content` })
+    const index = body.messages.findIndex(
+      (message) => Array.isArray(message.content) && message.content.length === 0,
+    )
+    if (index >= 0)
+      return new ServiceError('invalid_request', `messages[${index}].content: must not be empty`, {
+        param: `messages[${index}].content`,
+      })
     return undefined
   },
   (field) => `${field}: Extra inputs are not permitted`,
@@ -32,7 +37,12 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   allowXApiKey: true,
   errorBody: messagesErrorBody,
   headers: (requestId) => ({ 'request-id': requestId }),
-  requested: (body) => ({ model: body.model, fallbacks: body.fallbacks ?? [], stream: body.stream === true, outputTokens: body.max_tokens }),
+  requested: (body) => ({
+    model: body.model,
+    fallbacks: body.fallbacks ?? [],
+    stream: body.stream === true,
+    outputTokens: body.max_tokens,
+  }),
   fallbacksField: 'fallbacks',
   // max_tokens is required in this style, so a preset's never applies.
   applyDefaults(body, params) {

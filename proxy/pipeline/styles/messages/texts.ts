@@ -10,7 +10,8 @@ function block(part: Record<string, unknown>, visit: TextVisitor): void {
 
 export function messagesTexts(body: MessagesRequest, visit: TextVisitor): void {
   visitContent(body as Record<string, unknown>, 'system', visit, block)
-  for (const message of body.messages) visitContent(message as Record<string, unknown>, 'content', visit, block)
+  for (const message of body.messages)
+    visitContent(message as Record<string, unknown>, 'content', visit, block)
 }
 
 export function messagesUsesTools(body: MessagesRequest): boolean {

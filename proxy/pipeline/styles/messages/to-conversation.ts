@@ -5,7 +5,14 @@
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
-import type { ContentPart, Conversation, Tool, ToolCall, ToolChoice, Turn } from '../../../core/neutral/conversation.ts'
+import type {
+  ContentPart,
+  Conversation,
+  Tool,
+  ToolCall,
+  ToolChoice,
+  Turn,
+} from '../../../core/neutral/conversation.ts'
 
 type Block = {
   type: string
@@ -19,7 +26,8 @@ type Block = {
   is_error?: unknown
 }
 
-const refuse = (param: string, message: string) => new ServiceError('invalid_request', `${param}: ${message}`, { param })
+const refuse = (param: string, message: string) =>
+  new ServiceError('invalid_request', `${param}: ${message}`, { param })
 
 export function messagesConversation(body: MessagesRequest): Conversation | ServiceError {
   const raw = body as Record<string, unknown>
@@ -29,16 +37,34 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
   if (system !== '') turns.push({ role: 'system', text: system })
   for (const [index, message] of body.messages.entries()) {
     const at = `messages[${index}]`
-    const content = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : (message.content as Block[])
-    const result = message.role === 'assistant' ? assistantTurn(content, at) : message.role === 'system' ? systemTurn(content, at) : userTurns(content, at)
+    const content =
+      typeof message.content === 'string'
+        ? [{ type: 'text', text: message.content }]
+        : (message.content as Block[])
+    const result =
+      message.role === 'assistant'
+        ? assistantTurn(content, at)
+        : message.role === 'system'
+          ? systemTurn(content, at)
+          : userTurns(content, at)
     if (result instanceof ServiceError) return result
     turns.push(...result)
   }
   const tools = messagesTools(raw.tools)
   if (tools instanceof ServiceError) return tools
-  const choice = raw.tool_choice as { type?: unknown; name?: unknown; disable_parallel_tool_use?: unknown } | undefined
+  const choice = raw.tool_choice as
+    | { type?: unknown; name?: unknown; disable_parallel_tool_use?: unknown }
+    | undefined
   const toolChoice: ToolChoice | undefined =
-    choice?.type === 'any' ? 'required' : choice?.type === 'none' ? 'none' : choice?.type === 'tool' && typeof choice.name === 'string' ? { name: choice.name } : choice?.type === 'auto' ? 'auto' : undefined
+    choice?.type === 'any'
+      ? 'required'
+      : choice?.type === 'none'
+        ? 'none'
+        : choice?.type === 'tool' && typeof choice.name === 'string'
+          ? { name: choice.name }
+          : choice?.type === 'auto'
+            ? 'auto'
+            : undefined
   const metadata = raw.metadata as { user_id?: unknown } | undefined
   return {
     turns,
@@ -60,13 +86,16 @@ function systemText(system: MessagesRequest['system']): string | ServiceError {
   if (typeof system === 'string') return system
   const blocks = system as Block[]
   const index = blocks.findIndex((block) => block.type !== 'text' || typeof block.text !== 'string')
-  if (index >= 0) return refuse(`system[${index}]`, 'only text blocks can be sent to this model\'s provider')
+  if (index >= 0)
+    return refuse(`system[${index}]`, "only text blocks can be sent to this model's provider")
   return blocks.map((block) => block.text as string).join('\n')
 }
 
 function systemTurn(blocks: Block[], at: string): Turn[] | ServiceError {
   const text = systemText(blocks as MessagesRequest['system'])
-  return text instanceof ServiceError ? refuse(`${at}.content`, 'must be text') : [{ role: 'system', text }]
+  return text instanceof ServiceError
+    ? refuse(`${at}.content`, 'must be text')
+    : [{ role: 'system', text }]
 }
 
 function userTurns(blocks: Block[], at: string): Turn[] | ServiceError {
@@ -75,11 +104,20 @@ function userTurns(blocks: Block[], at: string): Turn[] | ServiceError {
   for (const [index, block] of blocks.entries()) {
     const where = `${at}.content[${index}]`
     if (block.type === 'tool_result') {
-      if (typeof block.tool_use_id !== 'string') return refuse(`${where}.tool_use_id`, 'is required')
-      const result = typeof block.content === 'string' ? [{ type: 'text', text: block.content } as Block] : ((block.content ?? []) as Block[])
+      if (typeof block.tool_use_id !== 'string')
+        return refuse(`${where}.tool_use_id`, 'is required')
+      const result =
+        typeof block.content === 'string'
+          ? [{ type: 'text', text: block.content } as Block]
+          : ((block.content ?? []) as Block[])
       const parts = contentParts(result, `${where}.content`)
       if (parts instanceof ServiceError) return parts
-      turns.push({ role: 'tool', toolCallId: block.tool_use_id, content: parts, isError: block.is_error === true })
+      turns.push({
+        role: 'tool',
+        toolCallId: block.tool_use_id,
+        content: parts,
+        isError: block.is_error === true,
+      })
       continue
     }
     const parts = contentParts([block], where)
@@ -96,10 +134,18 @@ function assistantTurn(blocks: Block[], at: string): Turn[] | ServiceError {
   for (const [index, block] of blocks.entries()) {
     if (block.type === 'text' && typeof block.text === 'string') text += block.text
     else if (block.type === 'tool_use') {
-      if (typeof block.id !== 'string' || typeof block.name !== 'string') return refuse(`${at}.content[${index}]`, 'a tool_use block needs an id and a name')
-      toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input ?? {}) })
+      if (typeof block.id !== 'string' || typeof block.name !== 'string')
+        return refuse(`${at}.content[${index}]`, 'a tool_use block needs an id and a name')
+      toolCalls.push({
+        id: block.id,
+        name: block.name,
+        arguments: JSON.stringify(block.input ?? {}),
+      })
     } else if (block.type !== 'thinking' && block.type !== 'redacted_thinking') {
-      return refuse(`${at}.content[${index}]`, `blocks of type ${block.type} cannot be sent to this model's provider`)
+      return refuse(
+        `${at}.content[${index}]`,
+        `blocks of type ${block.type} cannot be sent to this model's provider`,
+      )
     }
   }
   return [{ role: 'assistant', text, toolCalls }]
@@ -108,13 +154,28 @@ function assistantTurn(blocks: Block[], at: string): Turn[] | ServiceError {
 function contentParts(blocks: Block[], at: string): ContentPart[] | ServiceError {
   const parts: ContentPart[] = []
   for (const [index, block] of blocks.entries()) {
-    if (block.type === 'text' && typeof block.text === 'string') parts.push({ type: 'text', text: block.text })
-    else if (block.type === 'image' && block.source?.type === 'base64' && typeof block.source.data === 'string') {
-      parts.push({ type: 'image', url: `data:${String(block.source.media_type)};base64,${block.source.data}` })
-    } else if (block.type === 'image' && block.source?.type === 'url' && typeof block.source.url === 'string') {
+    if (block.type === 'text' && typeof block.text === 'string')
+      parts.push({ type: 'text', text: block.text })
+    else if (
+      block.type === 'image' &&
+      block.source?.type === 'base64' &&
+      typeof block.source.data === 'string'
+    ) {
+      parts.push({
+        type: 'image',
+        url: `data:${String(block.source.media_type)};base64,${block.source.data}`,
+      })
+    } else if (
+      block.type === 'image' &&
+      block.source?.type === 'url' &&
+      typeof block.source.url === 'string'
+    ) {
       parts.push({ type: 'image', url: block.source.url })
     } else {
-      return refuse(blocks.length === 1 ? at : `${at}[${index}]`, `blocks of type ${block.type} cannot be sent to this model's provider`)
+      return refuse(
+        blocks.length === 1 ? at : `${at}[${index}]`,
+        `blocks of type ${block.type} cannot be sent to this model's provider`,
+      )
     }
   }
   return parts
@@ -123,14 +184,19 @@ function contentParts(blocks: Block[], at: string): ContentPart[] | ServiceError
 function messagesTools(tools: unknown): Tool[] | ServiceError {
   if (!Array.isArray(tools)) return []
   const result: Tool[] = []
-  for (const [index, tool] of (tools as { type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }[]).entries()) {
+  for (const [index, tool] of (
+    tools as { type?: unknown; name?: unknown; description?: unknown; input_schema?: unknown }[]
+  ).entries()) {
     if ((tool.type !== undefined && tool.type !== 'custom') || typeof tool.name !== 'string') {
       return refuse(`tools[${index}]`, "only custom tools can be sent to this model's provider")
     }
     result.push({
       name: tool.name,
       ...(typeof tool.description === 'string' ? { description: tool.description } : {}),
-      parameters: typeof tool.input_schema === 'object' && tool.input_schema !== null ? (tool.input_schema as Record<string, unknown>) : { type: 'object', properties: {} },
+      parameters:
+        typeof tool.input_schema === 'object' && tool.input_schema !== null
+          ? (tool.input_schema as Record<string, unknown>)
+          : { type: 'object', properties: {} },
     })
   }
   return result

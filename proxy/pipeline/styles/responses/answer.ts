@@ -4,13 +4,21 @@ import type { Answer } from '../../../core/neutral/answer.ts'
 import type { AnswerContext, Charged } from '../client-style.ts'
 import { finalStatus, outputItems, responseObject, responsesUsage } from './output.ts'
 
-export function renderResponsesAnswer(answer: Answer, charged: Charged, context: AnswerContext<ResponsesRequest>): Record<string, unknown> {
+export function renderResponsesAnswer(
+  answer: Answer,
+  charged: Charged,
+  context: AnswerContext<ResponsesRequest>,
+): Record<string, unknown> {
   const { status, incomplete } = finalStatus(answer.finish)
   return responseObject(context, {
     status,
     incomplete,
     model: answer.model || context.modelId,
-    output: outputItems(answer.parts, context.requestId, status === 'completed' ? 'completed' : 'incomplete'),
+    output: outputItems(
+      answer.parts,
+      context.requestId,
+      status === 'completed' ? 'completed' : 'incomplete',
+    ),
     usage: responsesUsage(charged.usage, charged.costUsd),
   })
 }

@@ -27,25 +27,48 @@ export type OutputItem = MessageItem | FunctionCallItem
 export type Status = 'in_progress' | 'completed' | 'incomplete' | 'failed'
 
 export const responseId = (requestId: string) => `resp_${requestId.slice(4)}`
-export const itemId = (prefix: 'msg' | 'fc', requestId: string, index: number) => `${prefix}_${requestId.slice(4)}${index}`
+export const itemId = (prefix: 'msg' | 'fc', requestId: string, index: number) =>
+  `${prefix}_${requestId.slice(4)}${index}`
 
 export function outputText(text: string): MessageItem['content'][number] {
   return { type: 'output_text', text, annotations: [], logprobs: [] }
 }
 
 /** The output items of a whole answer. */
-export function outputItems(parts: AnswerPart[], requestId: string, status: OutputItem['status']): OutputItem[] {
+export function outputItems(
+  parts: AnswerPart[],
+  requestId: string,
+  status: OutputItem['status'],
+): OutputItem[] {
   return parts.map((part, index) =>
     part.type === 'text'
-      ? { id: itemId('msg', requestId, index), type: 'message', role: 'assistant', status, content: [outputText(part.text)] }
-      : { id: itemId('fc', requestId, index), type: 'function_call', call_id: part.id, name: part.name, arguments: part.arguments, status },
+      ? {
+          id: itemId('msg', requestId, index),
+          type: 'message',
+          role: 'assistant',
+          status,
+          content: [outputText(part.text)],
+        }
+      : {
+          id: itemId('fc', requestId, index),
+          type: 'function_call',
+          call_id: part.id,
+          name: part.name,
+          arguments: part.arguments,
+          status,
+        },
   )
 }
 
 /** The response's status for a finish reason: length and content filter leave it incomplete. */
-export function finalStatus(finish: FinishReason): { status: Status; incomplete: { reason: string } | null } {
-  if (finish === 'length') return { status: 'incomplete', incomplete: { reason: 'max_output_tokens' } }
-  if (finish === 'content_filter') return { status: 'incomplete', incomplete: { reason: 'content_filter' } }
+export function finalStatus(finish: FinishReason): {
+  status: Status
+  incomplete: { reason: string } | null
+} {
+  if (finish === 'length')
+    return { status: 'incomplete', incomplete: { reason: 'max_output_tokens' } }
+  if (finish === 'content_filter')
+    return { status: 'incomplete', incomplete: { reason: 'content_filter' } }
   return { status: 'completed', incomplete: null }
 }
 
@@ -69,7 +92,10 @@ export type ResponseState = {
 }
 
 /** The response object, echoing the request's settings as the style does. */
-export function responseObject(context: AnswerContext<ResponsesRequest>, state: ResponseState): Record<string, unknown> {
+export function responseObject(
+  context: AnswerContext<ResponsesRequest>,
+  state: ResponseState,
+): Record<string, unknown> {
   const body = context.body as ResponsesRequest & Record<string, unknown>
   return {
     id: responseId(context.requestId),

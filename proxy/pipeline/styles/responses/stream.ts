@@ -7,10 +7,22 @@
  */
 import type { ServiceError } from '../../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
-import { KEEP_ALIVE_COMMENT, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import {
+  KEEP_ALIVE_COMMENT,
+  sse,
+  type Final,
+  type StreamOutput,
+} from '../../streams/stream-output.ts'
 import type { AnswerPart, FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext } from '../client-style.ts'
-import { finalStatus, itemId, outputText, responseObject, responsesUsage, type OutputItem } from './output.ts'
+import {
+  finalStatus,
+  itemId,
+  outputText,
+  responseObject,
+  responsesUsage,
+  type OutputItem,
+} from './output.ts'
 
 type Open = { outputIndex: number; item: OutputItem; toolIndex?: number }
 
@@ -27,20 +39,32 @@ export function responsesStreamOutput(
   const tools = new Map<number, Open>()
   let open: Open | undefined
 
-  const event = (type: string, data: Record<string, unknown>) => sse(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type)
+  const event = (type: string, data: Record<string, unknown>) =>
+    sse(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type)
   const snapshot = (status: 'in_progress') => responseObject(context, { status, model, output: [] })
   const start = () => {
     if (started) return ''
     started = true
-    return event('response.created', { response: snapshot('in_progress') }) + event('response.in_progress', { response: snapshot('in_progress') })
+    return (
+      event('response.created', { response: snapshot('in_progress') }) +
+      event('response.in_progress', { response: snapshot('in_progress') })
+    )
   }
   const add = (item: OutputItem, toolIndex?: number) => {
     let out = close()
     open = { outputIndex: items.length, item, toolIndex }
     items.push(open)
-    out += event('response.output_item.added', { output_index: open.outputIndex, item: { ...item, ...(item.type === 'message' ? { content: [] } : { arguments: '' }) } })
+    out += event('response.output_item.added', {
+      output_index: open.outputIndex,
+      item: { ...item, ...(item.type === 'message' ? { content: [] } : { arguments: '' }) },
+    })
     if (item.type === 'message') {
-      out += event('response.content_part.added', { item_id: item.id, output_index: open.outputIndex, content_index: 0, part: outputText('') })
+      out += event('response.content_part.added', {
+        item_id: item.id,
+        output_index: open.outputIndex,
+        content_index: 0,
+        part: outputText(''),
+      })
     }
     return out
   }
@@ -58,7 +82,13 @@ export function responsesStreamOutput(
         event('response.output_item.done', { output_index: outputIndex, item })
       )
     }
-    return event('response.function_call_arguments.done', { ...at, name: item.name, arguments: item.arguments }) + event('response.output_item.done', { output_index: outputIndex, item })
+    return (
+      event('response.function_call_arguments.done', {
+        ...at,
+        name: item.name,
+        arguments: item.arguments,
+      }) + event('response.output_item.done', { output_index: outputIndex, item })
+    )
   }
 
   return {
@@ -73,16 +103,35 @@ export function responsesStreamOutput(
           case 'text': {
             out += start()
             if (open?.item.type !== 'message') {
-              out += add({ id: itemId('msg', context.requestId, items.length), type: 'message', role: 'assistant', status: 'in_progress', content: [outputText('')] })
+              out += add({
+                id: itemId('msg', context.requestId, items.length),
+                type: 'message',
+                role: 'assistant',
+                status: 'in_progress',
+                content: [outputText('')],
+              })
             }
             const item = open!.item as Extract<OutputItem, { type: 'message' }>
             item.content[0]!.text += next.text
-            out += event('response.output_text.delta', { item_id: item.id, output_index: open!.outputIndex, content_index: 0, delta: next.text, logprobs: [] })
+            out += event('response.output_text.delta', {
+              item_id: item.id,
+              output_index: open!.outputIndex,
+              content_index: 0,
+              delta: next.text,
+              logprobs: [],
+            })
             break
           }
           case 'tool_start': {
             out += start()
-            const item: OutputItem = { id: itemId('fc', context.requestId, items.length), type: 'function_call', call_id: next.id, name: next.name, arguments: '', status: 'in_progress' }
+            const item: OutputItem = {
+              id: itemId('fc', context.requestId, items.length),
+              type: 'function_call',
+              call_id: next.id,
+              name: next.name,
+              arguments: '',
+              status: 'in_progress',
+            }
             out += add(item, next.index)
             tools.set(next.index, open!)
             break
@@ -91,7 +140,11 @@ export function responsesStreamOutput(
             const tool = tools.get(next.index)
             if (tool?.item.type !== 'function_call') break
             tool.item.arguments += next.text
-            out += event('response.function_call_arguments.delta', { item_id: tool.item.id, output_index: tool.outputIndex, delta: next.text })
+            out += event('response.function_call_arguments.delta', {
+              item_id: tool.item.id,
+              output_index: tool.outputIndex,
+              delta: next.text,
+            })
             break
           }
           case 'finish':
@@ -108,19 +161,46 @@ export function responsesStreamOutput(
     complete(final: Final) {
       const { status, incomplete } = finalStatus(finish)
       const out = start() + close()
-      const output = items.map(({ item }) => ({ ...item, status: status === 'completed' ? 'completed' : 'incomplete' }) as OutputItem)
-      const response = responseObject(context, { status, incomplete, model, output, usage: responsesUsage(final.usage, final.costUsd) })
+      const output = items.map(
+        ({ item }) =>
+          ({ ...item, status: status === 'completed' ? 'completed' : 'incomplete' }) as OutputItem,
+      )
+      const response = responseObject(context, {
+        status,
+        incomplete,
+        model,
+        output,
+        usage: responsesUsage(final.usage, final.costUsd),
+      })
       completed(
-        output.map((item): AnswerPart => (item.type === 'message' ? { type: 'text', text: item.content[0]!.text } : { type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments })),
+        output.map(
+          (item): AnswerPart =>
+            item.type === 'message'
+              ? { type: 'text', text: item.content[0]!.text }
+              : { type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments },
+        ),
         response,
       )
-      return out + event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
+      return (
+        out +
+        event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
+      )
     },
     fail(error: ServiceError) {
       // The terminal state for clients that follow it, then the error event the SDK raises.
       const output = items.map(({ item }) => ({ ...item, status: 'incomplete' }) as OutputItem)
-      const response = { ...responseObject(context, { status: 'failed', model, output }), error: { code: error.code, message: error.message } }
-      return event('response.failed', { response }) + event('error', { code: error.code, message: error.message, param: error.details.param ?? null })
+      const response = {
+        ...responseObject(context, { status: 'failed', model, output }),
+        error: { code: error.code, message: error.message },
+      }
+      return (
+        event('response.failed', { response }) +
+        event('error', {
+          code: error.code,
+          message: error.message,
+          param: error.details.param ?? null,
+        })
+      )
     },
   }
 }

@@ -24,16 +24,29 @@ const responsesEnvelope = envelope<ResponsesRequest>(ResponsesRequest, responses
 export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesRequest> {
   const previous = new WeakMap<ResponsesRequest, Turn[]>()
 
-  const remember = (context: AnswerContext<ResponsesRequest>, parts: AnswerPart[], response: Record<string, unknown>) => {
+  const remember = (
+    context: AnswerContext<ResponsesRequest>,
+    parts: AnswerPart[],
+    response: Record<string, unknown>,
+  ) => {
     if (context.body.store === false) return
     const input = inputTurns(context.body.input)
     if (input instanceof ServiceError) return
     const answer: Turn = {
       role: 'assistant',
       text: parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join(''),
-      toolCalls: parts.flatMap((part) => (part.type === 'tool_call' ? [{ id: part.id, name: part.name, arguments: part.arguments }] : [])),
+      toolCalls: parts.flatMap((part) =>
+        part.type === 'tool_call'
+          ? [{ id: part.id, name: part.name, arguments: part.arguments }]
+          : [],
+      ),
     }
-    store.save(responseId(context.requestId), context.accountId, [...(previous.get(context.body) ?? []), ...input, answer], response)
+    store.save(
+      responseId(context.requestId),
+      context.accountId,
+      [...(previous.get(context.body) ?? []), ...input, answer],
+      response,
+    )
   }
 
   return {
@@ -42,13 +55,22 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
     allowXApiKey: false,
     errorBody: chatErrorBody,
     headers: () => ({}),
-    requested: (body) => ({ model: body.model, fallbacks: body.models ?? [], stream: body.stream === true, outputTokens: body.max_output_tokens ?? undefined }),
+    requested: (body) => ({
+      model: body.model,
+      fallbacks: body.models ?? [],
+      stream: body.stream === true,
+      outputTokens: body.max_output_tokens ?? undefined,
+    }),
     fallbacksField: 'models',
     // The style has no stop sequences; its output limit is at least 16.
     applyDefaults(body, params) {
       setDefault(body, 'temperature', params.temperature)
       setDefault(body, 'top_p', params.top_p)
-      setDefault(body, 'max_output_tokens', params.max_tokens === undefined ? undefined : Math.max(16, params.max_tokens))
+      setDefault(
+        body,
+        'max_output_tokens',
+        params.max_tokens === undefined ? undefined : Math.max(16, params.max_tokens),
+      )
     },
     usesTools: responsesUsesTools,
     texts: responsesTexts,
@@ -58,10 +80,17 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
       if (!id) return undefined
       const turns = await store.conversation(id, accountId)
       if (!turns) {
-        const kept = store.options.retentionDays === 0 ? 'this gateway keeps no responses' : `responses are kept ${store.options.retentionDays} days, unless created with store: false`
-        return new ServiceError('invalid_request', `previous_response_id: no stored response ${id} (${kept})`, {
-          param: 'previous_response_id',
-        })
+        const kept =
+          store.options.retentionDays === 0
+            ? 'this gateway keeps no responses'
+            : `responses are kept ${store.options.retentionDays} days, unless created with store: false`
+        return new ServiceError(
+          'invalid_request',
+          `previous_response_id: no stored response ${id} (${kept})`,
+          {
+            param: 'previous_response_id',
+          },
+        )
       }
       previous.set(body, turns)
       return undefined
@@ -73,7 +102,8 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
       remember(context, answer.parts, response)
       return response
     },
-    streamOutput: (context) => responsesStreamOutput(context, (parts, response) => remember(context, parts, response)),
+    streamOutput: (context) =>
+      responsesStreamOutput(context, (parts, response) => remember(context, parts, response)),
   }
 }
 
@@ -83,14 +113,20 @@ function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: 
   let imageBytes = 0
   const items = Array.isArray(body.input) ? (body.input as { content?: unknown }[]) : []
   for (const item of items) {
-    for (const part of Array.isArray(item.content) ? (item.content as { type?: unknown; image_url?: unknown }[]) : []) {
+    for (const part of Array.isArray(item.content)
+      ? (item.content as { type?: unknown; image_url?: unknown }[])
+      : []) {
       if (part?.type !== 'input_image') continue
       images += 1
       if (typeof part.image_url === 'string') imageBytes += part.image_url.length
     }
   }
   const earlierBytes = earlier.length > 0 ? JSON.stringify(earlier).length : 0
-  return { textBytes: Math.max(0, bytes - imageBytes) + earlierBytes, images, messages: items.length + earlier.length + 1 }
+  return {
+    textBytes: Math.max(0, bytes - imageBytes) + earlierBytes,
+    images,
+    messages: items.length + earlier.length + 1,
+  }
 }
 
 /** The text of stored turns, for counting their tokens. */
@@ -99,7 +135,8 @@ function turnsText(turns: Turn[]): string {
   return turns
     .map((turn) => {
       if (turn.role === 'system') return turn.text
-      if (turn.role === 'assistant') return turn.text + turn.toolCalls.map((call) => call.name + call.arguments).join('')
+      if (turn.role === 'assistant')
+        return turn.text + turn.toolCalls.map((call) => call.name + call.arguments).join('')
       return turn.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
     })
     .join('\n')

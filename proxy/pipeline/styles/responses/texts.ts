@@ -3,7 +3,8 @@ import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import { visitContent, visitField, type TextVisitor } from '../../../core/texts.ts'
 
 function part(item: Record<string, unknown>, visit: TextVisitor): void {
-  if (item.type === 'input_text' || item.type === 'output_text' || item.type === 'text') visitField(item, 'text', visit)
+  if (item.type === 'input_text' || item.type === 'output_text' || item.type === 'text')
+    visitField(item, 'text', visit)
 }
 
 export function responsesTexts(body: ResponsesRequest, visit: TextVisitor): void {

@@ -6,7 +6,14 @@
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
-import type { ContentPart, Conversation, ResponseFormat, Tool, ToolChoice, Turn } from '../../../core/neutral/conversation.ts'
+import type {
+  ContentPart,
+  Conversation,
+  ResponseFormat,
+  Tool,
+  ToolChoice,
+  Turn,
+} from '../../../core/neutral/conversation.ts'
 
 type Item = {
   type?: unknown
@@ -17,18 +24,31 @@ type Item = {
   arguments?: unknown
   output?: unknown
 }
-type Part = { type?: unknown; text?: unknown; refusal?: unknown; image_url?: unknown; file_id?: unknown; detail?: unknown }
+type Part = {
+  type?: unknown
+  text?: unknown
+  refusal?: unknown
+  image_url?: unknown
+  file_id?: unknown
+  detail?: unknown
+}
 
-const refuse = (param: string, message: string) => new ServiceError('invalid_request', `${param}: ${message}`, { param })
+const refuse = (param: string, message: string) =>
+  new ServiceError('invalid_request', `${param}: ${message}`, { param })
 const unsupported = ['background', 'conversation', 'prompt'] as const
 
-export function responsesConversation(body: ResponsesRequest, previous: Turn[] = []): Conversation | ServiceError {
+export function responsesConversation(
+  body: ResponsesRequest,
+  previous: Turn[] = [],
+): Conversation | ServiceError {
   const raw = body as Record<string, unknown>
   for (const field of unsupported) {
-    if (raw[field] !== undefined && raw[field] !== null && raw[field] !== false) return refuse(field, 'is not supported by this gateway')
+    if (raw[field] !== undefined && raw[field] !== null && raw[field] !== false)
+      return refuse(field, 'is not supported by this gateway')
   }
   const turns: Turn[] = [...previous]
-  if (typeof body.instructions === 'string' && body.instructions !== '') turns.push({ role: 'system', text: body.instructions })
+  if (typeof body.instructions === 'string' && body.instructions !== '')
+    turns.push({ role: 'system', text: body.instructions })
   const input = inputTurns(body.input)
   if (input instanceof ServiceError) return input
   turns.push(...input)
@@ -40,13 +60,19 @@ export function responsesConversation(body: ResponsesRequest, previous: Turn[] =
     turns,
     tools,
     toolChoice,
-    parallelToolCalls: typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
+    parallelToolCalls:
+      typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
     maxOutputTokens: body.max_output_tokens ?? undefined,
     temperature: typeof raw.temperature === 'number' ? raw.temperature : undefined,
     topP: typeof raw.top_p === 'number' ? raw.top_p : undefined,
     stop: [],
     responseFormat: textFormat(raw.text),
-    user: typeof raw.safety_identifier === 'string' ? raw.safety_identifier : typeof raw.user === 'string' ? raw.user : undefined,
+    user:
+      typeof raw.safety_identifier === 'string'
+        ? raw.safety_identifier
+        : typeof raw.user === 'string'
+          ? raw.user
+          : undefined,
     stream: body.stream === true,
   }
 }
@@ -64,14 +90,22 @@ export function inputTurns(input: ResponsesRequest['input']): Turn[] | ServiceEr
       if (turn instanceof ServiceError) return turn
       turns.push(turn)
     } else if (type === 'function_call') {
-      if (typeof item.call_id !== 'string' || typeof item.name !== 'string') return refuse(at, 'a function_call needs call_id and name')
-      const call = { id: item.call_id, name: item.name, arguments: typeof item.arguments === 'string' ? item.arguments : '{}' }
+      if (typeof item.call_id !== 'string' || typeof item.name !== 'string')
+        return refuse(at, 'a function_call needs call_id and name')
+      const call = {
+        id: item.call_id,
+        name: item.name,
+        arguments: typeof item.arguments === 'string' ? item.arguments : '{}',
+      }
       const last = turns.at(-1)
       if (last?.role === 'assistant') last.toolCalls.push(call)
       else turns.push({ role: 'assistant', text: '', toolCalls: [call] })
     } else if (type === 'function_call_output') {
       if (typeof item.call_id !== 'string') return refuse(`${at}.call_id`, 'is required')
-      const content = typeof item.output === 'string' ? [{ type: 'text' as const, text: item.output }] : parts(item.output, `${at}.output`)
+      const content =
+        typeof item.output === 'string'
+          ? [{ type: 'text' as const, text: item.output }]
+          : parts(item.output, `${at}.output`)
       if (content instanceof ServiceError) return content
       turns.push({ role: 'tool', toolCallId: item.call_id, content, isError: false })
     } else if (type !== 'reasoning') {
@@ -82,7 +116,10 @@ export function inputTurns(input: ResponsesRequest['input']): Turn[] | ServiceEr
 }
 
 function messageTurn(item: Item, at: string): Turn | ServiceError {
-  const content = typeof item.content === 'string' ? [{ type: 'text' as const, text: item.content }] : parts(item.content, `${at}.content`)
+  const content =
+    typeof item.content === 'string'
+      ? [{ type: 'text' as const, text: item.content }]
+      : parts(item.content, `${at}.content`)
   if (content instanceof ServiceError) return content
   const text = () => content.map((part) => (part.type === 'text' ? part.text : '')).join('')
   switch (item.role) {
@@ -103,11 +140,26 @@ function parts(content: unknown, at: string): ContentPart[] | ServiceError {
   const result: ContentPart[] = []
   for (const [index, part] of (content as Part[]).entries()) {
     const type = part?.type
-    if ((type === 'input_text' || type === 'output_text' || type === 'text') && typeof part.text === 'string') result.push({ type: 'text', text: part.text })
-    else if (type === 'refusal' && typeof part.refusal === 'string') result.push({ type: 'text', text: part.refusal })
+    if (
+      (type === 'input_text' || type === 'output_text' || type === 'text') &&
+      typeof part.text === 'string'
+    )
+      result.push({ type: 'text', text: part.text })
+    else if (type === 'refusal' && typeof part.refusal === 'string')
+      result.push({ type: 'text', text: part.refusal })
     else if (type === 'input_image' && typeof part.image_url === 'string') {
-      result.push({ type: 'image', url: part.image_url, ...(typeof part.detail === 'string' && part.detail !== 'auto' ? { detail: part.detail } : {}) })
-    } else return refuse(`${at}[${index}]`, `parts of type ${JSON.stringify(type)} are not supported (uploaded files included)`)
+      result.push({
+        type: 'image',
+        url: part.image_url,
+        ...(typeof part.detail === 'string' && part.detail !== 'auto'
+          ? { detail: part.detail }
+          : {}),
+      })
+    } else
+      return refuse(
+        `${at}[${index}]`,
+        `parts of type ${JSON.stringify(type)} are not supported (uploaded files included)`,
+      )
   }
   return result
 }
@@ -115,12 +167,22 @@ function parts(content: unknown, at: string): ContentPart[] | ServiceError {
 function responsesTools(tools: ResponsesRequest['tools']): Tool[] | ServiceError {
   const result: Tool[] = []
   for (const [index, tool] of (tools ?? []).entries()) {
-    const fn = tool as { type: string; name?: unknown; description?: unknown; parameters?: unknown; strict?: unknown }
-    if (fn.type !== 'function' || typeof fn.name !== 'string') return refuse(`tools[${index}]`, 'only function tools are supported')
+    const fn = tool as {
+      type: string
+      name?: unknown
+      description?: unknown
+      parameters?: unknown
+      strict?: unknown
+    }
+    if (fn.type !== 'function' || typeof fn.name !== 'string')
+      return refuse(`tools[${index}]`, 'only function tools are supported')
     result.push({
       name: fn.name,
       ...(typeof fn.description === 'string' ? { description: fn.description } : {}),
-      parameters: typeof fn.parameters === 'object' && fn.parameters !== null ? (fn.parameters as Record<string, unknown>) : { type: 'object', properties: {} },
+      parameters:
+        typeof fn.parameters === 'object' && fn.parameters !== null
+          ? (fn.parameters as Record<string, unknown>)
+          : { type: 'object', properties: {} },
       ...(typeof fn.strict === 'boolean' ? { strict: fn.strict } : {}),
     })
   }
@@ -136,9 +198,17 @@ function responsesToolChoice(choice: unknown): ToolChoice | undefined | ServiceE
 }
 
 function textFormat(text: unknown): ResponseFormat | undefined {
-  const format = (text as { format?: { type?: unknown; name?: unknown; schema?: unknown; strict?: unknown } } | undefined)?.format
+  const format = (
+    text as
+      | { format?: { type?: unknown; name?: unknown; schema?: unknown; strict?: unknown } }
+      | undefined
+  )?.format
   if (format?.type === 'json_object') return { type: 'json_object' }
-  if (format?.type === 'json_schema' && typeof format.schema === 'object' && format.schema !== null) {
+  if (
+    format?.type === 'json_schema' &&
+    typeof format.schema === 'object' &&
+    format.schema !== null
+  ) {
     return {
       type: 'json_schema',
       name: typeof format.name === 'string' ? format.name : 'response',

@@ -16,7 +16,11 @@ export function startPushService(): PushService {
     port: 0,
     async fetch(request) {
       const path = new URL(request.url).pathname
-      messages.push({ path, headers: Object.fromEntries(request.headers), body: Buffer.from(await request.arrayBuffer()) })
+      messages.push({
+        path,
+        headers: Object.fromEntries(request.headers),
+        body: Buffer.from(await request.arrayBuffer()),
+      })
       return new Response(null, { status: path.startsWith('/gone') ? 410 : 201 })
     },
   })
@@ -28,7 +32,11 @@ export type BrowserKeys = { ecdh: ECDH; p256dh: string; auth: string }
 export function browserKeys(): BrowserKeys {
   const ecdh = createECDH('prime256v1')
   ecdh.generateKeys()
-  return { ecdh, p256dh: ecdh.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') }
+  return {
+    ecdh,
+    p256dh: ecdh.getPublicKey().toString('base64url'),
+    auth: randomBytes(16).toString('base64url'),
+  }
 }
 
 /** The plaintext of an aes128gcm push message (one record). */
@@ -39,7 +47,15 @@ export function decryptPush(body: Buffer, keys: BrowserKeys): string {
   const ciphertext = body.subarray(21 + idLength)
   const secret = keys.ecdh.computeSecret(senderPublic)
   const info = (text: string) => Buffer.concat([Buffer.from(text), Buffer.from([0])])
-  const ikm = Buffer.from(hkdfSync('sha256', secret, Buffer.from(keys.auth, 'base64url'), Buffer.concat([info('WebPush: info'), keys.ecdh.getPublicKey(), senderPublic]), 32))
+  const ikm = Buffer.from(
+    hkdfSync(
+      'sha256',
+      secret,
+      Buffer.from(keys.auth, 'base64url'),
+      Buffer.concat([info('WebPush: info'), keys.ecdh.getPublicKey(), senderPublic]),
+      32,
+    ),
+  )
   const key = Buffer.from(hkdfSync('sha256', ikm, salt, info('Content-Encoding: aes128gcm'), 16))
   const nonce = Buffer.from(hkdfSync('sha256', ikm, salt, info('Content-Encoding: nonce'), 12))
   const decipher = createDecipheriv('aes-128-gcm', key, nonce)
@@ -50,13 +66,29 @@ export function decryptPush(body: Buffer, keys: BrowserKeys): string {
 }
 
 /** The VAPID JWT's claims, after checking its ES256 signature with the key the header names. */
-export async function verifyVapid(authorization: string): Promise<{ claims: { aud: string; sub: string; exp: number }; publicKey: string }> {
+export async function verifyVapid(
+  authorization: string,
+): Promise<{ claims: { aud: string; sub: string; exp: number }; publicKey: string }> {
   const match = /^vapid t=([^,\s]+),\s*k=([A-Za-z0-9_-]+)$/.exec(authorization)
   if (!match) throw new Error(`not a VAPID Authorization header: ${authorization}`)
   const [, jwt, publicKey] = match
   const [header, payload, signature] = jwt!.split('.')
-  const key = await crypto.subtle.importKey('raw', Buffer.from(publicKey!, 'base64url'), { name: 'ECDSA', namedCurve: 'P-256' }, false, ['verify'])
-  const valid = await crypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-256' }, key, Buffer.from(signature!, 'base64url'), new TextEncoder().encode(`${header}.${payload}`))
+  const key = await crypto.subtle.importKey(
+    'raw',
+    Buffer.from(publicKey!, 'base64url'),
+    { name: 'ECDSA', namedCurve: 'P-256' },
+    false,
+    ['verify'],
+  )
+  const valid = await crypto.subtle.verify(
+    { name: 'ECDSA', hash: 'SHA-256' },
+    key,
+    Buffer.from(signature!, 'base64url'),
+    new TextEncoder().encode(`${header}.${payload}`),
+  )
   if (!valid) throw new Error('VAPID signature does not verify')
-  return { claims: JSON.parse(Buffer.from(payload!, 'base64url').toString()), publicKey: publicKey! }
+  return {
+    claims: JSON.parse(Buffer.from(payload!, 'base64url').toString()),
+    publicKey: publicKey!,
+  }
 }

@@ -22,7 +22,10 @@ describe('VAPID keys', () => {
   test('generated at first start, kept with mode 0600, and the same afterwards', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'vapid-'))
     try {
-      const [first, second] = await Promise.all([resolveVapidKeys(settings(dataDir)), resolveVapidKeys(settings(dataDir))])
+      const [first, second] = await Promise.all([
+        resolveVapidKeys(settings(dataDir)),
+        resolveVapidKeys(settings(dataDir)),
+      ])
       expect(second).toEqual(first)
       expect((await resolveVapidKeys(settings(dataDir))).publicKey).toBe(first.publicKey)
       expect((await stat(storedSecretPath(dataDir, 'vapidKeys'))).mode & 0o777).toBe(0o600)
@@ -36,12 +39,26 @@ describe('VAPID keys', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'vapid-'))
     try {
       const pair = webpush.generateVAPIDKeys()
-      const keys = await resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: pair.publicKey, VAPID_PRIVATE_KEY: pair.privateKey, PUBLIC_SITE_URL: 'https://gateway.example' }))
+      const keys = await resolveVapidKeys(
+        settings(dataDir, {
+          VAPID_PUBLIC_KEY: pair.publicKey,
+          VAPID_PRIVATE_KEY: pair.privateKey,
+          PUBLIC_SITE_URL: 'https://gateway.example',
+        }),
+      )
       expect(keys).toEqual({ ...pair, subject: 'https://gateway.example' })
       expect(await Bun.file(storedSecretPath(dataDir, 'vapidKeys')).exists()).toBe(false)
-      await expect(resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: pair.publicKey }))).rejects.toThrow('set together')
-      await expect(resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: pair.privateKey }))).rejects.toThrow('not a VAPID key pair')
-      await expect(resolveVapidKeys(settings(dataDir, { VAPID_SUBJECT: 'ops@example.com' }))).rejects.toThrow('VAPID_SUBJECT')
+      await expect(
+        resolveVapidKeys(settings(dataDir, { VAPID_PUBLIC_KEY: pair.publicKey })),
+      ).rejects.toThrow('set together')
+      await expect(
+        resolveVapidKeys(
+          settings(dataDir, { VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: pair.privateKey }),
+        ),
+      ).rejects.toThrow('not a VAPID key pair')
+      await expect(
+        resolveVapidKeys(settings(dataDir, { VAPID_SUBJECT: 'ops@example.com' })),
+      ).rejects.toThrow('VAPID_SUBJECT')
     } finally {
       await rm(dataDir, { recursive: true, force: true })
     }
@@ -51,11 +68,22 @@ describe('VAPID keys', () => {
 describe('push endpoints', () => {
   test('public https endpoints are accepted', () => {
     expect(() => checkPushEndpoint('https://fcm.googleapis.com/fcm/send/abc', false)).not.toThrow()
-    expect(() => checkPushEndpoint('https://updates.push.services.mozilla.com/wpush/v2/x', false)).not.toThrow()
+    expect(() =>
+      checkPushEndpoint('https://updates.push.services.mozilla.com/wpush/v2/x', false),
+    ).not.toThrow()
   })
 
   test('http, loopback and private addresses are refused unless allowed for local testing', () => {
-    for (const endpoint of ['http://push.example/x', 'https://127.0.0.1/x', 'https://localhost/x', 'https://10.1.2.3/x', 'https://192.168.0.4/x', 'https://[::1]/x', 'https://169.254.169.254/x', 'nonsense']) {
+    for (const endpoint of [
+      'http://push.example/x',
+      'https://127.0.0.1/x',
+      'https://localhost/x',
+      'https://10.1.2.3/x',
+      'https://192.168.0.4/x',
+      'https://[::1]/x',
+      'https://169.254.169.254/x',
+      'nonsense',
+    ]) {
       expect(() => checkPushEndpoint(endpoint, false)).toThrow('endpoint')
     }
     expect(() => checkPushEndpoint('http://127.0.0.1:9999/x', true)).not.toThrow()

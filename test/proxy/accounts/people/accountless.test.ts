@@ -2,7 +2,11 @@
 // may be offered (secretsConfirmed, for the billing routes).
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createKey } from '../../../../proxy/accounts/keys.ts'
-import { confirmSecrets, createAccountless, secretsConfirmed } from '../../../../proxy/accounts/people/accountless.ts'
+import {
+  confirmSecrets,
+  createAccountless,
+  secretsConfirmed,
+} from '../../../../proxy/accounts/people/accountless.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
 
@@ -12,13 +16,19 @@ describeWith('postgres', 'accountless accounts', () => {
     gw = await startTestGateway({
       store: 'memory',
       database: 'postgres',
-      env: { KEY_DAILY_LIMIT_USD: '40', KEY_MONTHLY_LIMIT_USD: '400', ACCOUNTLESS_KEY_DAILY_LIMIT_USD: '4', ACCOUNTLESS_KEY_MONTHLY_LIMIT_USD: '40' },
+      env: {
+        KEY_DAILY_LIMIT_USD: '40',
+        KEY_MONTHLY_LIMIT_USD: '400',
+        ACCOUNTLESS_KEY_DAILY_LIMIT_USD: '4',
+        ACCOUNTLESS_KEY_MONTHLY_LIMIT_USD: '40',
+      },
     })
   })
   afterAll(() => gw.close())
 
   const caps = async (keyId: string) => {
-    const [row] = await gw.app.operator.sql`SELECT daily_limit_nano, monthly_limit_nano FROM api_keys WHERE id = ${keyId}`
+    const [row] = await gw.app.operator
+      .sql`SELECT daily_limit_nano, monthly_limit_nano FROM api_keys WHERE id = ${keyId}`
     return [Number(row!.daily_limit_nano), Number(row!.monthly_limit_nano)]
   }
 
@@ -28,7 +38,11 @@ describeWith('postgres', 'accountless accounts', () => {
     const identity = await gw.account('1')
     await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${identity}`
     expect(await caps((await createKey(gw.app.operator, identity)).id)).toEqual([40e9, 400e9])
-    expect(await caps((await createKey(gw.app.operator, accountless.accountId, { dailyLimitNano: 7 })).id)).toEqual([7, 40e9])
+    expect(
+      await caps(
+        (await createKey(gw.app.operator, accountless.accountId, { dailyLimitNano: 7 })).id,
+      ),
+    ).toEqual([7, 40e9])
   })
 
   test('the top-up step: after the secrets are confirmed for an accountless account, always for one with an identity', async () => {

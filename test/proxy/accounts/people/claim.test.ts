@@ -21,7 +21,11 @@ describeWith('postgres', 'claiming an accountless account', () => {
     gw = await startTestGateway({
       store: 'memory',
       database: 'postgres',
-      env: { SMTP_URL: smtp.url, PUBLIC_SITE_URL: 'http://site.test', SIGN_IN_ATTEMPTS_PER_MINUTE: '1000' },
+      env: {
+        SMTP_URL: smtp.url,
+        PUBLIC_SITE_URL: 'http://site.test',
+        SIGN_IN_ATTEMPTS_PER_MINUTE: '1000',
+      },
     })
   })
   afterAll(async () => {
@@ -33,7 +37,10 @@ describeWith('postgres', 'claiming an accountless account', () => {
     gw.app.api.handle(
       new Request('http://gateway.test/me/claim', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+        },
         body: JSON.stringify(body),
       }),
     )
@@ -45,7 +52,9 @@ describeWith('postgres', 'claiming an accountless account', () => {
     return created
   }
   async function nonce(): Promise<string> {
-    return ((await (await admin(gw, 'GET', '/admin/v1/auth/wallet/nonce')).json()) as { nonce: string }).nonce
+    return (
+      (await (await admin(gw, 'GET', '/admin/v1/auth/wallet/nonce')).json()) as { nonce: string }
+    ).nonce
   }
   async function expectConflict(response: Response): Promise<void> {
     expect(response.status).toBe(409)
@@ -55,10 +64,16 @@ describeWith('postgres', 'claiming an accountless account', () => {
     expect(body.error.message).toContain('already has an identity')
   }
   /** After a claim the key and the balance carry on; the dashboard link, a bearer secret with owner power, ends. */
-  async function expectStillWorking(created: { accountId: string; key: string; linkSecret: string }): Promise<void> {
+  async function expectStillWorking(created: {
+    accountId: string
+    key: string
+    linkSecret: string
+  }): Promise<void> {
     expect((await gw.chat(created.key, hello)).status).toBe(200)
     expect((await showAccount(gw.app.operator, created.accountId)).balanceNano).toBeGreaterThan(0)
-    const link = await admin(gw, 'POST', '/admin/v1/session/link', { body: { secret: created.linkSecret } })
+    const link = await admin(gw, 'POST', '/admin/v1/session/link', {
+      body: { secret: created.linkSecret },
+    })
     expect(link.status).toBe(401)
   }
 
@@ -69,14 +84,24 @@ describeWith('postgres', 'claiming an accountless account', () => {
     expect(sent.status).toBe(202)
     expect(await sent.json()).toMatchObject({ ok: true, accountId: created.accountId, email })
     // Nothing is attached before the link is confirmed.
-    expect((await gw.app.operator.sql`SELECT kind FROM accounts WHERE id = ${created.accountId}`)[0]!.kind).toBe('accountless')
+    expect(
+      (await gw.app.operator.sql`SELECT kind FROM accounts WHERE id = ${created.accountId}`)[0]!
+        .kind,
+    ).toBe('accountless')
     const link = linkIn(await smtp.next(email))
     expect(link.origin).toBe('http://site.test')
     const page = await (await gw.app.site.handle(new Request(link))).text()
     expect(page).toContain(`Attach ${email} to account ${created.accountId}`)
-    const confirmed = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token: link.searchParams.get('token') } })
+    const confirmed = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', {
+      body: { token: link.searchParams.get('token') },
+    })
     expect(confirmed.status).toBe(200)
-    expect(await confirmed.json()).toMatchObject({ account: { id: created.accountId, kind: 'identity' }, role: 'owner', user: { email }, purpose: 'claim' })
+    expect(await confirmed.json()).toMatchObject({
+      account: { id: created.accountId, kind: 'identity' },
+      role: 'owner',
+      user: { email },
+      purpose: 'claim',
+    })
     await expectStillWorking(created)
     await expectConflict(await claim(created.key, { email: `other.${Date.now()}@people.test` }))
   })
@@ -84,27 +109,48 @@ describeWith('postgres', 'claiming an accountless account', () => {
   test('by wallet: a signed message attaches the wallet at once', async () => {
     const created = await accountless()
     const wallet = newWallet()
-    const response = await claim(created.key, { wallet: await signedMessage(wallet, await nonce()) })
+    const response = await claim(created.key, {
+      wallet: await signedMessage(wallet, await nonce()),
+    })
     expect(response.status).toBe(200)
-    expect(await response.json()).toEqual({ ok: true, accountId: created.accountId, kind: 'identity', wallet: wallet.address.toLowerCase() })
+    expect(await response.json()).toEqual({
+      ok: true,
+      accountId: created.accountId,
+      kind: 'identity',
+      wallet: wallet.address.toLowerCase(),
+    })
     await expectStillWorking(created)
-    await expectConflict(await claim(created.key, { wallet: await signedMessage(newWallet(), await nonce()) }))
+    await expectConflict(
+      await claim(created.key, { wallet: await signedMessage(newWallet(), await nonce()) }),
+    )
     // The wallet now signs in to the claimed account.
-    const signedIn = await admin(gw, 'POST', '/admin/v1/auth/wallet', { body: await signedMessage(wallet, await nonce()) })
-    expect(await signedIn.json()).toMatchObject({ account: { id: created.accountId }, role: 'owner' })
+    const signedIn = await admin(gw, 'POST', '/admin/v1/auth/wallet', {
+      body: await signedMessage(wallet, await nonce()),
+    })
+    expect(await signedIn.json()).toMatchObject({
+      account: { id: created.accountId },
+      role: 'owner',
+    })
   })
 
   test('a message naming the API server’s own domain is accepted too', async () => {
     const created = await accountless()
-    const proof = await signedMessage(newWallet(), await nonce(), { domain: 'gateway.test', uri: 'http://gateway.test' })
+    const proof = await signedMessage(newWallet(), await nonce(), {
+      domain: 'gateway.test',
+      uri: 'http://gateway.test',
+    })
     expect((await claim(created.key, { wallet: proof })).status).toBe(200)
   })
 
   test('a wallet that already has a user: that user gains the account as its owner', async () => {
     const wallet = newWallet()
-    await admin(gw, 'POST', '/admin/v1/auth/wallet', { body: await signedMessage(wallet, await nonce()) })
+    await admin(gw, 'POST', '/admin/v1/auth/wallet', {
+      body: await signedMessage(wallet, await nonce()),
+    })
     const created = await accountless()
-    expect((await claim(created.key, { wallet: await signedMessage(wallet, await nonce()) })).status).toBe(200)
+    expect(
+      (await claim(created.key, { wallet: await signedMessage(wallet, await nonce()) })).status,
+    ).toBe(200)
     const memberships = await gw.app.operator.sql`
       SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.wallet_address = ${wallet.address.toLowerCase()}`
     expect(memberships.map((row) => row.role)).toEqual(['owner', 'owner'])
@@ -114,7 +160,10 @@ describeWith('postgres', 'claiming an accountless account', () => {
     const created = await accountless()
     const email = `late.${Date.now()}@people.test`
     expect((await claim(created.key, { email })).status).toBe(202)
-    expect((await claim(created.key, { wallet: await signedMessage(newWallet(), await nonce()) })).status).toBe(200)
+    expect(
+      (await claim(created.key, { wallet: await signedMessage(newWallet(), await nonce()) }))
+        .status,
+    ).toBe(200)
     const token = linkIn(await smtp.next(email)).searchParams.get('token')
     const late = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token } })
     expect(late.status).toBe(409)
@@ -132,10 +181,19 @@ describeWith('postgres', 'claiming an accountless account', () => {
     ] as const) {
       const response = await claim(created.key, body)
       expect(response.status).toBe(400)
-      expect(((await response.json()) as ApiError).error).toMatchObject({ code: 'invalid_request', type: 'invalid_request_error', param })
+      expect(((await response.json()) as ApiError).error).toMatchObject({
+        code: 'invalid_request',
+        type: 'invalid_request_error',
+        param,
+      })
     }
-    const wrongDomain = await claim(created.key, { wallet: await signedMessage(newWallet(), await nonce(), { domain: 'evil.test' }) })
+    const wrongDomain = await claim(created.key, {
+      wallet: await signedMessage(newWallet(), await nonce(), { domain: 'evil.test' }),
+    })
     expect(wrongDomain.status).toBe(400)
-    expect(((await wrongDomain.json()) as ApiError).error).toMatchObject({ code: 'invalid_request', param: 'wallet.message' })
+    expect(((await wrongDomain.json()) as ApiError).error).toMatchObject({
+      code: 'invalid_request',
+      param: 'wallet.message',
+    })
   })
 })

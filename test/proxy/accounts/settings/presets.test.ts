@@ -5,7 +5,11 @@ import { startTestGateway, testModel, type TestGateway } from '../../../helpers/
 import { describeWith } from '../../../helpers/services.ts'
 import { chatOutcome, expectRefusal, hello, operator } from './operator-client.ts'
 
-const models = [testModel('test/cheap', 'fake'), testModel('test/other', 'fake'), testModel('test/third', 'fake')]
+const models = [
+  testModel('test/cheap', 'fake'),
+  testModel('test/other', 'fake'),
+  testModel('test/third', 'fake'),
+]
 
 describeWith(['postgres', 'redis'], 'presets', () => {
   let gw: TestGateway
@@ -24,65 +28,159 @@ describeWith(['postgres', 'redis'], 'presets', () => {
   })
 
   test('a preset is created with 201, replaced with 200, listed and deleted', async () => {
-    const created = await operator(gw, 'PUT', `/accounts/${accountId}/presets/writer`, { model: 'test/cheap', fallbacks: ['test/other'], params: { temperature: 0.2 } })
+    const created = await operator(gw, 'PUT', `/accounts/${accountId}/presets/writer`, {
+      model: 'test/cheap',
+      fallbacks: ['test/other'],
+      params: { temperature: 0.2 },
+    })
     expect(created.status).toBe(201)
-    expect(created.body).toMatchObject({ accountId, slug: 'writer', id: '@preset/writer', model: 'test/cheap', fallbacks: ['test/other'], params: { temperature: 0.2 } })
+    expect(created.body).toMatchObject({
+      accountId,
+      slug: 'writer',
+      id: '@preset/writer',
+      model: 'test/cheap',
+      fallbacks: ['test/other'],
+      params: { temperature: 0.2 },
+    })
 
-    const replaced = await operator(gw, 'PUT', `/accounts/${accountId}/presets/writer`, { model: 'test/other' })
+    const replaced = await operator(gw, 'PUT', `/accounts/${accountId}/presets/writer`, {
+      model: 'test/other',
+    })
     expect(replaced.status).toBe(200)
     expect(replaced.body).toMatchObject({ model: 'test/other', fallbacks: [], params: {} })
-    expect(Date.parse(replaced.body.updatedAt)).toBeGreaterThanOrEqual(Date.parse(created.body.updatedAt))
+    expect(Date.parse(replaced.body.updatedAt)).toBeGreaterThanOrEqual(
+      Date.parse(created.body.updatedAt),
+    )
 
     const listed = await operator(gw, 'GET', `/accounts/${accountId}/presets`)
     expect(listed.body.presets.map((preset: { slug: string }) => preset.slug)).toContain('writer')
 
     const deleted = await operator(gw, 'DELETE', `/accounts/${accountId}/presets/writer`)
     expect(deleted.body).toEqual({ accountId, slug: 'writer', deleted: true })
-    expectRefusal(await operator(gw, 'DELETE', `/accounts/${accountId}/presets/writer`), 404, 'not_found')
+    expectRefusal(
+      await operator(gw, 'DELETE', `/accounts/${accountId}/presets/writer`),
+      404,
+      'not_found',
+    )
   })
 
   test('a preset naming what a request could not name is refused by field', async () => {
-    const put = (slug: string, body: unknown) => operator(gw, 'PUT', `/accounts/${accountId}/presets/${slug}`, body)
-    expect(expectRefusal(await put('ok', { model: 'test/missing' }), 400, 'invalid_request', 'model')).toContain('test/missing')
+    const put = (slug: string, body: unknown) =>
+      operator(gw, 'PUT', `/accounts/${accountId}/presets/${slug}`, body)
+    expect(
+      expectRefusal(await put('ok', { model: 'test/missing' }), 400, 'invalid_request', 'model'),
+    ).toContain('test/missing')
     expectRefusal(await put('ok', { model: 'cheap' }), 400, 'invalid_request', 'model')
-    expect(expectRefusal(await put('ok', { model: '@preset/other' }), 400, 'invalid_request', 'model')).toContain('another preset')
-    expectRefusal(await put('ok', { model: 'test/cheap', fallbacks: ['test/other', 'test/nope'] }), 400, 'invalid_request', 'fallbacks[1]')
-    expectRefusal(await put('ok', { model: 'test/cheap', fallbacks: ['test/other', 'test/third', 'test/other', 'test/cheap'] }), 400, 'invalid_request', 'fallbacks')
+    expect(
+      expectRefusal(await put('ok', { model: '@preset/other' }), 400, 'invalid_request', 'model'),
+    ).toContain('another preset')
+    expectRefusal(
+      await put('ok', { model: 'test/cheap', fallbacks: ['test/other', 'test/nope'] }),
+      400,
+      'invalid_request',
+      'fallbacks[1]',
+    )
+    expectRefusal(
+      await put('ok', {
+        model: 'test/cheap',
+        fallbacks: ['test/other', 'test/third', 'test/other', 'test/cheap'],
+      }),
+      400,
+      'invalid_request',
+      'fallbacks',
+    )
     expectRefusal(await put('Bad_Slug', { model: 'test/cheap' }), 400, 'invalid_request', 'slug')
     expectRefusal(await put('-x', { model: 'test/cheap' }), 400, 'invalid_request', 'slug')
-    expect(expectRefusal(await put('ok', { model: 'test/cheap', params: { temperature: 3 } }), 400, 'invalid_request', 'params.temperature')).toContain('at most 2')
-    expectRefusal(await put('ok', { model: 'test/cheap', params: { top_p: 1.5 } }), 400, 'invalid_request', 'params.top_p')
-    expectRefusal(await put('ok', { model: 'test/cheap', params: { max_tokens: 0 } }), 400, 'invalid_request', 'params.max_tokens')
-    expectRefusal(await put('ok', { model: 'test/cheap', params: { stop: ['a', 'b', 'c', 'd', 'e'] } }), 400, 'invalid_request', 'params.stop')
-    expectRefusal(await put('ok', { model: 'test/cheap', params: { seed: 1 } }), 400, 'invalid_request')
-    expectRefusal(await put('ok', { model: 'test/cheap', provider: 'fake' }), 400, 'invalid_request', 'provider')
-    expectRefusal(await operator(gw, 'PUT', '/accounts/acct_missing/presets/ok', { model: 'test/cheap' }), 404, 'not_found')
-    expect((await operator(gw, 'GET', `/accounts/${accountId}/presets`)).body.presets.some((preset: { slug: string }) => preset.slug === 'ok')).toBe(false)
+    expect(
+      expectRefusal(
+        await put('ok', { model: 'test/cheap', params: { temperature: 3 } }),
+        400,
+        'invalid_request',
+        'params.temperature',
+      ),
+    ).toContain('at most 2')
+    expectRefusal(
+      await put('ok', { model: 'test/cheap', params: { top_p: 1.5 } }),
+      400,
+      'invalid_request',
+      'params.top_p',
+    )
+    expectRefusal(
+      await put('ok', { model: 'test/cheap', params: { max_tokens: 0 } }),
+      400,
+      'invalid_request',
+      'params.max_tokens',
+    )
+    expectRefusal(
+      await put('ok', { model: 'test/cheap', params: { stop: ['a', 'b', 'c', 'd', 'e'] } }),
+      400,
+      'invalid_request',
+      'params.stop',
+    )
+    expectRefusal(
+      await put('ok', { model: 'test/cheap', params: { seed: 1 } }),
+      400,
+      'invalid_request',
+    )
+    expectRefusal(
+      await put('ok', { model: 'test/cheap', provider: 'fake' }),
+      400,
+      'invalid_request',
+      'provider',
+    )
+    expectRefusal(
+      await operator(gw, 'PUT', '/accounts/acct_missing/presets/ok', { model: 'test/cheap' }),
+      404,
+      'not_found',
+    )
+    expect(
+      (await operator(gw, 'GET', `/accounts/${accountId}/presets`)).body.presets.some(
+        (preset: { slug: string }) => preset.slug === 'ok',
+      ),
+    ).toBe(false)
   })
 
   test('a request to @preset/x is served by the preset model at once after each change, with its parameters', async () => {
-    await operator(gw, 'PUT', `/accounts/${accountId}/presets/live`, { model: 'test/cheap', params: { temperature: 0.3, max_tokens: 50 } })
-    expect(await chatOutcome(gw, key, '@preset/live')).toMatchObject({ status: 200, model: 'test/cheap' })
+    await operator(gw, 'PUT', `/accounts/${accountId}/presets/live`, {
+      model: 'test/cheap',
+      params: { temperature: 0.3, max_tokens: 50 },
+    })
+    expect(await chatOutcome(gw, key, '@preset/live')).toMatchObject({
+      status: 200,
+      model: 'test/cheap',
+    })
     const sent = gw.upstream.requests.at(-1)!.body
     expect(sent.temperature).toBe(0.3)
 
     await operator(gw, 'PUT', `/accounts/${accountId}/presets/live`, { model: 'test/other' })
-    expect(await chatOutcome(gw, key, '@preset/live')).toMatchObject({ status: 200, model: 'test/other' })
+    expect(await chatOutcome(gw, key, '@preset/live')).toMatchObject({
+      status: 200,
+      model: 'test/other',
+    })
     expect(gw.upstream.requests.at(-1)!.body.temperature).toBeUndefined()
 
     // A request's own value wins over the preset's.
-    await operator(gw, 'PUT', `/accounts/${accountId}/presets/live`, { model: 'test/third', params: { temperature: 0.3 } })
+    await operator(gw, 'PUT', `/accounts/${accountId}/presets/live`, {
+      model: 'test/third',
+      params: { temperature: 0.3 },
+    })
     const own = await gw.chat(key, { model: '@preset/live', messages: hello, temperature: 0.9 })
     expect(own.headers.get('x-service-model')).toBe('test/third')
     expect(gw.upstream.requests.at(-1)!.body.temperature).toBe(0.9)
 
     await operator(gw, 'DELETE', `/accounts/${accountId}/presets/live`)
-    expect(await chatOutcome(gw, key, '@preset/live')).toMatchObject({ status: 404, code: 'unknown_model' })
+    expect(await chatOutcome(gw, key, '@preset/live')).toMatchObject({
+      status: 404,
+      code: 'unknown_model',
+    })
   })
 
   test('another process sees a change without waiting for its cache to expire', async () => {
     await operator(gw, 'PUT', `/accounts/${accountId}/presets/shared`, { model: 'test/cheap' })
-    expect(await chatOutcome(sibling, key, '@preset/shared')).toMatchObject({ status: 200, model: 'test/cheap' })
+    expect(await chatOutcome(sibling, key, '@preset/shared')).toMatchObject({
+      status: 200,
+      model: 'test/cheap',
+    })
     await operator(gw, 'PUT', `/accounts/${accountId}/presets/shared`, { model: 'test/other' })
     // The invalidation travels over Redis pub/sub: a few milliseconds, far below the cache TTL.
     let served: string | null = null

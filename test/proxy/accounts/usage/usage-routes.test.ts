@@ -22,7 +22,10 @@ for (const database of ['postgres', 'embedded'] as const) {
       gw = await startTestGateway({ store: 'memory', database, models })
       accountId = await gw.account('1')
       cookie = (await sessionFor(gw, accountId)).cookie
-      keys = [await gw.key(accountId, { name: 'first' }), await gw.key(accountId, { name: 'second' })]
+      keys = [
+        await gw.key(accountId, { name: 'first' }),
+        await gw.key(accountId, { name: 'second' }),
+      ]
       const plan = [
         [0, 'test/cheap'],
         [0, 'test/cheap'],
@@ -31,14 +34,22 @@ for (const database of ['postgres', 'embedded'] as const) {
         [0, 'test/missing'],
       ] as const
       for (const [index, model] of plan) {
-        const response = await gw.chat(keys[index]!.key, { model, messages: [{ role: 'user', content: 'hello' }] })
+        const response = await gw.chat(keys[index]!.key, {
+          model,
+          messages: [{ role: 'user', content: 'hello' }],
+        })
         requestIds.push(response.headers.get('x-request-id')!)
         await response.arrayBuffer()
         await Bun.sleep(2)
       }
       // Another account's traffic must never show.
       const other = await gw.account('1')
-      await (await gw.chat((await gw.key(other)).key, { model: 'test/cheap', messages: [{ role: 'user', content: 'x' }] })).arrayBuffer()
+      await (
+        await gw.chat((await gw.key(other)).key, {
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'x' }],
+        })
+      ).arrayBuffer()
       await gw.app.gateway.writer.drain()
     })
     afterAll(() => gw.close())
@@ -70,13 +81,17 @@ for (const database of ['postgres', 'embedded'] as const) {
         ['test/other', 1],
       ])
       const byKey = await get<Usage>('/admin/v1/usage?granularity=hour&groupBy=key')
-      const named = Object.fromEntries(byKey.buckets.map((bucket) => [bucket.key!.name, bucket.requests]))
+      const named = Object.fromEntries(
+        byKey.buckets.map((bucket) => [bucket.key!.name, bucket.requests]),
+      )
       expect(named).toEqual({ first: 3, second: 2 })
       expect(byKey.buckets.every((bucket) => bucket.key!.prefix.startsWith('svc-live-'))).toBe(true)
     })
 
     test('a period without traffic is empty; a bad period names its field', async () => {
-      const empty = await get<Usage>('/admin/v1/usage?from=2020-01-01T00:00:00Z&to=2020-01-10T00:00:00Z')
+      const empty = await get<Usage>(
+        '/admin/v1/usage?from=2020-01-01T00:00:00Z&to=2020-01-10T00:00:00Z',
+      )
       expect(empty.buckets).toEqual([])
       expect(empty.totals.requests).toBe(0)
       for (const [query, param] of [
@@ -97,7 +112,9 @@ for (const database of ['postgres', 'embedded'] as const) {
       let before: string | null = null
       let pages = 0
       do {
-        const page: Activity = await get<Activity>(`/admin/v1/activity?limit=2${before ? `&before=${before}` : ''}`)
+        const page: Activity = await get<Activity>(
+          `/admin/v1/activity?limit=2${before ? `&before=${before}` : ''}`,
+        )
         expect(page.items.length).toBeLessThanOrEqual(2)
         seen.push(...page.items.map((item) => item.requestId))
         before = page.nextBefore
@@ -106,9 +123,25 @@ for (const database of ['postgres', 'embedded'] as const) {
       expect(pages).toBe(3)
       expect(seen).toEqual([...requestIds].reverse())
       const first = (await get<Activity>('/admin/v1/activity?limit=1')).items[0]!
-      expect(first).toMatchObject({ requestId: requestIds.at(-1), model: 'test/missing', servedModel: null, status: 404, errorCode: 'unknown_model', keyId: keys[0]!.id })
-      const served = (await get<Activity>('/admin/v1/activity')).items.find((item) => item.model === 'test/other')!
-      expect(served).toMatchObject({ servedModel: 'test/other', provider: 'fake', status: 200, outputTokens: 3, apiStyle: 'chat', stream: false })
+      expect(first).toMatchObject({
+        requestId: requestIds.at(-1),
+        model: 'test/missing',
+        servedModel: null,
+        status: 404,
+        errorCode: 'unknown_model',
+        keyId: keys[0]!.id,
+      })
+      const served = (await get<Activity>('/admin/v1/activity')).items.find(
+        (item) => item.model === 'test/other',
+      )!
+      expect(served).toMatchObject({
+        servedModel: 'test/other',
+        provider: 'fake',
+        status: 200,
+        outputTokens: 3,
+        apiStyle: 'chat',
+        stream: false,
+      })
       expect(served.costUsd).toBe(String(served.costNano / 1e9))
     })
 
@@ -129,7 +162,9 @@ for (const database of ['postgres', 'embedded'] as const) {
         const seen: string[] = []
         let before: string | null = null
         do {
-          const page: Activity = await get<Activity>(`/admin/v1/activity?limit=1&${query}${before ? `&before=${before}` : ''}`)
+          const page: Activity = await get<Activity>(
+            `/admin/v1/activity?limit=1&${query}${before ? `&before=${before}` : ''}`,
+          )
           seen.push(...page.items.map((item) => item.requestId))
           before = page.nextBefore
         } while (before)
@@ -175,7 +210,9 @@ for (const database of ['postgres', 'embedded'] as const) {
       expect(summary.hours.at(-1)!.requests).toBe(5)
       expect(summary.hours.slice(0, -1).every((hour) => hour.requests === 0)).toBe(true)
       expect(summary.totals.requests).toBe(5)
-      expect(Date.parse(summary.hours.at(-1)!.start) - Date.parse(summary.hours[0]!.start)).toBe(23 * 3_600_000)
+      expect(Date.parse(summary.hours.at(-1)!.start) - Date.parse(summary.hours[0]!.start)).toBe(
+        23 * 3_600_000,
+      )
     })
 
     if (database === 'postgres') {
@@ -199,17 +236,23 @@ for (const database of ['postgres', 'embedded'] as const) {
             await tx`SET LOCAL enable_seqscan = off`
             return (await query(tx)).map((row) => row['QUERY PLAN']).join('\n')
           })
-        const byModel = await explain((tx) => tx`
+        const byModel = await explain(
+          (tx) => tx`
           EXPLAIN SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND coalesce(served_model, model, '') = ${'test/cheap'}
-          ORDER BY started_at DESC, request_id DESC LIMIT 51`)
+          ORDER BY started_at DESC, request_id DESC LIMIT 51`,
+        )
         expect(byModel).toContain('request_logs_account_model_time')
-        const errors = await explain((tx) => tx`
+        const errors = await explain(
+          (tx) => tx`
           EXPLAIN SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND status >= 400 AND status = ${429}
-          ORDER BY started_at DESC, request_id DESC LIMIT 51`)
+          ORDER BY started_at DESC, request_id DESC LIMIT 51`,
+        )
         expect(errors).toContain('request_logs_account_errors')
-        const byKey = await explain((tx) => tx`
+        const byKey = await explain(
+          (tx) => tx`
           EXPLAIN SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND key_id = ${keys[1]!.id}
-          ORDER BY started_at DESC, request_id DESC LIMIT 51`)
+          ORDER BY started_at DESC, request_id DESC LIMIT 51`,
+        )
         expect(byKey).toContain('request_logs_key_time')
         for (const plan of [byModel, errors, byKey]) expect(plan).not.toContain('Seq Scan')
       })
@@ -241,12 +284,22 @@ describeWith('postgres', 'usage and activity routes: who may read them', () => {
   describe('another account', () => {
     test("sees none of this account's requests", async () => {
       const accountId = await gw.account('1')
-      await (await gw.chat((await gw.key(accountId)).key, { model: 'test/cheap', messages: [{ role: 'user', content: 'x' }] })).arrayBuffer()
+      await (
+        await gw.chat((await gw.key(accountId)).key, {
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'x' }],
+        })
+      ).arrayBuffer()
       await gw.app.gateway.writer.drain()
       const { cookie } = await sessionFor(gw, await gw.account('1'), 'owner')
-      const activity = (await (await admin(gw, 'GET', '/admin/v1/activity', { cookie })).json()) as Activity
+      const activity = (await (
+        await admin(gw, 'GET', '/admin/v1/activity', { cookie })
+      ).json()) as Activity
       expect(activity.items).toEqual([])
-      expect(((await (await admin(gw, 'GET', '/admin/v1/usage', { cookie })).json()) as Usage).totals.requests).toBe(0)
+      expect(
+        ((await (await admin(gw, 'GET', '/admin/v1/usage', { cookie })).json()) as Usage).totals
+          .requests,
+      ).toBe(0)
     })
   })
 })

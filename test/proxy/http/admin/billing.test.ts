@@ -74,20 +74,27 @@ describeWith('postgres', 'admin billing', () => {
     expect(refused.status).toBe(403)
     expect(refused.body.error.message).toContain('saved both the API key and the dashboard link')
     await confirmSecrets(gw.app.operator.sql, accountId, Date.now())
-    expect((await call('GET', '/billing', cookie)).body.topUp).toEqual({ allowed: true, reason: null })
+    expect((await call('GET', '/billing', cookie)).body.topUp).toEqual({
+      allowed: true,
+      reason: null,
+    })
     expect((await call('POST', '/billing/top-up', cookie)).status).toBe(200)
   })
 
-  test('requests in progress show as open holds, by key with its name (in-process store)', () => holdsByKey(gw))
+  test('requests in progress show as open holds, by key with its name (in-process store)', () =>
+    holdsByKey(gw))
   // Both stores count holds per key in the account's state; the Redis one reads them from its hash.
-  test.if(redisUrl !== undefined)('requests in progress show as open holds, by key with its name (Redis store)', async () => {
-    const onRedis = await startTestGateway({ store: 'redis', database: 'postgres' })
-    try {
-      await holdsByKey(onRedis)
-    } finally {
-      await onRedis.close()
-    }
-  })
+  test.if(redisUrl !== undefined)(
+    'requests in progress show as open holds, by key with its name (Redis store)',
+    async () => {
+      const onRedis = await startTestGateway({ store: 'redis', database: 'postgres' })
+      try {
+        await holdsByKey(onRedis)
+      } finally {
+        await onRedis.close()
+      }
+    },
+  )
 
   async function holdsByKey(gateway: TestGateway): Promise<void> {
     const accountId = await gateway.account('10')
@@ -100,34 +107,74 @@ describeWith('postgres', 'admin billing', () => {
     }
     await call('GET', '/billing') // loads the account into the store
     const { store } = gateway.app.operator
-    const limits = { keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }, accountLimits: { rpm: 0, tpm: 0, concurrency: 0 } }
-    for (const [requestId, holdNano] of [['req_hold_a', 1_500_000_000], ['req_hold_b', 500_000_000]] as const) {
-      expect((await store.admit({ requestId, accountId, keyId, holdNano, tokens: 1, ...limits })).ok).toBe(true)
+    const limits = {
+      keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 },
+      accountLimits: { rpm: 0, tpm: 0, concurrency: 0 },
+    }
+    for (const [requestId, holdNano] of [
+      ['req_hold_a', 1_500_000_000],
+      ['req_hold_b', 500_000_000],
+    ] as const) {
+      expect(
+        (await store.admit({ requestId, accountId, keyId, holdNano, tokens: 1, ...limits })).ok,
+      ).toBe(true)
     }
     const billing = (await call('GET', '/billing')).body as Billing
-    expect(billing).toMatchObject({ heldUsd: '2', availableUsd: '8', balanceUsd: '10', inFlight: 2 })
-    expect(billing.holds).toEqual([{ keyId, name: 'batch jobs', prefix: expect.stringMatching(/^svc-live-/), inFlight: 2, heldNano: 2_000_000_000, heldUsd: '2' }])
+    expect(billing).toMatchObject({
+      heldUsd: '2',
+      availableUsd: '8',
+      balanceUsd: '10',
+      inFlight: 2,
+    })
+    expect(billing.holds).toEqual([
+      {
+        keyId,
+        name: 'batch jobs',
+        prefix: expect.stringMatching(/^svc-live-/),
+        inFlight: 2,
+        heldNano: 2_000_000_000,
+        heldUsd: '2',
+      },
+    ])
     await store.release(accountId, 'req_hold_a')
     await store.release(accountId, 'req_hold_b')
-    expect((await call('GET', '/billing')).body).toMatchObject({ inFlight: 0, holds: [], heldUsd: '0' })
+    expect((await call('GET', '/billing')).body).toMatchObject({
+      inFlight: 0,
+      holds: [],
+      heldUsd: '0',
+    })
   }
 
   test('the ledger lists credits and charges newest first, filtered by kind and time, in keyset pages', async () => {
     const accountId = await identityAccount('12.5')
     const { key, id: keyId } = await gw.key(accountId)
     const { cookie } = await sessionFor(gw, accountId, 'member')
-    const response = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] })
+    const response = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', content: 'hello' }],
+    })
     const requestId = response.headers.get('x-request-id')!
     await response.arrayBuffer()
     await gw.app.gateway.writer.drain()
     await Bun.sleep(2)
-    const credit = await creditAccount(gw.app.operator, accountId, 2_000_000_000, 'top-up by the operator')
+    const credit = await creditAccount(
+      gw.app.operator,
+      accountId,
+      2_000_000_000,
+      'top-up by the operator',
+    )
 
     const pages = async (query: string) => {
       const items: Ledger['items'] = []
       let before: string | null = null
       do {
-        const page: Ledger = (await call('GET', `/billing/ledger?limit=1&${query}${before ? `&before=${before}` : ''}`, cookie)).body as Ledger
+        const page: Ledger = (
+          await call(
+            'GET',
+            `/billing/ledger?limit=1&${query}${before ? `&before=${before}` : ''}`,
+            cookie,
+          )
+        ).body as Ledger
         expect(page.items.length).toBeLessThanOrEqual(1)
         items.push(...page.items)
         before = page.nextBefore
@@ -142,22 +189,41 @@ describeWith('postgres', 'admin billing', () => {
     ])
     const charge = all[1]!
     expect(charge.amountNano).toBeLessThan(0)
-    expect(charge).toMatchObject({ keyId, amountUsd: String(charge.amountNano / 1e9), writtenOffNano: 0, writtenOffUsd: '0' })
-    expect(all[0]).toMatchObject({ amountNano: 2_000_000_000, amountUsd: '2', reason: 'top-up by the operator', keyId: null })
+    expect(charge).toMatchObject({
+      keyId,
+      amountUsd: String(charge.amountNano / 1e9),
+      writtenOffNano: 0,
+      writtenOffUsd: '0',
+    })
+    expect(all[0]).toMatchObject({
+      amountNano: 2_000_000_000,
+      amountUsd: '2',
+      reason: 'top-up by the operator',
+      keyId: null,
+    })
     expect(all[2]).toMatchObject({ amountUsd: '12.5', reason: 'initial credit' })
     // The balance is the sum of the ledger's amounts.
     const billing = (await call('GET', '/billing', cookie)).body as Billing
     expect(all.reduce((sum, entry) => sum + entry.amountNano, 0)).toBe(billing.balanceNano)
 
-    expect((await pages('kind=credit')).map((entry) => entry.reference)).toEqual([credit.entryId, all[2]!.reference])
+    expect((await pages('kind=credit')).map((entry) => entry.reference)).toEqual([
+      credit.entryId,
+      all[2]!.reference,
+    ])
     expect((await pages('kind=charge')).map((entry) => entry.reference)).toEqual([requestId])
     expect(await pages('kind=writeoff')).toEqual([])
     expect((await pages(`from=${all[0]!.time}`)).map((entry) => entry.kind)).toEqual(['credit'])
-    expect((await pages(`to=${all[0]!.time}&kind=credit`)).map((entry) => entry.reference)).toEqual([all[2]!.reference])
+    expect((await pages(`to=${all[0]!.time}&kind=credit`)).map((entry) => entry.reference)).toEqual(
+      [all[2]!.reference],
+    )
 
     // Another account reads none of it.
     const stranger = (await sessionFor(gw, await identityAccount('1'), 'owner')).cookie
-    expect(((await call('GET', '/billing/ledger', stranger)).body as Ledger).items.map((entry) => entry.reference)).not.toContain(requestId)
+    expect(
+      ((await call('GET', '/billing/ledger', stranger)).body as Ledger).items.map(
+        (entry) => entry.reference,
+      ),
+    ).not.toContain(requestId)
   })
 
   test('a bad ledger query names its field', async () => {
@@ -184,11 +250,15 @@ describeWith('postgres', 'admin billing', () => {
         await tx`SET LOCAL enable_seqscan = off`
         return (await query(tx)).map((row) => row['QUERY PLAN']).join('\n')
       })
-    const every = await explain((tx) => tx`
-      EXPLAIN SELECT id FROM ledger WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC LIMIT 51`)
+    const every = await explain(
+      (tx) => tx`
+      EXPLAIN SELECT id FROM ledger WHERE account_id = ${accountId} ORDER BY created_at DESC, id DESC LIMIT 51`,
+    )
     expect(every).toContain('ledger_account_time')
-    const credits = await explain((tx) => tx`
-      EXPLAIN SELECT id FROM ledger WHERE account_id = ${accountId} AND kind <> 'charge' AND kind = ${'credit'} ORDER BY created_at DESC, id DESC LIMIT 51`)
+    const credits = await explain(
+      (tx) => tx`
+      EXPLAIN SELECT id FROM ledger WHERE account_id = ${accountId} AND kind <> 'charge' AND kind = ${'credit'} ORDER BY created_at DESC, id DESC LIMIT 51`,
+    )
     expect(credits).toContain('ledger_account_rare_kinds')
     for (const plan of [every, credits]) expect(plan).not.toContain('Seq Scan')
   })
@@ -202,7 +272,10 @@ describeWith('postgres', 'admin billing', () => {
   test('402 insufficient_credits says that only the owner can top up', async () => {
     const accountId = await gw.account('0.000001')
     const { key } = await gw.key(accountId)
-    const response = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] })
+    const response = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', content: 'hello' }],
+    })
     expect(response.status).toBe(402)
     expect(((await response.json()) as Json).error.message).toContain('only the owner can top up')
   })

@@ -15,11 +15,16 @@ type ErrorBody = { error: { code: string; message: string; param: string | null 
 describeWith('postgres', 'dashboard link', () => {
   let gw: TestGateway
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', env: { SIGN_IN_ATTEMPTS_PER_MINUTE: '3' } })
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      env: { SIGN_IN_ATTEMPTS_PER_MINUTE: '3' },
+    })
   })
   afterAll(() => gw.close())
 
-  const exchange = (secret: string) => admin(gw, 'POST', '/admin/v1/session/link', { body: { secret } })
+  const exchange = (secret: string) =>
+    admin(gw, 'POST', '/admin/v1/session/link', { body: { secret } })
 
   test('the secret is exchanged for an HttpOnly, Secure, SameSite session cookie; the site sends no Referer', async () => {
     const { accountId, linkSecret } = await createAccountless(gw.app.operator)
@@ -30,18 +35,28 @@ describeWith('postgres', 'dashboard link', () => {
     expect(cookie).toContain('HttpOnly')
     expect(cookie).toContain('Secure')
     expect(cookie).toMatch(/SameSite=(Lax|Strict)/)
-    expect(await response.json()).toMatchObject({ account: { id: accountId, kind: 'accountless' }, role: 'owner', user: null, purpose: 'link' })
+    expect(await response.json()).toMatchObject({
+      account: { id: accountId, kind: 'accountless' },
+      role: 'owner',
+      user: null,
+      purpose: 'link',
+    })
     const me = await admin(gw, 'GET', '/admin/v1/me', { cookie: cookie.split(';')[0] })
     expect(me.status).toBe(200)
     expect(me.headers.get('referrer-policy')).toBe('no-referrer')
     // The page the link opens carries the same policy (the secret is in its fragment).
-    expect((await gw.app.site.handle(new Request('http://site.test/dashboard'))).headers.get('referrer-policy')).toBe('no-referrer')
+    expect(
+      (await gw.app.site.handle(new Request('http://site.test/dashboard'))).headers.get(
+        'referrer-policy',
+      ),
+    ).toBe('no-referrer')
   })
 
   test('the link keeps working after the key is rotated out and revoked', async () => {
     const { accountId, keyId, linkSecret } = await createAccountless(gw.app.operator)
     const replacement = await createKey(gw.app.operator, accountId)
-    await gw.app.operator.sql`UPDATE api_keys SET status = 'revoked', revoked_at = now(), replaced_by = ${replacement.id} WHERE id = ${keyId}`
+    await gw.app.operator
+      .sql`UPDATE api_keys SET status = 'revoked', revoked_at = now(), replaced_by = ${replacement.id} WHERE id = ${keyId}`
     const response = await exchange(linkSecret)
     expect(response.status).toBe(200)
     expect(((await response.json()) as { account: { id: string } }).account.id).toBe(accountId)
@@ -50,7 +65,10 @@ describeWith('postgres', 'dashboard link', () => {
   test('a wrong secret is 401 naming the field; past the per-address limit, 429 with Retry-After', async () => {
     const wrong = await exchange('not-a-real-link-secret')
     expect(wrong.status).toBe(401)
-    expect(((await wrong.json()) as ErrorBody).error).toMatchObject({ code: 'unauthorized', param: 'secret' })
+    expect(((await wrong.json()) as ErrorBody).error).toMatchObject({
+      code: 'unauthorized',
+      param: 'secret',
+    })
     await exchange('still-wrong-1')
     await exchange('still-wrong-2')
     const limited = await exchange('still-wrong-3')
@@ -64,8 +82,17 @@ describeWith(['postgres', 'redis'], 'dashboard link with the limit in Redis', ()
   let gw: TestGateway
   let sibling: TestGateway
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'redis', database: 'postgres', env: { SIGN_IN_ATTEMPTS_PER_MINUTE: '2' } })
-    sibling = await startTestGateway({ store: 'redis', database: 'postgres', sibling: gw, env: { SIGN_IN_ATTEMPTS_PER_MINUTE: '2' } })
+    gw = await startTestGateway({
+      store: 'redis',
+      database: 'postgres',
+      env: { SIGN_IN_ATTEMPTS_PER_MINUTE: '2' },
+    })
+    sibling = await startTestGateway({
+      store: 'redis',
+      database: 'postgres',
+      sibling: gw,
+      env: { SIGN_IN_ATTEMPTS_PER_MINUTE: '2' },
+    })
   })
   afterAll(async () => {
     await sibling.close()
@@ -73,12 +100,16 @@ describeWith(['postgres', 'redis'], 'dashboard link with the limit in Redis', ()
   })
 
   test('wrong links count across processes; a right link still opens a session past the limit', async () => {
-    const wrong = (on: TestGateway) => admin(on, 'POST', '/admin/v1/session/link', { body: { secret: 'wrong' } })
+    const wrong = (on: TestGateway) =>
+      admin(on, 'POST', '/admin/v1/session/link', { body: { secret: 'wrong' } })
     expect((await wrong(gw)).status).toBe(401)
     expect((await wrong(sibling)).status).toBe(401)
     expect((await wrong(gw)).status).toBe(429)
     const { linkSecret } = await createAccountless(gw.app.operator)
-    expect((await admin(sibling, 'POST', '/admin/v1/session/link', { body: { secret: linkSecret } })).status).toBe(200)
+    expect(
+      (await admin(sibling, 'POST', '/admin/v1/session/link', { body: { secret: linkSecret } }))
+        .status,
+    ).toBe(200)
   })
 })
 
@@ -89,10 +120,16 @@ describeWith('postgres', 'dashboard link: replaced, revoked, ended by a claim', 
   })
   afterAll(() => gw.close())
 
-  const exchange = (secret: string) => admin(gw, 'POST', '/admin/v1/session/link', { body: { secret } })
+  const exchange = (secret: string) =>
+    admin(gw, 'POST', '/admin/v1/session/link', { body: { secret } })
   const cookieOf = (response: Response) => response.headers.get('set-cookie')!.split(';')[0]!
   const operator = (method: string, accountId: string) =>
-    gw.app.site.handle(new Request(`http://site.test/operator/v1/accounts/${accountId}/link`, { method, headers: { authorization: `Bearer ${gw.app.operatorToken}` } }))
+    gw.app.site.handle(
+      new Request(`http://site.test/operator/v1/accounts/${accountId}/link`, {
+        method,
+        headers: { authorization: `Bearer ${gw.app.operatorToken}` },
+      }),
+    )
 
   test('claiming the account ends the link and the sessions it opened: its people sign in as themselves', async () => {
     const { accountId, linkSecret } = await createAccountless(gw.app.operator)
@@ -119,7 +156,9 @@ describeWith('postgres', 'dashboard link: replaced, revoked, ended by a claim', 
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: mine })).status).toBe(200)
     expect((await exchange(dashboardLink.split('#link=')[1]!)).status).toBe(200)
     // Revoked: the link opens nothing; the owner's own session goes on until it ends.
-    expect(await (await admin(gw, 'DELETE', '/admin/v1/account/link', { cookie: mine })).json()).toEqual({ accountId, revoked: true })
+    expect(
+      await (await admin(gw, 'DELETE', '/admin/v1/account/link', { cookie: mine })).json(),
+    ).toEqual({ accountId, revoked: true })
     expect((await exchange(dashboardLink.split('#link=')[1]!)).status).toBe(401)
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: mine })).status).toBe(200)
   })
@@ -129,7 +168,9 @@ describeWith('postgres', 'dashboard link: replaced, revoked, ended by a claim', 
     const session = cookieOf(await exchange(linkSecret))
     const replaced = await operator('POST', accountId)
     expect(replaced.status).toBe(200)
-    const secret = ((await replaced.json()) as { dashboardLink: string }).dashboardLink.split('#link=')[1]!
+    const secret = ((await replaced.json()) as { dashboardLink: string }).dashboardLink.split(
+      '#link=',
+    )[1]!
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: session })).status).toBe(401)
     expect((await exchange(linkSecret)).status).toBe(401)
     expect((await exchange(secret)).status).toBe(200)

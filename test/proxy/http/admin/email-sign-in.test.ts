@@ -9,7 +9,12 @@ import { describeWith } from '../../../helpers/services.ts'
 import { linkIn, startSmtpServer, type TestSmtp } from '../../../helpers/smtp.ts'
 
 type ErrorBody = { error: { code: string; message: string; param: string | null } }
-type SignedIn = { account: { id: string; kind: string }; role: string; user: { id: string; email: string } | null; purpose: string }
+type SignedIn = {
+  account: { id: string; kind: string }
+  role: string
+  user: { id: string; email: string } | null
+  purpose: string
+}
 
 let counter = 0
 const newEmail = () => `person${++counter}.${Date.now()}@people.test`
@@ -19,15 +24,21 @@ describeWith('postgres', 'e-mail sign-in', () => {
   let smtp: TestSmtp
   beforeAll(async () => {
     smtp = await startSmtpServer()
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', env: { SMTP_URL: smtp.url, MAGIC_LINK_TTL_MS: '60000', SIGN_IN_ATTEMPTS_PER_MINUTE: '1000' } })
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      env: { SMTP_URL: smtp.url, MAGIC_LINK_TTL_MS: '60000', SIGN_IN_ATTEMPTS_PER_MINUTE: '1000' },
+    })
   })
   afterAll(async () => {
     await gw.close()
     await smtp.close()
   })
 
-  const requestLink = (email: string) => admin(gw, 'POST', '/admin/v1/auth/email', { body: { email } })
-  const confirm = (token: string) => admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token } })
+  const requestLink = (email: string) =>
+    admin(gw, 'POST', '/admin/v1/auth/email', { body: { email } })
+  const confirm = (token: string) =>
+    admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token } })
   async function linkFor(email: string): Promise<URL> {
     expect((await requestLink(email)).status).toBe(202)
     return linkIn(await smtp.next(email))
@@ -63,14 +74,24 @@ describeWith('postgres', 'e-mail sign-in', () => {
     expect(signedIn.status).toBe(200)
     const body = (await signedIn.json()) as SignedIn
     // A new address: the user and an account with an identity that the user owns.
-    expect(body).toMatchObject({ account: { kind: 'identity' }, role: 'owner', user: { email }, purpose: 'sign_in' })
+    expect(body).toMatchObject({
+      account: { kind: 'identity' },
+      role: 'owner',
+      user: { email },
+      purpose: 'sign_in',
+    })
     const cookie = signedIn.headers.get('set-cookie')!
     expect(cookie).toContain('HttpOnly')
-    const me = await (await admin(gw, 'GET', '/admin/v1/me', { cookie: cookie.split(';')[0] })).json()
+    const me = await (
+      await admin(gw, 'GET', '/admin/v1/me', { cookie: cookie.split(';')[0] })
+    ).json()
     expect(me).toMatchObject({ via: 'user', user: { email }, account: { id: body.account.id } })
     const reuse = await confirm(token)
     expect(reuse.status).toBe(401)
-    expect(((await reuse.json()) as ErrorBody).error).toMatchObject({ code: 'unauthorized', param: 'token' })
+    expect(((await reuse.json()) as ErrorBody).error).toMatchObject({
+      code: 'unauthorized',
+      param: 'token',
+    })
     // The page now says so, without a form.
     const used = await gw.app.site.handle(new Request(link))
     expect(used.status).toBe(410)
@@ -79,8 +100,12 @@ describeWith('postgres', 'e-mail sign-in', () => {
 
   test('signing in again acts for the same account', async () => {
     const email = newEmail()
-    const first = (await (await confirm((await linkFor(email)).searchParams.get('token')!)).json()) as SignedIn
-    const second = (await (await confirm((await linkFor(email)).searchParams.get('token')!)).json()) as SignedIn
+    const first = (await (
+      await confirm((await linkFor(email)).searchParams.get('token')!)
+    ).json()) as SignedIn
+    const second = (await (
+      await confirm((await linkFor(email)).searchParams.get('token')!)
+    ).json()) as SignedIn
     expect(second.account.id).toBe(first.account.id)
     expect(second.user!.id).toBe(first.user!.id)
   })
@@ -92,7 +117,11 @@ describeWith('postgres', 'e-mail sign-in', () => {
       gw.app.site.handle(
         new Request('http://site.test/admin/v1/auth/email/confirm', {
           method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'null', 'sec-fetch-site': site },
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            origin: 'null',
+            'sec-fetch-site': site,
+          },
           body: new URLSearchParams({ token: link.searchParams.get('token')! }),
         }),
       )
@@ -125,7 +154,8 @@ describeWith('postgres', 'e-mail sign-in', () => {
     const link = await linkFor(newEmail())
     const token = link.searchParams.get('token')!
     const { sql } = gw.app.operator
-    const [row] = await sql`SELECT token_hash FROM email_tokens WHERE token_hash = sha256(${token}::bytea)`
+    const [row] =
+      await sql`SELECT token_hash FROM email_tokens WHERE token_hash = sha256(${token}::bytea)`
     expect(row).toBeDefined()
     const tables = await sql<{ table_name: string }[]>`
       SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`
@@ -145,7 +175,9 @@ describeWith('postgres', 'e-mail sign-in', () => {
     const answers = []
     for (let attempt = 0; attempt < 4; attempt++) answers.push(await requestLink(email))
     expect(answers.map((answer) => answer.status)).toEqual([202, 202, 202, 429])
-    expect(((await answers[3]!.json()) as ErrorBody).error.message).toContain('mails to this address')
+    expect(((await answers[3]!.json()) as ErrorBody).error.message).toContain(
+      'mails to this address',
+    )
   })
 })
 

@@ -9,7 +9,13 @@ import { describeWith } from '../../../helpers/services.ts'
 const hello = [{ role: 'user', content: 'hello' }]
 type Json = Record<string, any>
 
-async function call(gw: TestGateway, method: string, path: string, cookie: string, body?: unknown): Promise<{ status: number; body: Json }> {
+async function call(
+  gw: TestGateway,
+  method: string,
+  path: string,
+  cookie: string,
+  body?: unknown,
+): Promise<{ status: number; body: Json }> {
   const response = await admin(gw, method, `/admin/v1${path}`, { cookie, body })
   return { status: response.status, body: (await response.json()) as Json }
 }
@@ -31,11 +37,24 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
   })
 
   test('a created key is returned once, works, and the list never shows a secret or its hash', async () => {
-    const created = await call(gw, 'POST', '/keys', owner, { name: 'ci', rpmLimit: 100, allowedModels: ['test/cheap'] })
+    const created = await call(gw, 'POST', '/keys', owner, {
+      name: 'ci',
+      rpmLimit: 100,
+      allowedModels: ['test/cheap'],
+    })
     expect(created.status).toBe(201)
     expect(created.body.key).toMatch(/^svc-live-[1-9A-HJ-NP-Za-km-z]{26}$/)
-    expect(created.body).toMatchObject({ name: 'ci', prefix: created.body.key.slice(0, 14), status: 'active', rpmLimit: 100, allowedModels: ['test/cheap'], lastUsedAt: null })
-    expect((await gw.chat(created.body.key, { model: 'test/cheap', messages: hello })).status).toBe(200)
+    expect(created.body).toMatchObject({
+      name: 'ci',
+      prefix: created.body.key.slice(0, 14),
+      status: 'active',
+      rpmLimit: 100,
+      allowedModels: ['test/cheap'],
+      lastUsedAt: null,
+    })
+    expect((await gw.chat(created.body.key, { model: 'test/cheap', messages: hello })).status).toBe(
+      200,
+    )
 
     const listed = await call(gw, 'GET', '/keys', owner)
     expect(listed.status).toBe(200)
@@ -52,9 +71,22 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
     await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${identity}`
     const { cookie } = await sessionFor(gw, identity, 'owner')
     const capped = await call(gw, 'POST', '/keys', cookie, {})
-    expect(capped.body).toMatchObject({ dailyLimitNano: 50_000_000_000, dailyLimitUsd: '50', monthlyLimitNano: 500_000_000_000, monthlyLimitUsd: '500' })
-    const uncapped = await call(gw, 'POST', '/keys', cookie, { dailyLimitNano: null, monthlyLimitNano: 2_000_000_000 })
-    expect(uncapped.body).toMatchObject({ dailyLimitNano: null, dailyLimitUsd: null, monthlyLimitNano: 2_000_000_000, monthlyLimitUsd: '2' })
+    expect(capped.body).toMatchObject({
+      dailyLimitNano: 50_000_000_000,
+      dailyLimitUsd: '50',
+      monthlyLimitNano: 500_000_000_000,
+      monthlyLimitUsd: '500',
+    })
+    const uncapped = await call(gw, 'POST', '/keys', cookie, {
+      dailyLimitNano: null,
+      monthlyLimitNano: 2_000_000_000,
+    })
+    expect(uncapped.body).toMatchObject({
+      dailyLimitNano: null,
+      dailyLimitUsd: null,
+      monthlyLimitNano: 2_000_000_000,
+      monthlyLimitUsd: '2',
+    })
   })
 
   test('an accountless account gets the lower default caps', async () => {
@@ -75,19 +107,50 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
     await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${identity}`
     const member = (await sessionFor(gw, identity, 'member')).cookie
     const defaults = await call(gw, 'GET', '/keys/defaults', member)
-    expect(defaults).toMatchObject({ status: 200, body: { dailyLimitUsd: '50', monthlyLimitUsd: '500' } })
-    const created = await call(gw, 'POST', '/keys', (await sessionFor(gw, identity, 'owner')).cookie, {})
-    expect(created.body).toMatchObject({ dailyLimitNano: defaults.body.dailyLimitNano, monthlyLimitNano: defaults.body.monthlyLimitNano })
+    expect(defaults).toMatchObject({
+      status: 200,
+      body: { dailyLimitUsd: '50', monthlyLimitUsd: '500' },
+    })
+    const created = await call(
+      gw,
+      'POST',
+      '/keys',
+      (await sessionFor(gw, identity, 'owner')).cookie,
+      {},
+    )
+    expect(created.body).toMatchObject({
+      dailyLimitNano: defaults.body.dailyLimitNano,
+      monthlyLimitNano: defaults.body.monthlyLimitNano,
+    })
   })
 
   test('edits apply to the next request; bad edits are refused naming the field', async () => {
     const { body: key } = await call(gw, 'POST', '/keys', owner, { name: 'edit me' })
     const guardrail = await call(gw, 'POST', '/guardrails', owner, { name: `g-${key.id}` })
-    const edited = await call(gw, 'PATCH', `/keys/${key.id}`, owner, { name: 'edited', allowedModels: ['test/other'], tpmLimit: 50_000, concurrency: 3, guardrailId: guardrail.body.id })
+    const edited = await call(gw, 'PATCH', `/keys/${key.id}`, owner, {
+      name: 'edited',
+      allowedModels: ['test/other'],
+      tpmLimit: 50_000,
+      concurrency: 3,
+      guardrailId: guardrail.body.id,
+    })
     expect(edited.status).toBe(200)
-    expect(edited.body).toMatchObject({ name: 'edited', allowedModels: ['test/other'], tpmLimit: 50_000, concurrency: 3, guardrailId: guardrail.body.id })
+    expect(edited.body).toMatchObject({
+      name: 'edited',
+      allowedModels: ['test/other'],
+      tpmLimit: 50_000,
+      concurrency: 3,
+      guardrailId: guardrail.body.id,
+    })
     expect((await gw.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(403)
-    expect((await call(gw, 'PATCH', `/keys/${key.id}`, owner, { allowedModels: null, guardrailId: null })).body).toMatchObject({ allowedModels: null, guardrailId: null })
+    expect(
+      (
+        await call(gw, 'PATCH', `/keys/${key.id}`, owner, {
+          allowedModels: null,
+          guardrailId: null,
+        })
+      ).body,
+    ).toMatchObject({ allowedModels: null, guardrailId: null })
     expect((await gw.chat(key.key, { model: 'test/cheap', messages: hello })).status).toBe(200)
 
     const refused = async (body: unknown, param?: string) => {
@@ -103,9 +166,17 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
     await refused({ dailyLimitNano: 1.5 }, 'dailyLimitNano')
     await refused({ secret: 'x' }, 'secret')
     expect(await refused({})).toContain('Nothing to change')
-    const foreign = await call(gw, 'POST', '/guardrails', (await sessionFor(gw, await gw.account('1'), 'owner')).cookie, { name: 'theirs' })
+    const foreign = await call(
+      gw,
+      'POST',
+      '/guardrails',
+      (await sessionFor(gw, await gw.account('1'), 'owner')).cookie,
+      { name: 'theirs' },
+    )
     expect(await refused({ guardrailId: foreign.body.id }, 'guardrailId')).toContain('no guardrail')
-    expect((await call(gw, 'POST', '/keys', owner, { guardrailId: foreign.body.id })).status).toBe(400)
+    expect((await call(gw, 'POST', '/keys', owner, { guardrailId: foreign.body.id })).status).toBe(
+      400,
+    )
   })
 
   test("another account's key is not found, for every operation", async () => {
@@ -117,9 +188,15 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
       ['POST', `/keys/${id}/rotate`, undefined],
     ] as const) {
       const answer = await call(gw, method, path, owner, body)
-      expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({ path, status: 404, code: 'not_found' })
+      expect({ path, status: answer.status, code: answer.body.error?.code }).toEqual({
+        path,
+        status: 404,
+        code: 'not_found',
+      })
     }
-    expect((await call(gw, 'GET', '/keys', owner)).body.keys.some((key: Json) => key.id === id)).toBe(false)
+    expect(
+      (await call(gw, 'GET', '/keys', owner)).body.keys.some((key: Json) => key.id === id),
+    ).toBe(false)
   })
 
   test('members read the keys; only owner and admins change them', async () => {
@@ -155,7 +232,9 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
   test('the last use is recorded from the request log, not on the request path', async () => {
     const { body: key } = await call(gw, 'POST', '/keys', owner, {})
     await (await gw.chat(key.key, { model: 'test/cheap', messages: hello })).text()
-    const lastUsed = async () => (await call(gw, 'GET', '/keys', owner)).body.keys.find((k: Json) => k.id === key.id).lastUsedAt as string | null
+    const lastUsed = async () =>
+      (await call(gw, 'GET', '/keys', owner)).body.keys.find((k: Json) => k.id === key.id)
+        .lastUsedAt as string | null
     const deadline = Date.now() + 2_000
     while (!(await lastUsed()) && Date.now() < deadline) await Bun.sleep(20)
     expect(Date.parse((await lastUsed())!)).toBeGreaterThan(Date.now() - 60_000)
@@ -163,8 +242,17 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
 
   describe('the admin API documents the key routes', () => {
     test('in OpenAPI', async () => {
-      const spec = (await (await admin(gw, 'GET', '/admin/v1/openapi/json')).json()) as { paths: Record<string, unknown> }
-      expect(Object.keys(spec.paths)).toEqual(expect.arrayContaining(['/admin/v1/keys', '/admin/v1/keys/{id}', '/admin/v1/keys/{id}/revoke', '/admin/v1/keys/{id}/rotate']))
+      const spec = (await (await admin(gw, 'GET', '/admin/v1/openapi/json')).json()) as {
+        paths: Record<string, unknown>
+      }
+      expect(Object.keys(spec.paths)).toEqual(
+        expect.arrayContaining([
+          '/admin/v1/keys',
+          '/admin/v1/keys/{id}',
+          '/admin/v1/keys/{id}/revoke',
+          '/admin/v1/keys/{id}/rotate',
+        ]),
+      )
     })
   })
 })

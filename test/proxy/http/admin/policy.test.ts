@@ -32,40 +32,88 @@ describeWith('postgres', 'admin policy routes', () => {
   }
 
   test('presets: created (201), replaced (200), used by the next request, listed, deleted', async () => {
-    expect((await call('PUT', '/presets/writer', owner, { model: 'test/other', params: { temperature: 0.3 } })).status).toBe(201)
+    expect(
+      (
+        await call('PUT', '/presets/writer', owner, {
+          model: 'test/other',
+          params: { temperature: 0.3 },
+        })
+      ).status,
+    ).toBe(201)
     expect(await served('@preset/writer')).toEqual({ status: 200, model: 'test/other' })
     const replaced = await call('PUT', '/presets/writer', owner, { model: 'test/cheap' })
-    expect(replaced).toMatchObject({ status: 200, body: { slug: 'writer', id: '@preset/writer', model: 'test/cheap', params: {} } })
+    expect(replaced).toMatchObject({
+      status: 200,
+      body: { slug: 'writer', id: '@preset/writer', model: 'test/cheap', params: {} },
+    })
     expect(await served('@preset/writer')).toEqual({ status: 200, model: 'test/cheap' })
     const listed = await call('GET', '/presets', owner)
     expect(listed.body.presets.map((preset: Json) => preset.slug)).toEqual(['writer'])
     expect(listed.body.baseUrl).toBe(`http://site.test:${gw.app.config.PORT}`)
     const bad = await call('PUT', '/presets/writer', owner, { model: 'test/nope' })
-    expect(bad).toMatchObject({ status: 400, body: { error: { code: 'invalid_request', param: 'model' } } })
-    expect((await call('PUT', '/presets/writer', owner, { model: 'test/cheap', params: { temperature: 9 } })).body.error.param).toBe('params.temperature')
-    expect((await call('DELETE', '/presets/writer', owner)).body).toEqual({ accountId, slug: 'writer', deleted: true })
+    expect(bad).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_request', param: 'model' } },
+    })
+    expect(
+      (
+        await call('PUT', '/presets/writer', owner, {
+          model: 'test/cheap',
+          params: { temperature: 9 },
+        })
+      ).body.error.param,
+    ).toBe('params.temperature')
+    expect((await call('DELETE', '/presets/writer', owner)).body).toEqual({
+      accountId,
+      slug: 'writer',
+      deleted: true,
+    })
     expect((await served('@preset/writer')).status).toBe(404)
   })
 
   test("guardrails: create, change, list, delete; another account's guardrail is 404", async () => {
-    const created = await call('POST', '/guardrails', owner, { name: 'no-mail', budgetNano: 1_000_000_000, filters: [{ detector: 'email', action: 'block' }] })
-    expect(created).toMatchObject({ status: 201, body: { accountId, name: 'no-mail', budgetNano: 1_000_000_000, budgetUsd: '1', keyIds: [] } })
+    const created = await call('POST', '/guardrails', owner, {
+      name: 'no-mail',
+      budgetNano: 1_000_000_000,
+      filters: [{ detector: 'email', action: 'block' }],
+    })
+    expect(created).toMatchObject({
+      status: 201,
+      body: { accountId, name: 'no-mail', budgetNano: 1_000_000_000, budgetUsd: '1', keyIds: [] },
+    })
     const id = created.body.id as string
     const changed = await call('PATCH', `/guardrails/${id}`, owner, { models: ['test/cheap'] })
     expect(changed.body).toMatchObject({ id, models: ['test/cheap'] })
-    const badFilter = await call('PATCH', `/guardrails/${id}`, owner, { filters: [{ detector: 'regex', action: 'block' }] })
+    const badFilter = await call('PATCH', `/guardrails/${id}`, owner, {
+      filters: [{ detector: 'regex', action: 'block' }],
+    })
     expect(badFilter).toMatchObject({ status: 400, body: { error: { param: 'filters' } } })
     expect(badFilter.body.error.message).toContain('filters[0].pattern')
-    expect((await call('PATCH', `/guardrails/${id}`, owner, {})).body.error.message).toContain('Nothing to change')
-    expect((await call('GET', '/guardrails', owner)).body.guardrails.map((g: Json) => g.id)).toContain(id)
+    expect((await call('PATCH', `/guardrails/${id}`, owner, {})).body.error.message).toContain(
+      'Nothing to change',
+    )
+    expect(
+      (await call('GET', '/guardrails', owner)).body.guardrails.map((g: Json) => g.id),
+    ).toContain(id)
 
     const stranger = (await sessionFor(gw, await gw.account('1'), 'owner')).cookie
     expect((await call('GET', '/guardrails', stranger)).body.guardrails).toEqual([])
-    for (const [method, body] of [['PATCH', { name: 'mine' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['PATCH', { name: 'mine' }],
+      ['DELETE', undefined],
+    ] as const) {
       const refused = await call(method, `/guardrails/${id}`, stranger, body)
-      expect({ method, status: refused.status, code: refused.body.error?.code }).toEqual({ method, status: 404, code: 'not_found' })
+      expect({ method, status: refused.status, code: refused.body.error?.code }).toEqual({
+        method,
+        status: 404,
+        code: 'not_found',
+      })
     }
-    expect((await call('DELETE', `/guardrails/${id}`, owner)).body).toEqual({ id, deleted: true, unassignedKeyIds: [] })
+    expect((await call('DELETE', `/guardrails/${id}`, owner)).body).toEqual({
+      id,
+      deleted: true,
+      unassignedKeyIds: [],
+    })
   })
 
   test("presets are per account: another account cannot read or delete this one's", async () => {
@@ -73,30 +121,52 @@ describeWith('postgres', 'admin policy routes', () => {
     const stranger = (await sessionFor(gw, await gw.account('1'), 'owner')).cookie
     expect((await call('GET', '/presets', stranger)).body.presets).toEqual([])
     expect((await call('DELETE', '/presets/shared-name', stranger)).status).toBe(404)
-    expect((await call('GET', '/presets', owner)).body.presets.map((preset: Json) => preset.slug)).toContain('shared-name')
+    expect(
+      (await call('GET', '/presets', owner)).body.presets.map((preset: Json) => preset.slug),
+    ).toContain('shared-name')
   })
 
   test('routing: read, restricted, applied to the next request, cleared', async () => {
-    expect((await call('GET', '/routing', owner)).body).toEqual({ accountId, models: null, providers: null })
-    expect((await call('PUT', '/routing', owner, { models: ['test/cheap'] })).body).toEqual({ accountId, models: ['test/cheap'], providers: null })
+    expect((await call('GET', '/routing', owner)).body).toEqual({
+      accountId,
+      models: null,
+      providers: null,
+    })
+    expect((await call('PUT', '/routing', owner, { models: ['test/cheap'] })).body).toEqual({
+      accountId,
+      models: ['test/cheap'],
+      providers: null,
+    })
     expect((await served('test/other')).status).toBe(403)
-    expect((await call('PUT', '/routing', owner, { providers: ['nope'] })).body.error.param).toBe('providers')
+    expect((await call('PUT', '/routing', owner, { providers: ['nope'] })).body.error.param).toBe(
+      'providers',
+    )
     expect((await call('PUT', '/routing', owner, { models: null })).body.models).toBeNull()
     expect((await served('test/other')).status).toBe(200)
   })
 
   test('routing: the providers a restriction may name, each with the models it serves', async () => {
     const { providers } = (await call('GET', '/routing/providers', owner)).body
-    expect(providers.map((provider: Json) => provider.id)).toEqual(['fake', 'fake-anthropic', 'fake-b', 'unkeyed', 'keyless', 'demo'])
+    expect(providers.map((provider: Json) => provider.id)).toEqual([
+      'fake',
+      'fake-anthropic',
+      'fake-b',
+      'unkeyed',
+      'keyless',
+      'demo',
+    ])
     expect(providers[0]).toEqual({ id: 'fake', models: ['test/cheap', 'test/other'] })
     expect(providers[2]).toEqual({ id: 'fake-b', models: [] })
-    expect((await call('PUT', '/routing', owner, { providers: [providers[0].id] })).body.providers).toEqual(['fake'])
+    expect(
+      (await call('PUT', '/routing', owner, { providers: [providers[0].id] })).body.providers,
+    ).toEqual(['fake'])
     expect((await call('PUT', '/routing', owner, { providers: null })).body.providers).toBeNull()
   })
 
   test('members read the policy; only owner and admins change it', async () => {
     const member = (await sessionFor(gw, accountId, 'member')).cookie
-    for (const path of ['/presets', '/guardrails', '/routing', '/routing/providers']) expect((await call('GET', path, member)).status).toBe(200)
+    for (const path of ['/presets', '/guardrails', '/routing', '/routing/providers'])
+      expect((await call('GET', path, member)).status).toBe(200)
     for (const [method, path, body] of [
       ['PUT', '/presets/p', { model: 'test/cheap' }],
       ['DELETE', '/presets/p', undefined],
@@ -104,25 +174,45 @@ describeWith('postgres', 'admin policy routes', () => {
       ['PUT', '/routing', { models: null }],
     ] as const) {
       const refused = await call(method, path, member, body)
-      expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({ path, status: 403, code: 'forbidden' })
+      expect({ path, status: refused.status, code: refused.body.error?.code }).toEqual({
+        path,
+        status: 403,
+        code: 'forbidden',
+      })
     }
     const teamAdmin = (await sessionFor(gw, accountId, 'admin')).cookie
     expect((await call('POST', '/guardrails', teamAdmin, { name: 'by-admin' })).status).toBe(201)
   })
 
-  test("account limits: read by every member, changed by owner and admins, applied to the next request", async () => {
+  test('account limits: read by every member, changed by owner and admins, applied to the next request', async () => {
     const member = (await sessionFor(gw, accountId, 'member')).cookie
     const read = await call('GET', '/account/limits', member)
-    expect(read).toMatchObject({ status: 200, body: { accountId, rpmLimit: null, effective: { rpmLimit: gw.app.config.ACCOUNT_RPM_LIMIT } } })
+    expect(read).toMatchObject({
+      status: 200,
+      body: { accountId, rpmLimit: null, effective: { rpmLimit: gw.app.config.ACCOUNT_RPM_LIMIT } },
+    })
     expect((await call('PATCH', '/account/limits', member, { concurrency: 1 })).status).toBe(403)
-    expect(await call('PATCH', '/account/limits', owner, { concurrency: -1 })).toMatchObject({ status: 400, body: { error: { param: 'concurrency' } } })
-    expect(await call('PATCH', '/account/limits', owner, {})).toMatchObject({ status: 400, body: { error: { code: 'invalid_request' } } })
-    expect(await call('PATCH', '/account/limits', owner, { tpmLimit: 1 })).toMatchObject({ status: 200, body: { tpmLimit: 1, effective: { tpmLimit: 1 } } })
+    expect(await call('PATCH', '/account/limits', owner, { concurrency: -1 })).toMatchObject({
+      status: 400,
+      body: { error: { param: 'concurrency' } },
+    })
+    expect(await call('PATCH', '/account/limits', owner, {})).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_request' } },
+    })
+    expect(await call('PATCH', '/account/limits', owner, { tpmLimit: 1 })).toMatchObject({
+      status: 200,
+      body: { tpmLimit: 1, effective: { tpmLimit: 1 } },
+    })
     const refused = await gw.chat(key, { model: 'test/cheap', messages: hello })
     expect(refused.status).toBe(429)
-    expect(((await refused.json()) as Json).error.message).toContain('more than the 1 tokens per minute this account allows')
-    expect(await call('PATCH', '/account/limits', owner, { tpmLimit: null })).toMatchObject({ status: 200, body: { tpmLimit: null } })
+    expect(((await refused.json()) as Json).error.message).toContain(
+      'more than the 1 tokens per minute this account allows',
+    )
+    expect(await call('PATCH', '/account/limits', owner, { tpmLimit: null })).toMatchObject({
+      status: 200,
+      body: { tpmLimit: null },
+    })
     expect((await served('test/cheap')).status).toBe(200)
   })
-
 })

@@ -21,19 +21,38 @@ describeWith('postgres', 'admin session', () => {
     const accountId = await gw.account('1')
     const { cookie } = await sessionFor(gw, accountId)
     const me = await (await admin(gw, 'GET', '/admin/v1/me', { cookie })).json()
-    expect(me).toEqual({ account: { id: accountId, kind: 'accountless', status: 'active' }, role: 'owner', via: 'link', user: null, memberships: [{ accountId, role: 'owner' }] })
+    expect(me).toEqual({
+      account: { id: accountId, kind: 'accountless', status: 'active' },
+      role: 'owner',
+      via: 'link',
+      user: null,
+      memberships: [{ accountId, role: 'owner' }],
+    })
   })
 
   test("a user's session switches among the user's accounts only", async () => {
     const first = await gw.account('1')
     const second = await gw.account('1')
     const { cookie, userId } = await sessionFor(gw, first, 'member')
-    await gw.app.operator.sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${second}, ${userId}, 'admin')`
-    expect((await admin(gw, 'PUT', '/admin/v1/session/account', { cookie, body: { accountId: second } })).status).toBe(200)
-    expect(((await (await admin(gw, 'GET', '/admin/v1/me', { cookie })).json()) as { role: string }).role).toBe('admin')
+    await gw.app.operator
+      .sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${second}, ${userId}, 'admin')`
+    expect(
+      (await admin(gw, 'PUT', '/admin/v1/session/account', { cookie, body: { accountId: second } }))
+        .status,
+    ).toBe(200)
+    expect(
+      ((await (await admin(gw, 'GET', '/admin/v1/me', { cookie })).json()) as { role: string })
+        .role,
+    ).toBe('admin')
     const other = await gw.account('1')
-    expect((await admin(gw, 'PUT', '/admin/v1/session/account', { cookie, body: { accountId: other } })).status).toBe(404)
-    const unknown = await admin(gw, 'PUT', '/admin/v1/session/account', { cookie, body: { accountId: second, extra: 1 } })
+    expect(
+      (await admin(gw, 'PUT', '/admin/v1/session/account', { cookie, body: { accountId: other } }))
+        .status,
+    ).toBe(404)
+    const unknown = await admin(gw, 'PUT', '/admin/v1/session/account', {
+      cookie,
+      body: { accountId: second, extra: 1 },
+    })
     expect(unknown.status).toBe(400)
     expect(((await unknown.json()) as { error: { param: string } }).error.param).toBe('extra')
   })
@@ -48,14 +67,21 @@ describeWith('postgres', 'admin session', () => {
   describe('writes from another origin are refused', () => {
     test('a foreign Origin, or no Origin and no Fetch-Metadata', async () => {
       const { cookie } = await sessionFor(gw, await gw.account('1'))
-      expect((await admin(gw, 'DELETE', '/admin/v1/session', { cookie, origin: 'https://evil.test' })).status).toBe(403)
-      expect((await admin(gw, 'DELETE', '/admin/v1/session', { cookie, origin: null })).status).toBe(403)
+      expect(
+        (await admin(gw, 'DELETE', '/admin/v1/session', { cookie, origin: 'https://evil.test' }))
+          .status,
+      ).toBe(403)
+      expect(
+        (await admin(gw, 'DELETE', '/admin/v1/session', { cookie, origin: null })).status,
+      ).toBe(403)
       expect((await admin(gw, 'GET', '/admin/v1/me', { cookie })).status).toBe(200)
     })
   })
 
   test('the API is described as OpenAPI', async () => {
-    const spec = (await (await admin(gw, 'GET', '/admin/v1/openapi/json')).json()) as { paths: Record<string, unknown> }
+    const spec = (await (await admin(gw, 'GET', '/admin/v1/openapi/json')).json()) as {
+      paths: Record<string, unknown>
+    }
     expect(Object.keys(spec.paths)).toContain('/admin/v1/me')
   })
 })

@@ -8,7 +8,10 @@ import { describeWith } from '../../../helpers/services.ts'
 import { linkIn, startSmtpServer, type TestSmtp } from '../../../helpers/smtp.ts'
 
 type ErrorBody = { error: { code: string; message: string; param: string | null } }
-type Team = { members: { userId: string; role: string; email: string | null }[]; invites: { email: string; role: string }[] }
+type Team = {
+  members: { userId: string; role: string; email: string | null }[]
+  invites: { email: string; role: string }[]
+}
 
 let counter = 0
 const newEmail = () => `member${++counter}.${Date.now()}@people.test`
@@ -18,7 +21,11 @@ describeWith('postgres', 'teams', () => {
   let smtp: TestSmtp
   beforeAll(async () => {
     smtp = await startSmtpServer()
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', env: { SMTP_URL: smtp.url, SIGN_IN_ATTEMPTS_PER_MINUTE: '1000' } })
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      env: { SMTP_URL: smtp.url, SIGN_IN_ATTEMPTS_PER_MINUTE: '1000' },
+    })
   })
   afterAll(async () => {
     await gw.close()
@@ -33,12 +40,23 @@ describeWith('postgres', 'teams', () => {
     return { accountId, owner }
   }
   /** Invites `email` and accepts by confirming the mailed link; the invitee's session cookie. */
-  async function inviteAndAccept(ownerCookie: string, email: string, role: 'admin' | 'member'): Promise<{ cookie: string; userId: string }> {
-    const invited = await admin(gw, 'POST', '/admin/v1/team/invites', { cookie: ownerCookie, body: { email, role } })
+  async function inviteAndAccept(
+    ownerCookie: string,
+    email: string,
+    role: 'admin' | 'member',
+  ): Promise<{ cookie: string; userId: string }> {
+    const invited = await admin(gw, 'POST', '/admin/v1/team/invites', {
+      cookie: ownerCookie,
+      body: { email, role },
+    })
     expect(invited.status).toBe(202)
     const link = linkIn(await smtp.next(email))
-    expect(await (await gw.app.site.handle(new Request(link))).text()).toContain(`as ${role} with ${email}`)
-    const accepted = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token: link.searchParams.get('token') } })
+    expect(await (await gw.app.site.handle(new Request(link))).text()).toContain(
+      `as ${role} with ${email}`,
+    )
+    const accepted = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', {
+      body: { token: link.searchParams.get('token') },
+    })
     expect(accepted.status).toBe(200)
     const body = (await accepted.json()) as { user: { id: string }; role: string; purpose: string }
     expect(body).toMatchObject({ role, purpose: 'invite' })
@@ -48,15 +66,27 @@ describeWith('postgres', 'teams', () => {
   test('an invite, accepted, makes the invitee a member who sees the account', async () => {
     const { accountId, owner } = await team()
     const email = newEmail()
-    const invited = await admin(gw, 'POST', '/admin/v1/team/invites', { cookie: owner.cookie, body: { email, role: 'member' } })
+    const invited = await admin(gw, 'POST', '/admin/v1/team/invites', {
+      cookie: owner.cookie,
+      body: { email, role: 'member' },
+    })
     expect(invited.status).toBe(202)
-    const pending = (await (await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })).json()) as Team
+    const pending = (await (
+      await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })
+    ).json()) as Team
     expect(pending.invites).toEqual([expect.objectContaining({ email, role: 'member' })])
     const link = linkIn(await smtp.next(email))
-    const accepted = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token: link.searchParams.get('token') } })
+    const accepted = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', {
+      body: { token: link.searchParams.get('token') },
+    })
     const cookie = accepted.headers.get('set-cookie')!.split(';')[0]!
     const me = await (await admin(gw, 'GET', '/admin/v1/me', { cookie })).json()
-    expect(me).toMatchObject({ account: { id: accountId }, role: 'member', via: 'user', user: { email } })
+    expect(me).toMatchObject({
+      account: { id: accountId },
+      role: 'member',
+      via: 'user',
+      user: { email },
+    })
     const seen = (await (await admin(gw, 'GET', '/admin/v1/team', { cookie })).json()) as Team
     expect(seen.members.map((member) => [member.role, member.email])).toEqual([
       ['owner', expect.any(String)],
@@ -69,11 +99,16 @@ describeWith('postgres', 'teams', () => {
     const { owner } = await team()
     for (const role of ['member', 'admin'] as const) {
       const { cookie } = await inviteAndAccept(owner.cookie, newEmail(), role)
-      const refused = await admin(gw, 'POST', '/admin/v1/team/invites', { cookie, body: { email: newEmail(), role: 'member' } })
+      const refused = await admin(gw, 'POST', '/admin/v1/team/invites', {
+        cookie,
+        body: { email: newEmail(), role: 'member' },
+      })
       expect(refused.status).toBe(403)
       const body = (await refused.json()) as ErrorBody
       expect(body.error.code).toBe('forbidden')
-      expect(body.error.message).toContain("only the account owner can manage the account's members")
+      expect(body.error.message).toContain(
+        "only the account owner can manage the account's members",
+      )
     }
   })
 
@@ -81,24 +116,51 @@ describeWith('postgres', 'teams', () => {
     const { owner } = await team()
     const member = await inviteAndAccept(owner.cookie, newEmail(), 'member')
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).status).toBe(200)
-    const removed = await admin(gw, 'DELETE', `/admin/v1/team/${member.userId}`, { cookie: owner.cookie })
+    const removed = await admin(gw, 'DELETE', `/admin/v1/team/${member.userId}`, {
+      cookie: owner.cookie,
+    })
     expect(removed.status).toBe(200)
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).status).toBe(401)
-    const left = (await (await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })).json()) as Team
+    const left = (await (
+      await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })
+    ).json()) as Team
     expect(left.members.map((entry) => entry.role)).toEqual(['owner'])
   })
 
   test('the owner changes roles; the owner itself can be neither demoted nor removed', async () => {
     const { owner } = await team()
     const member = await inviteAndAccept(owner.cookie, newEmail(), 'member')
-    expect((await admin(gw, 'PATCH', `/admin/v1/team/${member.userId}`, { cookie: owner.cookie, body: { role: 'admin' } })).status).toBe(200)
-    expect(((await (await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).json()) as { role: string }).role).toBe('admin')
-    const demote = await admin(gw, 'PATCH', `/admin/v1/team/${owner.userId}`, { cookie: owner.cookie, body: { role: 'member' } })
+    expect(
+      (
+        await admin(gw, 'PATCH', `/admin/v1/team/${member.userId}`, {
+          cookie: owner.cookie,
+          body: { role: 'admin' },
+        })
+      ).status,
+    ).toBe(200)
+    expect(
+      (
+        (await (await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).json()) as {
+          role: string
+        }
+      ).role,
+    ).toBe('admin')
+    const demote = await admin(gw, 'PATCH', `/admin/v1/team/${owner.userId}`, {
+      cookie: owner.cookie,
+      body: { role: 'member' },
+    })
     expect(demote.status).toBe(409)
-    expect(((await demote.json()) as ErrorBody).error.message).toContain('ownership is not transferable')
-    const leave = await admin(gw, 'DELETE', `/admin/v1/team/${owner.userId}`, { cookie: owner.cookie })
+    expect(((await demote.json()) as ErrorBody).error.message).toContain(
+      'ownership is not transferable',
+    )
+    const leave = await admin(gw, 'DELETE', `/admin/v1/team/${owner.userId}`, {
+      cookie: owner.cookie,
+    })
     expect(leave.status).toBe(409)
-    const asOwner = await admin(gw, 'PATCH', `/admin/v1/team/${member.userId}`, { cookie: owner.cookie, body: { role: 'owner' } })
+    const asOwner = await admin(gw, 'PATCH', `/admin/v1/team/${member.userId}`, {
+      cookie: owner.cookie,
+      body: { role: 'owner' },
+    })
     expect(asOwner.status).toBe(400)
   })
 
@@ -106,8 +168,18 @@ describeWith('postgres', 'teams', () => {
     const first = await team()
     const second = await team()
     const member = await inviteAndAccept(second.owner.cookie, newEmail(), 'member')
-    expect((await admin(gw, 'DELETE', `/admin/v1/team/${member.userId}`, { cookie: first.owner.cookie })).status).toBe(404)
-    expect((await admin(gw, 'PATCH', `/admin/v1/team/${member.userId}`, { cookie: first.owner.cookie, body: { role: 'admin' } })).status).toBe(404)
+    expect(
+      (await admin(gw, 'DELETE', `/admin/v1/team/${member.userId}`, { cookie: first.owner.cookie }))
+        .status,
+    ).toBe(404)
+    expect(
+      (
+        await admin(gw, 'PATCH', `/admin/v1/team/${member.userId}`, {
+          cookie: first.owner.cookie,
+          body: { role: 'admin' },
+        })
+      ).status,
+    ).toBe(404)
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).status).toBe(200)
   })
 
@@ -115,7 +187,10 @@ describeWith('postgres', 'teams', () => {
     const { owner } = await team()
     const email = newEmail()
     await inviteAndAccept(owner.cookie, email, 'member')
-    const again = await admin(gw, 'POST', '/admin/v1/team/invites', { cookie: owner.cookie, body: { email, role: 'admin' } })
+    const again = await admin(gw, 'POST', '/admin/v1/team/invites', {
+      cookie: owner.cookie,
+      body: { email, role: 'admin' },
+    })
     expect(again.status).toBe(409)
     expect(((await again.json()) as ErrorBody).error.param).toBe('email')
   })
@@ -123,10 +198,18 @@ describeWith('postgres', 'teams', () => {
   test('an accountless account cannot have team members until it is claimed', async () => {
     const accountId = await gw.account('1')
     const { cookie } = await sessionFor(gw, accountId)
-    const refused = await admin(gw, 'POST', '/admin/v1/team/invites', { cookie, body: { email: newEmail(), role: 'member' } })
+    const refused = await admin(gw, 'POST', '/admin/v1/team/invites', {
+      cookie,
+      body: { email: newEmail(), role: 'member' },
+    })
     expect(refused.status).toBe(403)
-    expect(((await refused.json()) as ErrorBody).error.message).toContain('accountless account cannot have team members: claim it first')
-    expect(await (await admin(gw, 'GET', '/admin/v1/team', { cookie })).json()).toEqual({ members: [], invites: [] })
+    expect(((await refused.json()) as ErrorBody).error.message).toContain(
+      'accountless account cannot have team members: claim it first',
+    )
+    expect(await (await admin(gw, 'GET', '/admin/v1/team', { cookie })).json()).toEqual({
+      members: [],
+      invites: [],
+    })
   })
 
   test('without a session the team is 401', async () => {

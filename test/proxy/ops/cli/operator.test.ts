@@ -7,7 +7,11 @@ import { join } from 'node:path'
 import { nanoToUsd } from '../../../../shared/money.ts'
 import { startFakeUpstream, type FakeUpstream } from '../../../helpers/fake-upstream/server.ts'
 import { openRawStream } from '../../../helpers/raw-http.ts'
-import { repositoryRoot as root, startServerProcess, type ServerProcess } from '../../../helpers/server-process.ts'
+import {
+  repositoryRoot as root,
+  startServerProcess,
+  type ServerProcess,
+} from '../../../helpers/server-process.ts'
 
 describe('operator commands against a running server on embedded defaults', () => {
   let upstream: FakeUpstream
@@ -22,11 +26,24 @@ describe('operator commands against a running server on embedded defaults', () =
     expect(await server.process.exited).toBe(0)
   }
 
-  async function admin(...args: string[]): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
-    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], { cwd: root, env: { ...env, SITE_URL: server.siteUrl }, stdout: 'pipe', stderr: 'pipe' })
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
+  async function admin(
+    ...args: string[]
+  ): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
+    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], {
+      cwd: root,
+      env: { ...env, SITE_URL: server.siteUrl },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ])
     // `bun run` adds its own lines on stderr (the command, the exit code) around the CLI's output.
-    const own = stderr.split('\n').filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
+    const own = stderr
+      .split('\n')
+      .filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
     return { code, json: stdout.trim() ? JSON.parse(stdout) : {}, stderr: own.join('\n').trim() }
   }
 
@@ -50,7 +67,17 @@ models:
   - { id: test/drip, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: "fake?tokens=30&chunkDelay=1000" } ] }
 `,
     )
-    env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? dataDir, DATA_DIR: dataDir, CATALOG_FILE: catalog, PORT: '0', SITE_PORT: '0', FAKE_PROVIDER_KEY: 'sk-fake', LOG_LEVEL: 'info', ACCOUNT_CONCURRENCY_LIMIT: '0' }
+    env = {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME ?? dataDir,
+      DATA_DIR: dataDir,
+      CATALOG_FILE: catalog,
+      PORT: '0',
+      SITE_PORT: '0',
+      FAKE_PROVIDER_KEY: 'sk-fake',
+      LOG_LEVEL: 'info',
+      ACCOUNT_CONCURRENCY_LIMIT: '0',
+    }
     server = await startServer()
   })
   afterAll(async () => {
@@ -72,9 +99,24 @@ models:
     expect(accountId).toMatch(/^acct_/)
 
     const credited = await admin('credit', '--account', accountId, '--usd', '2.5')
-    expect(credited.json).toMatchObject({ amountNano: 2_500_000_000, availableNano: 7_500_000_000, availableUsd: '7.5' })
+    expect(credited.json).toMatchObject({
+      amountNano: 2_500_000_000,
+      availableNano: 7_500_000_000,
+      availableUsd: '7.5',
+    })
 
-    const created = await admin('key', 'create', '--account', accountId, '--rpm', '100', '--daily-usd', '1', '--models', 'test/cheap')
+    const created = await admin(
+      'key',
+      'create',
+      '--account',
+      accountId,
+      '--rpm',
+      '100',
+      '--daily-usd',
+      '1',
+      '--models',
+      'test/cheap',
+    )
     expect(created.json.key).toMatch(/^svc-live-[1-9A-HJ-NP-Za-km-z]{26}$/)
     const key = created.json.key as string
 
@@ -87,10 +129,17 @@ models:
     expect(shown.json).toMatchObject({ accountId, heldNano: 0, inFlight: 0 })
     expect(shown.json.balanceNano).toBe(7_500_000_000 - Math.round(cost * 1e9))
     expect(shown.json.balanceUsd).toBe(nanoToUsd(shown.json.balanceNano as number))
-    const keyView = (shown.json.keys as { id: string; daily: { spentNano: number; limitNano: number } }[])[0]!
-    expect(keyView).toMatchObject({ id: created.json.id, daily: { spentNano: Math.round(cost * 1e9), limitNano: 1_000_000_000 } })
+    const keyView = (
+      shown.json.keys as { id: string; daily: { spentNano: number; limitNano: number } }[]
+    )[0]!
+    expect(keyView).toMatchObject({
+      id: created.json.id,
+      daily: { spentNano: Math.round(cost * 1e9), limitNano: 1_000_000_000 },
+    })
 
-    expect((await admin('key', 'revoke', '--id', created.json.id as string)).json).toMatchObject({ status: 'revoked' })
+    expect((await admin('key', 'revoke', '--id', created.json.id as string)).json).toMatchObject({
+      status: 'revoked',
+    })
     expect((await chat(key)).status).toBe(401)
 
     await stopServer()
@@ -98,15 +147,26 @@ models:
     const reloaded = await admin('account', 'show', '--account', accountId)
     expect(reloaded.json.balanceNano).toBe(shown.json.balanceNano as number)
     expect(reloaded.json.ledgerBalanceNano).toBe(shown.json.balanceNano as number)
-    expect((reloaded.json.keys as { daily: { spentNano: number } }[])[0]!.daily.spentNano).toBe(Math.round(cost * 1e9))
+    expect((reloaded.json.keys as { daily: { spentNano: number } }[])[0]!.daily.spentNano).toBe(
+      Math.round(cost * 1e9),
+    )
   })
 
   test('more streams than a process’s fetch keeps in flight by default (256) run at once', async () => {
-    const accountId = (await admin('account', 'create', '--credit-usd', '50')).json.accountId as string
+    const accountId = (await admin('account', 'create', '--credit-usd', '50')).json
+      .accountId as string
     const key = (await admin('key', 'create', '--account', accountId)).json.key as string
-    const body = JSON.stringify({ model: 'test/drip', messages: [{ role: 'user', content: 'hello' }], stream: true })
+    const body = JSON.stringify({
+      model: 'test/drip',
+      messages: [{ role: 'user', content: 'hello' }],
+      stream: true,
+    })
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' }
-    const streams = await Promise.all(Array.from({ length: 300 }, () => openRawStream(server.apiUrl, '/v1/chat/completions', headers, body)))
+    const streams = await Promise.all(
+      Array.from({ length: 300 }, () =>
+        openRawStream(server.apiUrl, '/v1/chat/completions', headers, body),
+      ),
+    )
     try {
       const heads = await Promise.all(streams.map((stream) => stream.head))
       expect(heads.filter((head) => !head.startsWith('HTTP/1.1 200'))).toEqual([])
@@ -128,9 +188,19 @@ models:
     const negative = await admin('credit', '--account', 'acct_x', '--usd=-5')
     expect(negative.code).toBe(2)
     expect(negative.stderr).toContain('--usd must be an amount in USD')
-    const unknownModel = await admin('key', 'create', '--account', 'acct_x', '--models', 'test/nope')
+    const unknownModel = await admin(
+      'key',
+      'create',
+      '--account',
+      'acct_x',
+      '--models',
+      'test/nope',
+    )
     expect(unknownModel.code).toBe(1)
-    expect(JSON.parse(unknownModel.stderr).error).toMatchObject({ code: 'invalid_request', param: 'allowedModels' })
+    expect(JSON.parse(unknownModel.stderr).error).toMatchObject({
+      code: 'invalid_request',
+      param: 'allowedModels',
+    })
     const missing = await admin('account', 'show', '--account', 'acct_missing')
     expect(JSON.parse(missing.stderr).error.code).toBe('not_found')
   })

@@ -12,11 +12,29 @@ describeWith('postgres', 'suspension commands of bun run admin', () => {
   let gw: TestGateway
   let siteUrl: string
 
-  async function admin(...args: string[]): Promise<{ code: number; json: Record<string, any>; stderr: string }> {
-    const env = { PATH: process.env.PATH!, HOME: process.env.HOME ?? root, SITE_URL: siteUrl, ADMIN_TOKEN: gw.app.operatorToken }
-    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], { cwd: root, env, stdout: 'pipe', stderr: 'pipe' })
-    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited])
-    const own = stderr.split('\n').filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
+  async function admin(
+    ...args: string[]
+  ): Promise<{ code: number; json: Record<string, any>; stderr: string }> {
+    const env = {
+      PATH: process.env.PATH!,
+      HOME: process.env.HOME ?? root,
+      SITE_URL: siteUrl,
+      ADMIN_TOKEN: gw.app.operatorToken,
+    }
+    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], {
+      cwd: root,
+      env,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ])
+    const own = stderr
+      .split('\n')
+      .filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
     return { code, json: stdout.trim() ? JSON.parse(stdout) : {}, stderr: own.join('\n').trim() }
   }
 
@@ -35,9 +53,22 @@ describeWith('postgres', 'suspension commands of bun run admin', () => {
     }
     expect((await chat()).status).toBe(200)
 
-    const suspended = await admin('account', 'suspend', accountId, '--reason', 'operator', '--note', 'card testing')
+    const suspended = await admin(
+      'account',
+      'suspend',
+      accountId,
+      '--reason',
+      'operator',
+      '--note',
+      'card testing',
+    )
     expect(suspended.code).toBe(0)
-    expect(suspended.json).toMatchObject({ accountId, status: 'suspended', reason: 'operator', note: 'card testing' })
+    expect(suspended.json).toMatchObject({
+      accountId,
+      status: 'suspended',
+      reason: 'operator',
+      note: 'card testing',
+    })
     expect(await chat()).toEqual({ status: 403, code: 'account_suspended' })
 
     const lifted = await admin('account', 'unsuspend', accountId)
@@ -50,6 +81,9 @@ describeWith('postgres', 'suspension commands of bun run admin', () => {
     expect((await admin('account', 'suspend', accountId)).code).toBe(2)
     const unknown = await admin('account', 'suspend', accountId, '--reason', 'whim')
     expect(unknown.code).toBe(1)
-    expect(JSON.parse(unknown.stderr).error).toMatchObject({ code: 'invalid_request', param: 'reason' })
+    expect(JSON.parse(unknown.stderr).error).toMatchObject({
+      code: 'invalid_request',
+      param: 'reason',
+    })
   })
 })

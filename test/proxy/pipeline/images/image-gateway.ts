@@ -4,10 +4,19 @@
  */
 import { buildImageModels } from '../../../../proxy/core/catalog/image-models.ts'
 import type { CatalogImageModel } from '../../../../proxy/core/catalog/catalog-schema.ts'
-import { startTestGateway, type TestGatewayOptions, type TestGateway } from '../../../helpers/gateway.ts'
+import {
+  startTestGateway,
+  type TestGatewayOptions,
+  type TestGateway,
+} from '../../../helpers/gateway.ts'
 
 /** USD per image: medium 1024x1024 costs 0.042 (42,000,000 nano). */
-const prices = { '1024x1024/low': 0.011, '1024x1024/medium': 0.042, '1024x1024/high': 0.167, '1536x1024/medium': 0.063 }
+const prices = {
+  '1024x1024/low': 0.011,
+  '1024x1024/medium': 0.042,
+  '1024x1024/high': 0.167,
+  '1536x1024/medium': 0.063,
+}
 export const MEDIUM_NANO = 42_000_000
 
 const imageModel = (id: string, routes: CatalogImageModel['routes']): CatalogImageModel => ({
@@ -38,26 +47,48 @@ export type ImageGateway = TestGateway & {
   imageCalls(): number
 }
 
-export async function startImageGateway(options: TestGatewayOptions & { costDeadlineMs?: number }): Promise<ImageGateway> {
+export async function startImageGateway(
+  options: TestGatewayOptions & { costDeadlineMs?: number },
+): Promise<ImageGateway> {
   const gw = await startTestGateway(options)
   const { catalog, limits } = gw.app.gateway
-  catalog.providers.set('closed', { id: 'closed', style: 'openai', baseUrl: `http://127.0.0.1:${await closedPort()}/v1`, apiKeyEnv: 'CLOSED_KEY', apiKey: 'sk-closed', available: true, builtin: undefined })
+  catalog.providers.set('closed', {
+    id: 'closed',
+    style: 'openai',
+    baseUrl: `http://127.0.0.1:${await closedPort()}/v1`,
+    apiKeyEnv: 'CLOSED_KEY',
+    apiKey: 'sk-closed',
+    available: true,
+    builtin: undefined,
+  })
   const problems: string[] = []
-  for (const [id, model] of buildImageModels(imageModels, catalog.providers, problems)) catalog.images.set(id, model)
+  for (const [id, model] of buildImageModels(imageModels, catalog.providers, problems))
+    catalog.images.set(id, model)
   if (problems.length > 0) throw new Error(problems.join('\n'))
   if (options.costDeadlineMs) limits.imageCostDeadlineMs = options.costDeadlineMs
   const call = (method: string, path: string, key: string | undefined, body?: unknown) =>
     gw.app.api.handle(
       new Request(`http://gateway.test${path}`, {
         method,
-        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-        body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+        headers: {
+          'content-type': 'application/json',
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+        },
+        body:
+          body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
       }),
     )
   return Object.assign(gw, {
-    images: (key: string | undefined, body: unknown) => call('POST', '/v1/images/generations', key, body),
-    status: (key: string, requestId: string | null) => call('GET', `/v1/images/status${requestId === null ? '' : `?request_id=${encodeURIComponent(requestId)}`}`, key),
-    imageCalls: () => gw.upstream.requests.filter((request) => request.path.endsWith('/images/generations')).length,
+    images: (key: string | undefined, body: unknown) =>
+      call('POST', '/v1/images/generations', key, body),
+    status: (key: string, requestId: string | null) =>
+      call(
+        'GET',
+        `/v1/images/status${requestId === null ? '' : `?request_id=${encodeURIComponent(requestId)}`}`,
+        key,
+      ),
+    imageCalls: () =>
+      gw.upstream.requests.filter((request) => request.path.endsWith('/images/generations')).length,
   })
 }
 

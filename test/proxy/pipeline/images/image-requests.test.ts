@@ -27,13 +27,28 @@ describeWith('postgres', 'image requests', () => {
 
   describe('the body', () => {
     test('an unknown size is 400 naming the field and listing the sizes offered', async () => {
-      const error = await refusal(await gw.images(key, { model: 'test/image', prompt: 'x', size: '2048x2048' }), 400, 'invalid_request')
+      const error = await refusal(
+        await gw.images(key, { model: 'test/image', prompt: 'x', size: '2048x2048' }),
+        400,
+        'invalid_request',
+      )
       expect(error.param).toBe('size')
-      expect(error.message).toBe('size: 2048x2048 is not offered for test/image; valid sizes: 1024x1024, 1536x1024')
+      expect(error.message).toBe(
+        'size: 2048x2048 is not offered for test/image; valid sizes: 1024x1024, 1536x1024',
+      )
     })
 
     test('a quality not priced at the size is 400 listing the qualities of that size', async () => {
-      const error = await refusal(await gw.images(key, { model: 'test/image', prompt: 'x', size: '1536x1024', quality: 'high' }), 400, 'invalid_request')
+      const error = await refusal(
+        await gw.images(key, {
+          model: 'test/image',
+          prompt: 'x',
+          size: '1536x1024',
+          quality: 'high',
+        }),
+        400,
+        'invalid_request',
+      )
       expect(error.param).toBe('quality')
       expect(error.message).toContain('valid qualities: medium')
     })
@@ -58,22 +73,42 @@ describeWith('postgres', 'image requests', () => {
     })
 
     test('a chat model is 400 saying it is not an image model; an unknown one is 404, with the full ID for a bare name', async () => {
-      const chat = await refusal(await gw.images(key, { model: 'test/cheap', prompt: 'x' }), 400, 'invalid_request')
+      const chat = await refusal(
+        await gw.images(key, { model: 'test/cheap', prompt: 'x' }),
+        400,
+        'invalid_request',
+      )
       expect(chat.message).toContain('test/cheap is not an image model')
-      await refusal(await gw.images(key, { model: 'test/nothing', prompt: 'x' }), 404, 'unknown_model')
-      const bare = await refusal(await gw.images(key, { model: 'image', prompt: 'x' }), 404, 'unknown_model')
+      await refusal(
+        await gw.images(key, { model: 'test/nothing', prompt: 'x' }),
+        404,
+        'unknown_model',
+      )
+      const bare = await refusal(
+        await gw.images(key, { model: 'image', prompt: 'x' }),
+        404,
+        'unknown_model',
+      )
       expect(bare.message).toContain('did you mean test/image?')
     })
 
     test('a request without a key is 401', async () => {
-      await refusal(await gw.images(undefined, { model: 'test/image', prompt: 'x' }), 401, 'invalid_api_key')
+      await refusal(
+        await gw.images(undefined, { model: 'test/image', prompt: 'x' }),
+        401,
+        'invalid_api_key',
+      )
     })
   })
 
   describe('access', () => {
     test("a model outside the key's allowed models is 403 model_not_allowed, nothing held or sent", async () => {
       const limited = (await gw.key(accountId, { allowedModels: ['test/cheap'] })).key
-      const error = await refusal(await gw.images(limited, { model: 'test/image', prompt: 'x' }), 403, 'model_not_allowed')
+      const error = await refusal(
+        await gw.images(limited, { model: 'test/image', prompt: 'x' }),
+        403,
+        'model_not_allowed',
+      )
       expect(error.message).toContain('test/image')
       expect(gw.imageCalls()).toBe(0)
       expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({ heldNano: 0 })
@@ -93,16 +128,27 @@ describeWith('postgres', 'image requests', () => {
         { detector: 'keywords', action: 'block', keywords: ['forbidden'] },
         { detector: 'email', action: 'redact' },
       ]
-      await gw.app.gateway.sql`INSERT INTO guardrails (id, account_id, name, filters) VALUES (${guardrail}, ${accountId}, 'g', ${gw.app.gateway.sql.json(filters)})`
-      await gw.app.gateway.sql`UPDATE api_keys SET guardrail_id = ${guardrail} WHERE id = ${guarded.id}`
+      await gw.app.gateway
+        .sql`INSERT INTO guardrails (id, account_id, name, filters) VALUES (${guardrail}, ${accountId}, 'g', ${gw.app.gateway.sql.json(filters)})`
+      await gw.app.gateway
+        .sql`UPDATE api_keys SET guardrail_id = ${guardrail} WHERE id = ${guarded.id}`
       const calls = gw.imageCalls()
-      const blocked = await refusal(await gw.images(guarded.key, { model: 'test/image', prompt: 'a forbidden door' }), 403, 'guardrail_blocked')
+      const blocked = await refusal(
+        await gw.images(guarded.key, { model: 'test/image', prompt: 'a forbidden door' }),
+        403,
+        'guardrail_blocked',
+      )
       expect(blocked.message).not.toContain('forbidden door')
       expect(gw.imageCalls()).toBe(calls)
 
-      const response = await gw.images(guarded.key, { model: 'test/image', prompt: 'a poster for ada@example.com' })
+      const response = await gw.images(guarded.key, {
+        model: 'test/image',
+        prompt: 'a poster for ada@example.com',
+      })
       expect(response.status).toBe(200)
-      const sent = gw.upstream.requests.filter((request) => request.path.endsWith('/images/generations')).at(-1)!
+      const sent = gw.upstream.requests
+        .filter((request) => request.path.endsWith('/images/generations'))
+        .at(-1)!
       expect(String(sent.body.prompt)).toStartWith('a poster for ')
       expect(String(sent.body.prompt)).not.toContain('ada@example.com')
     })
@@ -135,7 +181,9 @@ describeWith('postgres', 'image requests', () => {
         hold_usd: '0.042',
         error_code: null,
       })
-      expect(Date.parse(status.cost_deadline as string) - Date.parse(status.created_at as string)).toBeGreaterThan(3_590_000)
+      expect(
+        Date.parse(status.cost_deadline as string) - Date.parse(status.created_at as string),
+      ).toBeGreaterThan(3_590_000)
       expect(status.resolved_at).toBeString()
     })
 
@@ -145,15 +193,23 @@ describeWith('postgres', 'image requests', () => {
       const stranger = (await gw.key(await gw.account('1'))).key
       const foreign = await refusal(await gw.status(stranger, requestId), 404, 'not_found')
       const unknown = await refusal(await gw.status(key, 'req_unknown'), 404, 'not_found')
-      expect(foreign.message.replace(requestId, 'ID')).toBe(unknown.message.replace('req_unknown', 'ID'))
+      expect(foreign.message.replace(requestId, 'ID')).toBe(
+        unknown.message.replace('req_unknown', 'ID'),
+      )
     })
 
     test('a missing request_id is 400; a missing key is 401; the /api/v1 alias answers the same', async () => {
-      expect((await refusal(await gw.status(key, null), 400, 'invalid_request')).param).toBe('request_id')
-      const anonymous = await gw.app.api.handle(new Request(`http://gateway.test/v1/images/status?request_id=${requestId}`))
+      expect((await refusal(await gw.status(key, null), 400, 'invalid_request')).param).toBe(
+        'request_id',
+      )
+      const anonymous = await gw.app.api.handle(
+        new Request(`http://gateway.test/v1/images/status?request_id=${requestId}`),
+      )
       expect(anonymous.status).toBe(401)
       const alias = await gw.app.api.handle(
-        new Request(`http://gateway.test/api/v1/images/status?request_id=${requestId}`, { headers: { authorization: `Bearer ${key}` } }),
+        new Request(`http://gateway.test/api/v1/images/status?request_id=${requestId}`, {
+          headers: { authorization: `Bearer ${key}` },
+        }),
       )
       expect(alias.status).toBe(200)
     })

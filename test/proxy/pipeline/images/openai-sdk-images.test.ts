@@ -12,13 +12,24 @@ describeWith('postgres', 'openai SDK images', () => {
     gw = await startImageGateway({ store: 'memory', database: 'postgres' })
     const { apiUrl } = gw.app.listen()
     const accountId = await gw.account('10')
-    client = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: (await gw.key(accountId)).key, maxRetries: 0 })
+    client = new OpenAI({
+      baseURL: `${apiUrl}/v1`,
+      apiKey: (await gw.key(accountId)).key,
+      maxRetries: 0,
+    })
   })
   afterAll(() => gw.close())
 
   test('images.generate returns the images, usage with its cost, and the service headers', async () => {
     const { data, response } = await client.images
-      .generate({ model: 'test/image-usage', prompt: 'a paper crane', n: 2, size: '1024x1024', quality: 'low', response_format: 'b64_json' })
+      .generate({
+        model: 'test/image-usage',
+        prompt: 'a paper crane',
+        n: 2,
+        size: '1024x1024',
+        quality: 'low',
+        response_format: 'b64_json',
+      })
       .withResponse()
     expect(data.data).toHaveLength(2)
     expect(data.data![0]!.b64_json).toBeString()
@@ -30,7 +41,9 @@ describeWith('postgres', 'openai SDK images', () => {
   })
 
   test("a failed generation raises the SDK's error with the gateway's code and the status endpoint to check", async () => {
-    const failure = await client.images.generate({ model: 'test/image', prompt: 'a crane [[status=503]]' }).catch((error: unknown) => error)
+    const failure = await client.images
+      .generate({ model: 'test/image', prompt: 'a crane [[status=503]]' })
+      .catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(OpenAI.APIError)
     const error = failure as InstanceType<typeof OpenAI.APIError>
     expect(error.status).toBe(502)
@@ -39,7 +52,9 @@ describeWith('postgres', 'openai SDK images', () => {
   })
 
   test('an unpriced size raises BadRequestError naming the field', async () => {
-    const failure = await client.images.generate({ model: 'test/image', prompt: 'a crane', size: '1024x1792' }).catch((error: unknown) => error)
+    const failure = await client.images
+      .generate({ model: 'test/image', prompt: 'a crane', size: '1024x1792' })
+      .catch((error: unknown) => error)
     expect(failure).toBeInstanceOf(OpenAI.BadRequestError)
     expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('size')
   })

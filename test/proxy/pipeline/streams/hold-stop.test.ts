@@ -4,9 +4,19 @@
 // cost the message names; a provider that honours a small limit is never cut, however long its tokens.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { usdToNano } from '../../../../shared/money.ts'
-import { readChatStream, readMessagesStream, readResponsesStream, type Summary } from '../../../helpers/client-streams.ts'
+import {
+  readChatStream,
+  readMessagesStream,
+  readResponsesStream,
+  type Summary,
+} from '../../../helpers/client-streams.ts'
 import { LONG_WORDS } from '../../../helpers/fake-upstream/plan.ts'
-import { anthropicTestModel, startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
+import {
+  anthropicTestModel,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../../../helpers/gateway.ts'
 import { ledgerOf, settledAccount, sumOf } from '../../../helpers/ledger.ts'
 import { describeWith } from '../../../helpers/services.ts'
 import { storeSetups } from '../../../helpers/setups.ts'
@@ -28,19 +38,36 @@ const costOf = (input: number, output: number) => input * 1_000 + output * 2_000
 const styles = {
   chat: {
     path: 'chat/completions',
-    body: (model: string) => ({ model, messages: [{ role: 'user', content: 'Tell me everything.' }], max_completion_tokens: LIMIT, stream: true, stream_options: { include_usage: true } }),
+    body: (model: string) => ({
+      model,
+      messages: [{ role: 'user', content: 'Tell me everything.' }],
+      max_completion_tokens: LIMIT,
+      stream: true,
+      stream_options: { include_usage: true },
+    }),
     read: readChatStream,
     ends: ['[DONE]'],
   },
   messages: {
     path: 'messages',
-    body: (model: string) => ({ model, max_tokens: LIMIT, messages: [{ role: 'user', content: 'Tell me everything.' }], stream: true }),
+    body: (model: string) => ({
+      model,
+      max_tokens: LIMIT,
+      messages: [{ role: 'user', content: 'Tell me everything.' }],
+      stream: true,
+    }),
     read: readMessagesStream,
     ends: ['message_stop'],
   },
   responses: {
     path: 'responses',
-    body: (model: string) => ({ model, input: 'Tell me everything.', max_output_tokens: LIMIT, stream: true, store: false }),
+    body: (model: string) => ({
+      model,
+      input: 'Tell me everything.',
+      max_output_tokens: LIMIT,
+      stream: true,
+      store: false,
+    }),
     read: readResponsesStream,
     ends: ['completed', 'incomplete'],
   },
@@ -49,71 +76,105 @@ const styles = {
 const wordsIn = (text: string) => text.split(' ').filter(Boolean).length
 
 for (const { store, database, needs } of storeSetups) {
-  describeWith([...needs], `the stop at the hold with the ${store} admission store on ${database} Postgres`, () => {
-    let gw: TestGateway
-    let apiUrl: string
-    beforeAll(async () => {
-      gw = await startTestGateway({ store, database, models })
-      apiUrl = gw.app.listen().apiUrl
-    })
-    afterAll(() => gw.close())
-
-    /** Streams one request on a fresh account of USD 10; returns what the client read and what was recorded. */
-    async function stream(style: keyof typeof styles, model: string) {
-      const accountId = await gw.account('10')
-      const { key } = await gw.key(accountId)
-      const response = await fetch(`${apiUrl}/v1/${styles[style].path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify(styles[style].body(model)),
+  describeWith(
+    [...needs],
+    `the stop at the hold with the ${store} admission store on ${database} Postgres`,
+    () => {
+      let gw: TestGateway
+      let apiUrl: string
+      beforeAll(async () => {
+        gw = await startTestGateway({ store, database, models })
+        apiUrl = gw.app.listen().apiUrl
       })
-      expect(response.status).toBe(200)
-      // The balance header is read when the stream starts: the credit less this request's hold.
-      const holdNano = usdToNano('10')! - usdToNano(response.headers.get('x-service-balance-usd')!)!
-      const summary: Summary = styles[style].read(await response.text())
-      const requestId = response.headers.get('x-request-id')!
-      const { snapshot, ledger } = await settledAccount(gw, accountId)
-      expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
-      expect(snapshot.balanceNano).toBe(sumOf(ledger))
-      const [log] = await gw.app.gateway.sql<{ status: number; error_code: string | null; input_tokens: number; output_tokens: number; charged_nano: number }[]>`
-        SELECT status, error_code, input_tokens, output_tokens, charged_nano FROM request_logs WHERE request_id = ${requestId}`
-      const rows = (await ledgerOf(gw, accountId)).filter((row) => row.request_id === requestId)
-      return { summary, holdNano, log: log!, rows, delivered: wordsIn(summary.text) }
-    }
+      afterAll(() => gw.close())
 
-    for (const style of ['chat', 'messages', 'responses'] as const) {
-      for (const model of ['openai/ignores', 'openai/ignores-no-tokenizer', 'anthropic/ignores']) {
-        test(`${style} client, ${model}: cut at the hold with insufficient_credits naming the delivered cost, which the ledger charges`, async () => {
-          const { summary, holdNano, log, rows, delivered } = await stream(style, model)
-          expect(summary.error).toBe('insufficient_credits')
-          for (const end of styles[style].ends) expect(summary.kinds).not.toContain(end)
-          const named = /charged \$(\d+(?:\.\d+)?)/.exec(summary.errorMessage!)?.[1]
-          expect(named).toBeDefined()
-          const chargedNano = usdToNano(named!)!
-          expect(rows.map((row) => [row.kind, row.amount_nano])).toEqual([['charge', -chargedNano]])
-          expect(log).toMatchObject({ status: 402, error_code: 'insufficient_credits', charged_nano: chargedNano, output_tokens: delivered })
-          expect(chargedNano).toBe(costOf(log.input_tokens, delivered))
-          expect(chargedNano).toBeLessThanOrEqual(holdNano)
-          if (model.startsWith('anthropic/')) {
-            // The provider reported its input first: the hold's room beside it goes to output, to the last token that fits.
-            expect(costOf(log.input_tokens, delivered + 1)).toBeGreaterThan(holdNano)
-          } else {
-            // Input unknown until the end: the hold's bound on it stands, so exactly the requested output fits.
+      /** Streams one request on a fresh account of USD 10; returns what the client read and what was recorded. */
+      async function stream(style: keyof typeof styles, model: string) {
+        const accountId = await gw.account('10')
+        const { key } = await gw.key(accountId)
+        const response = await fetch(`${apiUrl}/v1/${styles[style].path}`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'anthropic-version': '2023-06-01',
+          },
+          body: JSON.stringify(styles[style].body(model)),
+        })
+        expect(response.status).toBe(200)
+        // The balance header is read when the stream starts: the credit less this request's hold.
+        const holdNano =
+          usdToNano('10')! - usdToNano(response.headers.get('x-service-balance-usd')!)!
+        const summary: Summary = styles[style].read(await response.text())
+        const requestId = response.headers.get('x-request-id')!
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
+        expect(snapshot.balanceNano).toBe(sumOf(ledger))
+        const [log] = await gw.app.gateway.sql<
+          {
+            status: number
+            error_code: string | null
+            input_tokens: number
+            output_tokens: number
+            charged_nano: number
+          }[]
+        >`
+        SELECT status, error_code, input_tokens, output_tokens, charged_nano FROM request_logs WHERE request_id = ${requestId}`
+        const rows = (await ledgerOf(gw, accountId)).filter((row) => row.request_id === requestId)
+        return { summary, holdNano, log: log!, rows, delivered: wordsIn(summary.text) }
+      }
+
+      for (const style of ['chat', 'messages', 'responses'] as const) {
+        for (const model of [
+          'openai/ignores',
+          'openai/ignores-no-tokenizer',
+          'anthropic/ignores',
+        ]) {
+          test(`${style} client, ${model}: cut at the hold with insufficient_credits naming the delivered cost, which the ledger charges`, async () => {
+            const { summary, holdNano, log, rows, delivered } = await stream(style, model)
+            expect(summary.error).toBe('insufficient_credits')
+            for (const end of styles[style].ends) expect(summary.kinds).not.toContain(end)
+            const named = /charged \$(\d+(?:\.\d+)?)/.exec(summary.errorMessage!)?.[1]
+            expect(named).toBeDefined()
+            const chargedNano = usdToNano(named!)!
+            expect(rows.map((row) => [row.kind, row.amount_nano])).toEqual([
+              ['charge', -chargedNano],
+            ])
+            expect(log).toMatchObject({
+              status: 402,
+              error_code: 'insufficient_credits',
+              charged_nano: chargedNano,
+              output_tokens: delivered,
+            })
+            expect(chargedNano).toBe(costOf(log.input_tokens, delivered))
+            expect(chargedNano).toBeLessThanOrEqual(holdNano)
+            if (model.startsWith('anthropic/')) {
+              // The provider reported its input first: the hold's room beside it goes to output, to the last token that fits.
+              expect(costOf(log.input_tokens, delivered + 1)).toBeGreaterThan(holdNano)
+            } else {
+              // Input unknown until the end: the hold's bound on it stands, so exactly the requested output fits.
+              expect(delivered).toBe(LIMIT)
+            }
+          })
+        }
+        for (const model of [
+          'openai/honours',
+          'openai/honours-no-tokenizer',
+          'anthropic/honours',
+        ]) {
+          test(`${style} client, ${model}: a provider within the output limit is never cut, however long its tokens`, async () => {
+            const { summary, log, rows, delivered } = await stream(style, model)
+            expect(summary.error).toBeNull()
+            expect(summary.kinds.at(-1)).toBe(styles[style].ends.at(-1)!)
             expect(delivered).toBe(LIMIT)
-          }
-        })
+            expect(summary.text).toBe(LONG_WORDS.concat(LONG_WORDS).slice(0, LIMIT).join(''))
+            expect(log).toMatchObject({ status: 200, output_tokens: LIMIT })
+            expect(rows.map((row) => [row.kind, row.amount_nano])).toEqual([
+              ['charge', -costOf(log.input_tokens, LIMIT)],
+            ])
+          })
+        }
       }
-      for (const model of ['openai/honours', 'openai/honours-no-tokenizer', 'anthropic/honours']) {
-        test(`${style} client, ${model}: a provider within the output limit is never cut, however long its tokens`, async () => {
-          const { summary, log, rows, delivered } = await stream(style, model)
-          expect(summary.error).toBeNull()
-          expect(summary.kinds.at(-1)).toBe(styles[style].ends.at(-1)!)
-          expect(delivered).toBe(LIMIT)
-          expect(summary.text).toBe(LONG_WORDS.concat(LONG_WORDS).slice(0, LIMIT).join(''))
-          expect(log).toMatchObject({ status: 200, output_tokens: LIMIT })
-          expect(rows.map((row) => [row.kind, row.amount_nano])).toEqual([['charge', -costOf(log.input_tokens, LIMIT)]])
-        })
-      }
-    }
-  })
+    },
+  )
 }

@@ -9,26 +9,45 @@ import { costNano, type TokenUsage } from '../../../../proxy/core/catalog/pricin
 import { adapters } from '../../../../proxy/providers/adapters.ts'
 import { relayStream, type StreamOutcome } from '../../../../proxy/pipeline/streams/relay.ts'
 import type { StreamOutput } from '../../../../proxy/pipeline/streams/stream-output.ts'
-import { chatPassthroughStream, chatStreamOutput } from '../../../../proxy/pipeline/styles/chat/stream.ts'
-import { messagesPassthroughStream, messagesStreamOutput } from '../../../../proxy/pipeline/styles/messages/stream.ts'
+import {
+  chatPassthroughStream,
+  chatStreamOutput,
+} from '../../../../proxy/pipeline/styles/chat/stream.ts'
+import {
+  messagesPassthroughStream,
+  messagesStreamOutput,
+} from '../../../../proxy/pipeline/styles/messages/stream.ts'
 import { responsesStreamOutput } from '../../../../proxy/pipeline/styles/responses/stream.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 
 const fixtures = join(import.meta.dir, '..', '..', '..', 'fixtures', 'upstream')
-const pricing = { inputNanoPerMTok: 1_000_000, outputNanoPerMTok: 2_000_000, cachedInputNanoPerMTok: 1_000_000, cacheWriteNanoPerMTok: 1_000_000 }
-const context = <Body>(body: Body) => ({ requestId: 'req_relaytest', accountId: 'acct_test', body, modelId: 'test/model', created: 1_700_000_000 })
+const pricing = {
+  inputNanoPerMTok: 1_000_000,
+  outputNanoPerMTok: 2_000_000,
+  cachedInputNanoPerMTok: 1_000_000,
+  cacheWriteNanoPerMTok: 1_000_000,
+}
+const context = <Body>(body: Body) => ({
+  requestId: 'req_relaytest',
+  accountId: 'acct_test',
+  body,
+  modelId: 'test/model',
+  created: 1_700_000_000,
+})
 
 /** The client style outputs a provider style's stream can be written to (translated, or passed through). */
 const outputs: Record<ProviderStyle, Record<string, () => StreamOutput>> = {
   openai: {
-    'chat (passed through)': () => chatPassthroughStream(context({ stream_options: { include_usage: true } } as ChatRequest)),
+    'chat (passed through)': () =>
+      chatPassthroughStream(context({ stream_options: { include_usage: true } } as ChatRequest)),
     messages: () => messagesStreamOutput(context({} as MessagesRequest)),
     responses: () => responsesStreamOutput(context({} as ResponsesRequest), () => {}),
   },
   anthropic: {
-    chat: () => chatStreamOutput(context({ stream_options: { include_usage: true } } as ChatRequest)),
+    chat: () =>
+      chatStreamOutput(context({ stream_options: { include_usage: true } } as ChatRequest)),
     'messages (passed through)': () => messagesPassthroughStream(),
     responses: () => responsesStreamOutput(context({} as ResponsesRequest), () => {}),
   },
@@ -37,7 +56,12 @@ const outputs: Record<ProviderStyle, Record<string, () => StreamOutput>> = {
 type Relayed = { text: string; outcome: StreamOutcome }
 
 /** Relays `chunks` (the provider's reads, in order) and returns what the client read and how it ended. */
-export async function relayChunks(chunks: Uint8Array[], provider: ProviderStyle, output: StreamOutput, options: { holdNano?: number } = {}): Promise<Relayed> {
+export async function relayChunks(
+  chunks: Uint8Array[],
+  provider: ProviderStyle,
+  output: StreamOutput,
+  options: { holdNano?: number } = {},
+): Promise<Relayed> {
   const [first, ...rest] = chunks
   const upstream = new ReadableStream<Uint8Array>({
     pull(controller) {
@@ -72,10 +96,14 @@ const encoder = new TextEncoder()
 const recordings = (provider: ProviderStyle) =>
   readdirSync(join(fixtures, provider))
     .filter((name) => name.endsWith('.sse'))
-    .map((name) => ({ name: name.replace(/\.sse$/, ''), text: Bun.file(join(fixtures, provider, name)).text() }))
+    .map((name) => ({
+      name: name.replace(/\.sse$/, ''),
+      text: Bun.file(join(fixtures, provider, name)).text(),
+    }))
 
 /** Cuts bytes into two reads at `at`. */
-const cutAt = (bytes: Uint8Array, at: number) => [bytes.slice(0, at), bytes.slice(at)].filter((part) => part.length > 0)
+const cutAt = (bytes: Uint8Array, at: number) =>
+  [bytes.slice(0, at), bytes.slice(at)].filter((part) => part.length > 0)
 
 describe('relay: any cut of the provider bytes gives the client the same stream', () => {
   for (const provider of ['openai', 'anthropic'] as const) {
@@ -89,7 +117,8 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
             expect(whole.text.length).toBeGreaterThan(0)
             for (let at = 1; at < bytes.length; at++) {
               const cut = await relayChunks(cutAt(bytes, at), provider, output())
-              if (cut.text !== whole.text) expect({ at, text: cut.text }).toEqual({ at, text: whole.text })
+              if (cut.text !== whole.text)
+                expect({ at, text: cut.text }).toEqual({ at, text: whole.text })
               expect(cut.outcome).toEqual(whole.outcome)
             }
           })
@@ -99,10 +128,17 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
   }
 
   test('single-byte reads, with keep-alive comments and blank lines between events', async () => {
-    const text = (await Bun.file(join(fixtures, 'anthropic', 'tool-single.sse')).text()).replaceAll('\n\nevent:', '\n\n: keep-alive\n\n\n\nevent:')
+    const text = (await Bun.file(join(fixtures, 'anthropic', 'tool-single.sse')).text()).replaceAll(
+      '\n\nevent:',
+      '\n\n: keep-alive\n\n\n\nevent:',
+    )
     const bytes = encoder.encode(text)
     const whole = await relayChunks([bytes], 'anthropic', outputs.anthropic.chat!())
-    const single = await relayChunks(Array.from(bytes, (byte) => Uint8Array.of(byte)), 'anthropic', outputs.anthropic.chat!())
+    const single = await relayChunks(
+      Array.from(bytes, (byte) => Uint8Array.of(byte)),
+      'anthropic',
+      outputs.anthropic.chat!(),
+    )
     expect(single.text).toBe(whole.text)
     expect(single.outcome.end).toBe('complete')
     expect(whole.text).toContain('data: [DONE]')
@@ -110,7 +146,9 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
 
   test('a provider that sends only keep-alives for a while, then the answer, is relayed to the end', async () => {
     const text = await Bun.file(join(fixtures, 'openai', 'text.sse')).text()
-    const chunks = [': keep-alive\n\n', ': keep-alive\n\n', ': keep-alive\n\n', text].map((part) => encoder.encode(part))
+    const chunks = [': keep-alive\n\n', ': keep-alive\n\n', ': keep-alive\n\n', text].map((part) =>
+      encoder.encode(part),
+    )
     const relayed = await relayChunks(chunks, 'openai', outputs.openai.messages!())
     expect(relayed.outcome.end).toBe('complete')
     expect(relayed.text).toContain('event: message_stop')

@@ -28,25 +28,63 @@ describe('Chat Completions → neutral', () => {
         messages: [
           { role: 'system', content: 'Be brief.' },
           { role: 'developer', content: [{ type: 'text', text: 'Use metric.' }] },
-          { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image_url', image_url: { url: image, detail: 'high' } }] },
-          { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'look', arguments: '{"x":1}' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is this?' },
+              { type: 'image_url', image_url: { url: image, detail: 'high' } },
+            ],
+          },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'call_1', type: 'function', function: { name: 'look', arguments: '{"x":1}' } },
+            ],
+          },
           { role: 'tool', tool_call_id: 'call_1', content: 'a cat' },
         ],
-        tools: [{ type: 'function', function: { name: 'look', parameters: { type: 'object', properties: { x: { type: 'number' } } } } }],
+        tools: [
+          {
+            type: 'function',
+            function: {
+              name: 'look',
+              parameters: { type: 'object', properties: { x: { type: 'number' } } },
+            },
+          },
+        ],
         tool_choice: { type: 'function', function: { name: 'look' } },
         stop: '###',
         max_tokens: 50,
         temperature: 0.5,
-        response_format: { type: 'json_schema', json_schema: { name: 'r', schema: { type: 'object' }, strict: true } },
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'r', schema: { type: 'object' }, strict: true },
+        },
         user: 'u-1',
       }),
     )
     expect(result.turns).toEqual([
       { role: 'system', text: 'Be brief.' },
       { role: 'system', text: 'Use metric.' },
-      { role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', url: image, detail: 'high' }] },
-      { role: 'assistant', text: '', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{"x":1}' }] },
-      { role: 'tool', toolCallId: 'call_1', content: [{ type: 'text', text: 'a cat' }], isError: false },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What is this?' },
+          { type: 'image', url: image, detail: 'high' },
+        ],
+      },
+      {
+        role: 'assistant',
+        text: '',
+        toolCalls: [{ id: 'call_1', name: 'look', arguments: '{"x":1}' }],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        content: [{ type: 'text', text: 'a cat' }],
+        isError: false,
+      },
     ])
     expect(result).toMatchObject({
       toolChoice: { name: 'look' },
@@ -56,27 +94,62 @@ describe('Chat Completions → neutral', () => {
       responseFormat: { type: 'json_schema', name: 'r', schema: { type: 'object' }, strict: true },
       user: 'u-1',
     })
-    expect(result.tools).toEqual([{ name: 'look', parameters: { type: 'object', properties: { x: { type: 'number' } } } }])
+    expect(result.tools).toEqual([
+      { name: 'look', parameters: { type: 'object', properties: { x: { type: 'number' } } } },
+    ])
   })
 
   test('what another provider cannot carry is refused by field', () => {
-    expect(refused(chat({ messages: [{ role: 'user', content: 'hi' }], n: 2 })).details.param).toBe('n')
-    const audio = refused(chat({ messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] }))
+    expect(refused(chat({ messages: [{ role: 'user', content: 'hi' }], n: 2 })).details.param).toBe(
+      'n',
+    )
+    const audio = refused(
+      chat({
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }],
+          },
+        ],
+      }),
+    )
     expect(audio.details.param).toBe('messages[0].content[0]')
-    expect(refused(chat({ messages: [{ role: 'function', name: 'f', content: 'x' }] })).details.param).toBe('messages[0].role')
-    expect(refused(chat({ messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'custom', custom: { name: 'x' } }] })).details.param).toBe('tools[0]')
+    expect(
+      refused(chat({ messages: [{ role: 'function', name: 'f', content: 'x' }] })).details.param,
+    ).toBe('messages[0].role')
+    expect(
+      refused(
+        chat({
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: [{ type: 'custom', custom: { name: 'x' } }],
+        }),
+      ).details.param,
+    ).toBe('tools[0]')
   })
 })
 
 describe('Messages → neutral', () => {
-  const messages = (body: object) => messagesConversation({ model: 'a/b', max_tokens: 100, ...body } as MessagesRequest)
+  const messages = (body: object) =>
+    messagesConversation({ model: 'a/b', max_tokens: 100, ...body } as MessagesRequest)
 
   test('system blocks, images, tool results opening the user turn, thinking left out', () => {
     const result = ok(
       messages({
-        system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Use metric.' }],
+        system: [
+          { type: 'text', text: 'Be brief.' },
+          { type: 'text', text: 'Use metric.' },
+        ],
         messages: [
-          { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Look' },
+              {
+                type: 'image',
+                source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' },
+              },
+            ],
+          },
           {
             role: 'assistant',
             content: [
@@ -85,7 +158,13 @@ describe('Messages → neutral', () => {
               { type: 'tool_use', id: 'toolu_1', name: 'look', input: { x: 1 } },
             ],
           },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'a cat', is_error: true }, { type: 'text', text: 'And now?' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 'toolu_1', content: 'a cat', is_error: true },
+              { type: 'text', text: 'And now?' },
+            ],
+          },
         ],
         tools: [{ name: 'look', input_schema: { type: 'object', properties: {} } }],
         tool_choice: { type: 'any', disable_parallel_tool_use: true },
@@ -96,33 +175,76 @@ describe('Messages → neutral', () => {
     )
     expect(result.turns).toEqual([
       { role: 'system', text: 'Be brief.\nUse metric.' },
-      { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', url: image }] },
-      { role: 'assistant', text: 'Checking.', toolCalls: [{ id: 'toolu_1', name: 'look', arguments: '{"x":1}' }] },
-      { role: 'tool', toolCallId: 'toolu_1', content: [{ type: 'text', text: 'a cat' }], isError: true },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Look' },
+          { type: 'image', url: image },
+        ],
+      },
+      {
+        role: 'assistant',
+        text: 'Checking.',
+        toolCalls: [{ id: 'toolu_1', name: 'look', arguments: '{"x":1}' }],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'toolu_1',
+        content: [{ type: 'text', text: 'a cat' }],
+        isError: true,
+      },
       { role: 'user', content: [{ type: 'text', text: 'And now?' }] },
     ])
-    expect(result).toMatchObject({ toolChoice: 'required', parallelToolCalls: false, stop: ['###'], topK: 5, maxOutputTokens: 100, user: 'u-1' })
+    expect(result).toMatchObject({
+      toolChoice: 'required',
+      parallelToolCalls: false,
+      stop: ['###'],
+      topK: 5,
+      maxOutputTokens: 100,
+      user: 'u-1',
+    })
   })
 
   test('documents and server tools are refused by field', () => {
-    const document = messages({ messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } }] }] })
+    const document = messages({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } },
+          ],
+        },
+      ],
+    })
     expect(refused(document).details.param).toBe('messages[0].content[0]')
-    const search = messages({ messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'web_search_20250305', name: 'web_search' }] })
+    const search = messages({
+      messages: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+    })
     expect(refused(search).details.param).toBe('tools[0]')
   })
 })
 
 describe('Responses → neutral', () => {
-  const responses = (body: object, previous = []) => responsesConversation({ model: 'a/b', ...body } as ResponsesRequest, previous)
+  const responses = (body: object, previous = []) =>
+    responsesConversation({ model: 'a/b', ...body } as ResponsesRequest, previous)
 
   test('stored turns, then instructions, then items; function calls merge into one assistant turn', () => {
-    const earlier = [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'Earlier' }] }]
+    const earlier = [
+      { role: 'user' as const, content: [{ type: 'text' as const, text: 'Earlier' }] },
+    ]
     const result = ok(
       responses(
         {
           instructions: 'Be brief.',
           input: [
-            { role: 'user', content: [{ type: 'input_text', text: 'Look' }, { type: 'input_image', image_url: image, detail: 'auto' }] },
+            {
+              role: 'user',
+              content: [
+                { type: 'input_text', text: 'Look' },
+                { type: 'input_image', image_url: image, detail: 'auto' },
+              ],
+            },
             { type: 'function_call', call_id: 'call_1', name: 'look', arguments: '{}' },
             { type: 'function_call', call_id: 'call_2', name: 'look', arguments: '{"y":2}' },
             { type: 'function_call_output', call_id: 'call_1', output: 'a cat' },
@@ -137,17 +259,45 @@ describe('Responses → neutral', () => {
     expect(result.turns).toEqual([
       ...earlier,
       { role: 'system', text: 'Be brief.' },
-      { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', url: image }] },
-      { role: 'assistant', text: '', toolCalls: [{ id: 'call_1', name: 'look', arguments: '{}' }, { id: 'call_2', name: 'look', arguments: '{"y":2}' }] },
-      { role: 'tool', toolCallId: 'call_1', content: [{ type: 'text', text: 'a cat' }], isError: false },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Look' },
+          { type: 'image', url: image },
+        ],
+      },
+      {
+        role: 'assistant',
+        text: '',
+        toolCalls: [
+          { id: 'call_1', name: 'look', arguments: '{}' },
+          { id: 'call_2', name: 'look', arguments: '{"y":2}' },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        content: [{ type: 'text', text: 'a cat' }],
+        isError: false,
+      },
     ])
     expect(result).toMatchObject({ responseFormat: { type: 'json_object' }, maxOutputTokens: 64 })
   })
 
   test('built-in tools, uploaded files, item references and background mode are refused by field', () => {
-    expect(refused(responses({ input: 'hi', tools: [{ type: 'web_search' }] })).details.param).toBe('tools[0]')
-    expect(refused(responses({ input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }] })).details.param).toBe('input[0].content[0]')
-    expect(refused(responses({ input: [{ type: 'item_reference', id: 'msg_1' }] })).details.param).toBe('input[0].type')
+    expect(refused(responses({ input: 'hi', tools: [{ type: 'web_search' }] })).details.param).toBe(
+      'tools[0]',
+    )
+    expect(
+      refused(
+        responses({
+          input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }],
+        }),
+      ).details.param,
+    ).toBe('input[0].content[0]')
+    expect(
+      refused(responses({ input: [{ type: 'item_reference', id: 'msg_1' }] })).details.param,
+    ).toBe('input[0].type')
     expect(refused(responses({ input: 'hi', background: true })).details.param).toBe('background')
   })
 })

@@ -1,5 +1,11 @@
 import { describe, expect, test } from 'bun:test'
-import { compileFilters, FilterError, hasFilters, inspectText, type Filter } from '../../../../proxy/policy/guardrails/detectors.ts'
+import {
+  compileFilters,
+  FilterError,
+  hasFilters,
+  inspectText,
+  type Filter,
+} from '../../../../proxy/policy/guardrails/detectors.ts'
 import type { DetectorName } from '../../../../proxy/policy/guardrails/scan.ts'
 
 /** The text after one redact filter of `detector`; matches show as `[REDACTED:<detector>]`. */
@@ -27,9 +33,14 @@ const fake = {
   openaiProject: 'sk-' + 'proj-' + 'Ab12_Cd34-Ef56Gh78Ij90Kl12Mn34',
   anthropic: 'sk-' + 'ant-api03-' + 'Ab12Cd34Ef56Gh78Ij90Kl12Mn34',
   google: 'AIza' + 'SyA1234567890abcdefghijklmnopqrstuv',
-  jwt: 'eyJ' + 'hbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
+  jwt:
+    'eyJ' +
+    'hbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U',
   gateway: 'svc-' + 'live-' + '7Ex9kQ2mZbV5pR8sT3wY6uN4cD',
-  pem: '-----BEGIN RSA ' + 'PRIVATE KEY-----\nMIIEowIBAAKCAQEAx4o3zhxJ8dmiA7Y8bK2n\nq9Zs1Xw8Vb6Yc3Te5Rf7\nQw==\n-----END RSA ' + 'PRIVATE KEY-----',
+  pem:
+    '-----BEGIN RSA ' +
+    'PRIVATE KEY-----\nMIIEowIBAAKCAQEAx4o3zhxJ8dmiA7Y8bK2n\nq9Zs1Xw8Vb6Yc3Te5Rf7\nQw==\n-----END RSA ' +
+    'PRIVATE KEY-----',
 }
 
 describe('email detector', () => {
@@ -131,7 +142,10 @@ describe('IP address detector', () => {
 })
 
 describe('secret detector', () => {
-  const rows: [string, string][] = Object.entries(fake).map(([kind, value]) => [`${kind}: ${value} end`, `${kind}: [REDACTED:secret] end`])
+  const rows: [string, string][] = Object.entries(fake).map(([kind, value]) => [
+    `${kind}: ${value} end`,
+    `${kind}: [REDACTED:secret] end`,
+  ])
   table('secret', [
     ...rows,
     [`${fake.pem}\nthanks`, '[REDACTED:secret]\nthanks'],
@@ -147,8 +161,17 @@ describe('secret detector', () => {
 })
 
 describe('regex detector', () => {
-  table('regex', [['PROJECT  Zeus is live', '[REDACTED:regex] is live']], { pattern: String.raw`(?i)project\s+zeus` })
-  table('regex', [['zeus stays', '-'], ['Zeus goes', '[REDACTED:regex] goes']], { pattern: 'Zeus' })
+  table('regex', [['PROJECT  Zeus is live', '[REDACTED:regex] is live']], {
+    pattern: String.raw`(?i)project\s+zeus`,
+  })
+  table(
+    'regex',
+    [
+      ['zeus stays', '-'],
+      ['Zeus goes', '[REDACTED:regex] goes'],
+    ],
+    { pattern: 'Zeus' },
+  )
 
   test('a pattern with more matches than the search cap redacts the rest of the text (fails closed)', () => {
     const out = redactWith('regex', 'a'.repeat(300), { pattern: 'a' })
@@ -183,7 +206,11 @@ describe('inspectText', () => {
       { detector: 'secret', action: 'block', name: 'no keys' },
       { detector: 'email', action: 'block' },
     ])
-    expect(inspectText(text, compiled)).toEqual({ blocked: { detector: 'no keys', action: 'block' }, text, redacted: [] })
+    expect(inspectText(text, compiled)).toEqual({
+      blocked: { detector: 'no keys', action: 'block' },
+      text,
+      redacted: [],
+    })
   })
 
   test('redact filters rewrite every match and report one finding per filter, with its matches', () => {
@@ -193,7 +220,9 @@ describe('inspectText', () => {
       { detector: 'phone', action: 'redact' },
     ])
     const result = inspectText(`${text} and again ${email}`, compiled)
-    expect(result.text).toBe('mail [REDACTED:email] or [REDACTED:api key] and again [REDACTED:email]')
+    expect(result.text).toBe(
+      'mail [REDACTED:email] or [REDACTED:api key] and again [REDACTED:email]',
+    )
     expect(result.redacted).toEqual([
       { detector: 'email', action: 'redact', count: 2 },
       { detector: 'api key', action: 'redact', count: 1 },
@@ -203,7 +232,13 @@ describe('inspectText', () => {
 
   test('findings never carry the matched text', () => {
     const blocked = inspectText(text, compileFilters([{ detector: 'email', action: 'block' }]))
-    const redacted = inspectText(text, compileFilters([{ detector: 'email', action: 'redact' }, { detector: 'secret', action: 'redact' }]))
+    const redacted = inspectText(
+      text,
+      compileFilters([
+        { detector: 'email', action: 'redact' },
+        { detector: 'secret', action: 'redact' },
+      ]),
+    )
     for (const findings of [blocked.blocked, redacted.redacted]) {
       const json = JSON.stringify(findings)
       expect(json).not.toContain(email)
@@ -214,12 +249,20 @@ describe('inspectText', () => {
 
   test('overlapping spans of several filters become one marker, labelled by the earlier filter', () => {
     const compiled = compileFilters([
-      { detector: 'regex', action: 'redact', pattern: String.raw`card [0-9]{4}`, name: 'card mention' },
+      {
+        detector: 'regex',
+        action: 'redact',
+        pattern: String.raw`card [0-9]{4}`,
+        name: 'card mention',
+      },
       { detector: 'credit_card', action: 'redact' },
     ])
     const result = inspectText('my card 4111 1111 1111 1111 ok', compiled)
     expect(result.text).toBe('my [REDACTED:card mention] ok')
-    expect(result.redacted.map((finding) => finding.detector)).toEqual(['card mention', 'credit_card'])
+    expect(result.redacted.map((finding) => finding.detector)).toEqual([
+      'card mention',
+      'credit_card',
+    ])
   })
 
   test('a later filter does not see the markers of an earlier one', () => {
@@ -227,11 +270,18 @@ describe('inspectText', () => {
       { detector: 'email', action: 'redact' },
       { detector: 'keywords', action: 'redact', keywords: ['redacted', 'email'] },
     ])
-    expect(inspectText('x@example.com', compiled)).toEqual({ text: '[REDACTED:email]', redacted: [{ detector: 'email', action: 'redact', count: 1 }] })
+    expect(inspectText('x@example.com', compiled)).toEqual({
+      text: '[REDACTED:email]',
+      redacted: [{ detector: 'email', action: 'redact', count: 1 }],
+    })
   })
 
   test('a text with no match comes back equal and with no findings', () => {
-    const compiled = compileFilters(['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'].map((detector) => ({ detector, action: 'redact' })))
+    const compiled = compileFilters(
+      ['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'].map(
+        (detector) => ({ detector, action: 'redact' }),
+      ),
+    )
     const clean = 'Summarise the 3 main points of chapter 12, version 1.2.3, published 2024-05-01.'
     const result = inspectText(clean, compiled)
     expect(result.text).toBe(clean)
@@ -247,24 +297,101 @@ describe('inspectText', () => {
 describe('compileFilters', () => {
   const cases: [string, unknown, string][] = [
     ['not a list', { detector: 'email' }, 'filters must be a list'],
-    ['too many filters', Array.from({ length: 51 }, () => ({ detector: 'email', action: 'block' })), 'at most 50'],
+    [
+      'too many filters',
+      Array.from({ length: 51 }, () => ({ detector: 'email', action: 'block' })),
+      'at most 50',
+    ],
     ['a filter that is not an object', ['email'], 'filters[0] must be an object'],
-    ['an unknown detector', [{ detector: 'email', action: 'block' }, { detector: 'passport', action: 'block' }], 'filters[1].detector must be one of'],
-    ['an unknown field', [{ detector: 'email', action: 'block', severity: 'high' }], 'filters[0].severity is not a known field'],
+    [
+      'an unknown detector',
+      [
+        { detector: 'email', action: 'block' },
+        { detector: 'passport', action: 'block' },
+      ],
+      'filters[1].detector must be one of',
+    ],
+    [
+      'an unknown field',
+      [{ detector: 'email', action: 'block', severity: 'high' }],
+      'filters[0].severity is not a known field',
+    ],
     ['an unknown action', [{ detector: 'email', action: 'warn' }], 'filters[0].action'],
-    ['a regex filter without a pattern', [{ detector: 'regex', action: 'block' }], 'filters[0].pattern is required'],
-    ['a pattern that is too long', [{ detector: 'regex', action: 'block', pattern: 'a'.repeat(1001) }], 'filters[0].pattern is required'],
-    ['a pattern on a built-in detector', [{ detector: 'email', action: 'block', pattern: 'x' }], 'filters[0].pattern is only allowed'],
-    ['an invalid pattern', [{ detector: 'email', action: 'block' }, { detector: 'email', action: 'redact' }, { detector: 'regex', action: 'block', pattern: '(abc' }], 'filters[2].pattern is not a valid pattern: missing closing )'],
-    ['a lookahead, which RE2 does not have', [{ detector: 'regex', action: 'block', pattern: 'a(?=b)' }], 'filters[0].pattern is not a valid pattern'],
-    ['a pattern that matches the empty string', [{ detector: 'regex', action: 'block', pattern: 'x*' }], 'filters[0].pattern matches the empty string'],
-    ['a keywords filter without keywords', [{ detector: 'keywords', action: 'block' }], 'filters[0].keywords is required'],
-    ['an empty keyword list', [{ detector: 'keywords', action: 'block', keywords: [] }], 'filters[0].keywords is required'],
-    ['a blank keyword', [{ detector: 'keywords', action: 'block', keywords: ['ok', ' '] }], 'filters[0].keywords[1] must be'],
-    ['a keyword that is too long', [{ detector: 'keywords', action: 'block', keywords: ['k'.repeat(201)] }], 'filters[0].keywords[0] must be'],
-    ['too many keywords', [{ detector: 'keywords', action: 'block', keywords: Array.from({ length: 501 }, (_, i) => `k${i}`) }], 'filters[0].keywords is required'],
-    ['keywords on another detector', [{ detector: 'regex', action: 'block', pattern: 'x', keywords: ['x'] }], 'filters[0].keywords is only allowed'],
-    ['a name that would close the marker', [{ detector: 'email', action: 'redact', name: 'x] [y' }], 'filters[0].name'],
+    [
+      'a regex filter without a pattern',
+      [{ detector: 'regex', action: 'block' }],
+      'filters[0].pattern is required',
+    ],
+    [
+      'a pattern that is too long',
+      [{ detector: 'regex', action: 'block', pattern: 'a'.repeat(1001) }],
+      'filters[0].pattern is required',
+    ],
+    [
+      'a pattern on a built-in detector',
+      [{ detector: 'email', action: 'block', pattern: 'x' }],
+      'filters[0].pattern is only allowed',
+    ],
+    [
+      'an invalid pattern',
+      [
+        { detector: 'email', action: 'block' },
+        { detector: 'email', action: 'redact' },
+        { detector: 'regex', action: 'block', pattern: '(abc' },
+      ],
+      'filters[2].pattern is not a valid pattern: missing closing )',
+    ],
+    [
+      'a lookahead, which RE2 does not have',
+      [{ detector: 'regex', action: 'block', pattern: 'a(?=b)' }],
+      'filters[0].pattern is not a valid pattern',
+    ],
+    [
+      'a pattern that matches the empty string',
+      [{ detector: 'regex', action: 'block', pattern: 'x*' }],
+      'filters[0].pattern matches the empty string',
+    ],
+    [
+      'a keywords filter without keywords',
+      [{ detector: 'keywords', action: 'block' }],
+      'filters[0].keywords is required',
+    ],
+    [
+      'an empty keyword list',
+      [{ detector: 'keywords', action: 'block', keywords: [] }],
+      'filters[0].keywords is required',
+    ],
+    [
+      'a blank keyword',
+      [{ detector: 'keywords', action: 'block', keywords: ['ok', ' '] }],
+      'filters[0].keywords[1] must be',
+    ],
+    [
+      'a keyword that is too long',
+      [{ detector: 'keywords', action: 'block', keywords: ['k'.repeat(201)] }],
+      'filters[0].keywords[0] must be',
+    ],
+    [
+      'too many keywords',
+      [
+        {
+          detector: 'keywords',
+          action: 'block',
+          keywords: Array.from({ length: 501 }, (_, i) => `k${i}`),
+        },
+      ],
+      'filters[0].keywords is required',
+    ],
+    [
+      'keywords on another detector',
+      [{ detector: 'regex', action: 'block', pattern: 'x', keywords: ['x'] }],
+      'filters[0].keywords is only allowed',
+    ],
+    [
+      'a name that would close the marker',
+      [{ detector: 'email', action: 'redact', name: 'x] [y' }],
+      'filters[0].name',
+    ],
   ]
   for (const [what, filters, message] of cases) {
     test(`rejects ${what}`, () => {
@@ -275,9 +402,15 @@ describe('compileFilters', () => {
 
   test('accepts every detector with the fields it needs', () => {
     const filters: Filter[] = [
-      ...(['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'] as const).map((detector) => ({ detector, action: 'block' as const })),
+      ...(['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'] as const).map(
+        (detector) => ({ detector, action: 'block' as const }),
+      ),
       { detector: 'regex', action: 'redact', pattern: '(?i)secret', name: 'Secret word' },
-      { detector: 'keywords', action: 'redact', keywords: Array.from({ length: 500 }, (_, i) => `word${i}`) },
+      {
+        detector: 'keywords',
+        action: 'redact',
+        keywords: Array.from({ length: 500 }, (_, i) => `word${i}`),
+      },
     ]
     expect(hasFilters(compileFilters(filters))).toBe(true)
   })
@@ -296,16 +429,24 @@ describe('linear time', () => {
       { detector: 'regex', action: 'redact', pattern: '(a+)+$' },
     ])
     within(2_000, () => {
-      expect(inspectText('a'.repeat(100_000) + '!', compiled)).toEqual({ text: 'a'.repeat(100_000) + '!', redacted: [] })
+      expect(inspectText('a'.repeat(100_000) + '!', compiled)).toEqual({
+        text: 'a'.repeat(100_000) + '!',
+        redacted: [],
+      })
       expect(inspectText('a'.repeat(100_000), compiled).text).toBe('[REDACTED:regex]')
     })
   })
 
   test('built-in detectors over 100k characters of near misses return', () => {
-    const compiled = compileFilters(['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'].map((detector) => ({ detector, action: 'redact' })))
+    const compiled = compileFilters(
+      ['email', 'phone', 'credit_card', 'iban', 'us_ssn', 'ip_address', 'secret'].map(
+        (detector) => ({ detector, action: 'redact' }),
+      ),
+    )
     const nearMisses = ['000-00-0000 ', '1.', 'AB12 ', '1234 ', 'a@', '::', 'eyJa.', '+1 (', 'sk-a']
     within(2_000, () => {
-      for (const unit of nearMisses) inspectText(unit.repeat(Math.ceil(100_000 / unit.length)), compiled)
+      for (const unit of nearMisses)
+        inspectText(unit.repeat(Math.ceil(100_000 / unit.length)), compiled)
     })
   })
 })

@@ -2,7 +2,12 @@
 // detector; redaction rewrites every text the model would read (tool results included) in every client
 // style; the budget caps spend across the guardrail's keys in the same atomic admission.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { startTestGateway, testModel, anthropicTestModel, type TestGateway } from '../../../helpers/gateway.ts'
+import {
+  startTestGateway,
+  testModel,
+  anthropicTestModel,
+  type TestGateway,
+} from '../../../helpers/gateway.ts'
 import { readActivity } from '../../../../proxy/accounts/usage/activity.ts'
 import { holdsEnded, settledAccount } from '../../../helpers/ledger.ts'
 import { describeWith, uniqueName } from '../../../helpers/services.ts'
@@ -13,7 +18,11 @@ const card = '4111 1111 1111 1111'
 describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
   let gw: TestGateway
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'redis', database: 'postgres', models: [testModel('test/cheap', 'cheap'), anthropicTestModel('test/claude', 'claude')] })
+    gw = await startTestGateway({
+      store: 'redis',
+      database: 'postgres',
+      models: [testModel('test/cheap', 'cheap'), anthropicTestModel('test/claude', 'claude')],
+    })
   })
   afterAll(() => gw.close())
 
@@ -44,7 +53,10 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
       { detector: 'credit_card', action: 'block' },
     ])
     const sent = gw.upstream.requests.length
-    const response = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: `charge ${card} for ${email}` }] })
+    const response = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', content: `charge ${card} for ${email}` }],
+    })
     expect(response.status).toBe(403)
     expect(response.headers.get('x-service-error-code')).toBe('guardrail_blocked')
     const { error } = (await response.json()) as { error: { code: string; message: string } }
@@ -52,7 +64,11 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     expect(error.message).toContain('credit_card')
     expect(error.message).not.toContain('4111')
     expect(gw.upstream.requests.length).toBe(sent)
-    expect(await holdsEnded(gw, accountId)).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 1_000_000_000 })
+    expect(await holdsEnded(gw, accountId)).toMatchObject({
+      heldNano: 0,
+      inFlight: 0,
+      balanceNano: 1_000_000_000,
+    })
   })
 
   test('redaction rewrites message text, tool results and tool arguments before dispatch (Chat Completions)', async () => {
@@ -62,7 +78,17 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
       messages: [
         { role: 'system', content: `Escalate to ${email}.` },
         { role: 'user', content: [{ type: 'text', text: `Mail ${email} please` }] },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: JSON.stringify({ to: email }) } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            {
+              id: 'c1',
+              type: 'function',
+              function: { name: 'lookup', arguments: JSON.stringify({ to: email }) },
+            },
+          ],
+        },
         { role: 'tool', tool_call_id: 'c1', content: `found ${email}` },
       ],
     })
@@ -80,17 +106,31 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
       { detector: 'phone', action: 'redact' },
     ])
     const content = `Falcon: mail ${email} or ${email}, Falcon`
-    const answer = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content }] })
+    const answer = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', content }],
+    })
     expect(answer.status).toBe(200)
     expect(answer.headers.get('x-service-guardrail-redactions')).toBe('email=2, codenames=2')
-    const stream = await gw.chat(key, { model: 'test/cheap', stream: true, messages: [{ role: 'user', content: `Falcon ${email}` }] })
+    const stream = await gw.chat(key, {
+      model: 'test/cheap',
+      stream: true,
+      messages: [{ role: 'user', content: `Falcon ${email}` }],
+    })
     expect(stream.headers.get('x-service-guardrail-redactions')).toBe('email=1, codenames=1')
     await stream.text()
-    const clean = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: 'nothing to hide' }] })
+    const clean = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', content: 'nothing to hide' }],
+    })
     expect(clean.headers.get('x-service-guardrail-redactions')).toBeNull()
     await settledAccount(gw, accountId)
     const activity = await readActivity(gw.app.gateway.sql, accountId, {})
-    expect(activity.items.map((item) => item.guardrailRedactions)).toEqual([null, 'email=1, codenames=1', 'email=2, codenames=2'])
+    expect(activity.items.map((item) => item.guardrailRedactions)).toEqual([
+      null,
+      'email=1, codenames=1',
+      'email=2, codenames=2',
+    ])
   })
 
   test('redaction in the Messages style reaches tool_result blocks, over a provider of the same style', async () => {
@@ -104,8 +144,20 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
         system: `Contact ${email}`,
         messages: [
           { role: 'user', content: 'who?' },
-          { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'lookup', input: { query: email } }] },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: `it is ${email}` }] }] },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 't1', name: 'lookup', input: { query: email } }],
+          },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 't1',
+                content: [{ type: 'text', text: `it is ${email}` }],
+              },
+            ],
+          },
         ],
       },
       { 'anthropic-version': '2023-06-01' },
@@ -117,13 +169,24 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
   })
 
   test('redaction in the Responses style reaches instructions and function outputs', async () => {
-    const { key } = await guarded([{ detector: 'keywords', action: 'redact', keywords: ['Project Falcon'] }])
+    const { key } = await guarded([
+      { detector: 'keywords', action: 'redact', keywords: ['Project Falcon'] },
+    ])
     const response = await post('/v1/responses', key, {
       model: 'test/cheap',
       instructions: 'Never mention project falcon.',
       input: [
-        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'Status of Project Falcon?' }] },
-        { type: 'function_call', call_id: 'f1', name: 'status', arguments: '{"name":"Project Falcon"}' },
+        {
+          type: 'message',
+          role: 'user',
+          content: [{ type: 'input_text', text: 'Status of Project Falcon?' }],
+        },
+        {
+          type: 'function_call',
+          call_id: 'f1',
+          name: 'status',
+          arguments: '{"name":"Project Falcon"}',
+        },
         { type: 'function_call_output', call_id: 'f1', output: 'Project Falcon ships Friday' },
       ],
     })
@@ -136,12 +199,22 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     // 1,000 output tokens on test/cheap hold about $0.002; a $0.0025 budget admits one such request at a time.
     const first = await guarded([], 2_500_000, '5')
     const second = await gw.key(first.accountId)
-    await gw.app.gateway.sql`UPDATE api_keys SET guardrail_id = ${first.guardrailId} WHERE id = ${second.id}`
+    await gw.app.gateway
+      .sql`UPDATE api_keys SET guardrail_id = ${first.guardrailId} WHERE id = ${second.id}`
     await gw.app.gateway.keys.invalidate({ accountId: first.accountId })
-    const open = gw.chat(first.key, { model: 'test/cheap', max_tokens: 1_000, messages: [{ role: 'user', content: 'hi' }], stream: true })
+    const open = gw.chat(first.key, {
+      model: 'test/cheap',
+      max_tokens: 1_000,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
     const running = await open
     expect(running.status).toBe(200)
-    const refused = await gw.chat(second.key, { model: 'test/cheap', max_tokens: 1_000, messages: [{ role: 'user', content: 'hi' }] })
+    const refused = await gw.chat(second.key, {
+      model: 'test/cheap',
+      max_tokens: 1_000,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
     expect(refused.status).toBe(403)
     const { error } = (await refused.json()) as { error: { code: string; message: string } }
     expect(error.code).toBe('spend_limit_exceeded')
@@ -149,14 +222,27 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     await running.text()
     await holdsEnded(gw, first.accountId)
     // The first request was charged far less than its hold: a small request fits again.
-    expect((await gw.chat(second.key, { model: 'test/cheap', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200)
+    expect(
+      (
+        await gw.chat(second.key, {
+          model: 'test/cheap',
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'hi' }],
+        })
+      ).status,
+    ).toBe(200)
     const snapshot = await gw.app.gateway.store.snapshot(first.accountId)
-    expect(snapshot.guardrails.find((g) => g.guardrailId === first.guardrailId)?.monthSpentNano).toBeGreaterThan(0)
+    expect(
+      snapshot.guardrails.find((g) => g.guardrailId === first.guardrailId)?.monthSpentNano,
+    ).toBeGreaterThan(0)
   })
 
   test('a guardrail whose stored filters cannot be compiled refuses rather than letting content through', async () => {
     const { key } = await guarded([{ detector: 'regex', action: 'block', pattern: '(' }])
-    const response = await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: 'hello' }] })
+    const response = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', content: 'hello' }],
+    })
     expect(response.status).toBe(403)
     expect(response.headers.get('x-service-error-code')).toBe('guardrail_blocked')
   })
@@ -164,11 +250,18 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
   describe('editing a guardrail takes effect at once', () => {
     test('a new filter applies on the next request', async () => {
       const { accountId, key, guardrailId } = await guarded([])
-      expect((await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: email }] })).status).toBe(200)
+      expect(
+        (await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: email }] }))
+          .status,
+      ).toBe(200)
       const filters = gw.app.gateway.sql.json([{ detector: 'email', action: 'block' }] as never)
-      await gw.app.gateway.sql`UPDATE guardrails SET filters = ${filters}, updated_at = clock_timestamp() WHERE id = ${guardrailId}`
+      await gw.app.gateway
+        .sql`UPDATE guardrails SET filters = ${filters}, updated_at = clock_timestamp() WHERE id = ${guardrailId}`
       await gw.app.gateway.keys.invalidate({ accountId })
-      expect((await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: email }] })).status).toBe(403)
+      expect(
+        (await gw.chat(key, { model: 'test/cheap', messages: [{ role: 'user', content: email }] }))
+          .status,
+      ).toBe(403)
     })
   })
 })

@@ -2,7 +2,12 @@
 // presets, automatic choice, Auto Free, aliases, access, breakers and pauses, on the real stores.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { ErrorCode } from '../../../../shared/errors.ts'
-import { readEvents, startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
+import {
+  readEvents,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../../../helpers/gateway.ts'
 import { holdsEnded, settledAccount } from '../../../helpers/ledger.ts'
 import { describeWith, uniqueName } from '../../../helpers/services.ts'
 
@@ -44,15 +49,42 @@ const catalog = {
     { id: 'service/auto:broken', candidates: ['test/down-a', 'test/down-b'] },
   ],
 }
-const paidUpstreams = new Set(['cheap', 'pricey', 'fail', 'limited', 'rejects', 'breaks', 'slow', 'route-a', 'route-b', 'notools', 'small', 'down-a', 'down-b'])
+const paidUpstreams = new Set([
+  'cheap',
+  'pricey',
+  'fail',
+  'limited',
+  'rejects',
+  'breaks',
+  'slow',
+  'route-a',
+  'route-b',
+  'notools',
+  'small',
+  'down-a',
+  'down-b',
+])
 const hello = [{ role: 'user', content: 'hello' }]
-const weatherTool = [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }]
+const weatherTool = [
+  {
+    type: 'function',
+    function: { name: 'weather', parameters: { type: 'object', properties: {} } },
+  },
+]
 
 type ErrorBody = { error: { code: string; message: string; param?: string | null } }
 
-async function expectError(response: Response, status: number, code: ErrorCode): Promise<ErrorBody['error']> {
+async function expectError(
+  response: Response,
+  status: number,
+  code: ErrorCode,
+): Promise<ErrorBody['error']> {
   const body = (await response.json()) as ErrorBody
-  expect({ status: response.status, code: body.error.code, header: response.headers.get('x-service-error-code') }).toEqual({ status, code, header: code })
+  expect({
+    status: response.status,
+    code: body.error.code,
+    header: response.headers.get('x-service-error-code'),
+  }).toEqual({ status, code, header: code })
   return body.error
 }
 
@@ -66,40 +98,61 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       database: 'postgres',
       models,
       catalog,
-      env: { UPSTREAM_ATTEMPT_FIRST_BYTE_MS: '300', FREE_REQUESTS_PER_DAY: '3', BREAKER_FAILURES: '3', BREAKER_OPEN_MS: '60000' },
+      env: {
+        UPSTREAM_ATTEMPT_FIRST_BYTE_MS: '300',
+        FREE_REQUESTS_PER_DAY: '3',
+        BREAKER_FAILURES: '3',
+        BREAKER_OPEN_MS: '60000',
+      },
     })
     accountId = await gw.account('10')
     key = (await gw.key(accountId)).key
   })
   afterAll(() => gw.close())
 
-  const chat = (body: Record<string, unknown>, as = key) => gw.chat(as, { messages: hello, ...body })
+  const chat = (body: Record<string, unknown>, as = key) =>
+    gw.chat(as, { messages: hello, ...body })
   /** Upstream model names requested from now on. */
   const upstreamCalls = () => {
     const from = gw.upstream.requests.length
-    return () => gw.upstream.requests.slice(from).map((request) => String(request.body.model).split('?')[0]!)
+    return () =>
+      gw.upstream.requests.slice(from).map((request) => String(request.body.model).split('?')[0]!)
   }
-  const served = (response: Response) => ({ model: response.headers.get('x-service-model'), provider: response.headers.get('x-service-provider') })
+  const served = (response: Response) => ({
+    model: response.headers.get('x-service-model'),
+    provider: response.headers.get('x-service-provider'),
+  })
 
   describe('fallbacks', () => {
     test('the next model answers when one fails before starting, charged at its own price', async () => {
       const account = await gw.account('10')
       const own = (await gw.key(account)).key
       const calls = upstreamCalls()
-      const response = await chat({ model: 'test/fail', models: ['test/limited', 'test/cheap'], max_tokens: 50 }, own)
+      const response = await chat(
+        { model: 'test/fail', models: ['test/limited', 'test/cheap'], max_tokens: 50 },
+        own,
+      )
       expect(response.status).toBe(200)
       expect(served(response)).toEqual({ model: 'test/cheap', provider: 'fake' })
       expect(calls()).toEqual(['fail', 'limited', 'cheap'])
-      const body = (await response.json()) as { usage: { prompt_tokens: number; completion_tokens: number; cost: number } }
+      const body = (await response.json()) as {
+        usage: { prompt_tokens: number; completion_tokens: number; cost: number }
+      }
       // test/cheap: 1,000 nano per input token and 2,000 per output token.
       const expected = body.usage.prompt_tokens * 1_000 + body.usage.completion_tokens * 2_000
       const { ledger } = await settledAccount(gw, account)
-      expect(ledger.filter((row) => row.kind === 'charge').map((row) => -row.amount_nano)).toEqual([expected])
+      expect(ledger.filter((row) => row.kind === 'charge').map((row) => -row.amount_nano)).toEqual([
+        expected,
+      ])
     })
 
     test('a request the provider rejects does not fall back', async () => {
       const calls = upstreamCalls()
-      await expectError(await chat({ model: 'test/rejects', models: ['test/cheap'] }), 400, 'invalid_request')
+      await expectError(
+        await chat({ model: 'test/rejects', models: ['test/cheap'] }),
+        400,
+        'invalid_request',
+      )
       expect(calls()).toEqual(['rejects'])
     })
 
@@ -108,7 +161,9 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const response = await chat({ model: 'test/breaks', models: ['test/cheap'], stream: true })
       expect(response.status).toBe(200)
       const events = await readEvents(response)
-      const failure = events.map((event) => (event.startsWith('{') ? (JSON.parse(event) as Partial<ErrorBody>) : {})).find((event) => event.error)
+      const failure = events
+        .map((event) => (event.startsWith('{') ? (JSON.parse(event) as Partial<ErrorBody>) : {}))
+        .find((event) => event.error)
       expect(failure?.error?.code).toBe('upstream_error')
       expect(calls()).toEqual(['breaks'])
       await holdsEnded(gw, accountId)
@@ -116,7 +171,11 @@ describeWith(['postgres', 'redis'], 'routing', () => {
 
     test('a stream that does not start within the attempt time gives way to the next model', async () => {
       const calls = upstreamCalls()
-      const response = await chat({ model: 'test/slow-start', models: ['test/cheap'], stream: true })
+      const response = await chat({
+        model: 'test/slow-start',
+        models: ['test/cheap'],
+        stream: true,
+      })
       expect(served(response).model).toBe('test/cheap')
       expect((await readEvents(response)).at(-1)).toBe('[DONE]')
       expect(calls()).toEqual(['slow', 'cheap'])
@@ -126,13 +185,21 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const account = await gw.account('0.015')
       const own = (await gw.key(account)).key
       // 1,000 output tokens: $0.02 on test/pricey, more than the balance; $0.002 on test/cheap alone.
-      await expectError(await chat({ model: 'test/cheap', models: ['test/pricey'], max_tokens: 1_000 }, own), 402, 'insufficient_credits')
+      await expectError(
+        await chat({ model: 'test/cheap', models: ['test/pricey'], max_tokens: 1_000 }, own),
+        402,
+        'insufficient_credits',
+      )
       const response = await chat({ model: 'test/cheap', max_tokens: 1_000 }, own)
       expect(response.status).toBe(200)
     })
 
     test('more than three fallbacks are refused', async () => {
-      const error = await expectError(await chat({ model: 'test/cheap', models: ['test/a', 'test/b', 'test/c', 'test/d'] }), 400, 'invalid_request')
+      const error = await expectError(
+        await chat({ model: 'test/cheap', models: ['test/a', 'test/b', 'test/c', 'test/d'] }),
+        400,
+        'invalid_request',
+      )
       expect(error.param).toBe('models')
     })
 
@@ -140,8 +207,17 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const response = await gw.app.api.handle(
         new Request('http://gateway.test/v1/messages', {
           method: 'POST',
-          headers: { 'x-api-key': key, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
-          body: JSON.stringify({ model: 'test/fail', fallbacks: ['test/cheap'], max_tokens: 20, messages: hello }),
+          headers: {
+            'x-api-key': key,
+            'content-type': 'application/json',
+            'anthropic-version': '2023-06-01',
+          },
+          body: JSON.stringify({
+            model: 'test/fail',
+            fallbacks: ['test/cheap'],
+            max_tokens: 20,
+            messages: hello,
+          }),
         }),
       )
       expect(response.status).toBe(200)
@@ -157,32 +233,67 @@ describeWith(['postgres', 'redis'], 'routing', () => {
 
     test('order, only and ignore choose among routes', async () => {
       const calls = upstreamCalls()
-      expect(served(await chat({ model: 'test/two-routes', provider: { order: ['fake-b', 'fake'] } })).provider).toBe('fake-b')
-      expect(served(await chat({ model: 'test/two-routes', provider: { only: ['fake-b'] } })).provider).toBe('fake-b')
-      expect(served(await chat({ model: 'test/two-routes', provider: { ignore: ['fake'] } })).provider).toBe('fake-b')
+      expect(
+        served(await chat({ model: 'test/two-routes', provider: { order: ['fake-b', 'fake'] } }))
+          .provider,
+      ).toBe('fake-b')
+      expect(
+        served(await chat({ model: 'test/two-routes', provider: { only: ['fake-b'] } })).provider,
+      ).toBe('fake-b')
+      expect(
+        served(await chat({ model: 'test/two-routes', provider: { ignore: ['fake'] } })).provider,
+      ).toBe('fake-b')
       expect(calls()).toEqual(['route-b', 'route-b', 'route-b'])
     })
 
     test('allow_fallbacks: false keeps to the providers in order', async () => {
       const calls = upstreamCalls()
-      await expectError(await chat({ model: 'test/two-routes', provider: { order: ['fake'], allow_fallbacks: false } }), 503, 'model_unavailable')
+      await expectError(
+        await chat({
+          model: 'test/two-routes',
+          provider: { order: ['fake'], allow_fallbacks: false },
+        }),
+        503,
+        'model_unavailable',
+      )
       expect(calls()).toEqual(['route-a'])
     })
 
     test('unknown fields and providers are refused by name', async () => {
-      expect((await expectError(await chat({ model: 'test/cheap', provider: { sort: 'price' } }), 400, 'invalid_request')).param).toBe('provider.sort')
-      expect((await expectError(await chat({ model: 'test/cheap', provider: { only: ['nope'] } }), 400, 'invalid_request')).param).toBe('provider.only[0]')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', provider: { sort: 'price' } }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('provider.sort')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', provider: { only: ['nope'] } }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('provider.only[0]')
     })
 
     test('preferences that leave no route: 503 no_available_route', async () => {
-      await expectError(await chat({ model: 'test/cheap', provider: { only: ['fake-b'] } }), 503, 'no_available_route')
+      await expectError(
+        await chat({ model: 'test/cheap', provider: { only: ['fake-b'] } }),
+        503,
+        'no_available_route',
+      )
       await expectError(await chat({ model: 'test/unkeyed' }), 503, 'no_available_route')
     })
 
     test("the account's provider restrictions apply to every key", async () => {
       const account = await gw.account('1')
       const own = (await gw.key(account)).key
-      await gw.app.gateway.sql`UPDATE accounts SET allowed_providers = ${['fake-b']} WHERE id = ${account}`
+      await gw.app.gateway
+        .sql`UPDATE accounts SET allowed_providers = ${['fake-b']} WHERE id = ${account}`
       await gw.app.gateway.keys.invalidate({ accountId: account })
       await expectError(await chat({ model: 'test/cheap' }, own), 503, 'no_available_route')
       expect(served(await chat({ model: 'test/two-routes' }, own)).provider).toBe('fake-b')
@@ -192,20 +303,36 @@ describeWith(['postgres', 'redis'], 'routing', () => {
   describe('access', () => {
     test('the key, its guardrail and the account each restrict models; the refusal suggests an allowed one', async () => {
       const account = await gw.account('1')
-      const own = await gw.key(account, { allowedModels: ['test/cheap', 'test/limited', 'test/pricey'] })
-      let error = await expectError(await chat({ model: 'test/two-routes' }, own.key), 403, 'model_not_allowed')
+      const own = await gw.key(account, {
+        allowedModels: ['test/cheap', 'test/limited', 'test/pricey'],
+      })
+      let error = await expectError(
+        await chat({ model: 'test/two-routes' }, own.key),
+        403,
+        'model_not_allowed',
+      )
       expect(error.message).toContain('test/cheap')
       const guardrail = uniqueName('gr_')
-      await gw.app.gateway.sql`INSERT INTO guardrails (id, account_id, name, allowed_models) VALUES (${guardrail}, ${account}, 'g', ${['test/pricey']})`
+      await gw.app.gateway
+        .sql`INSERT INTO guardrails (id, account_id, name, allowed_models) VALUES (${guardrail}, ${account}, 'g', ${['test/pricey']})`
       await gw.app.gateway.sql`UPDATE api_keys SET guardrail_id = ${guardrail} WHERE id = ${own.id}`
       await gw.app.gateway.keys.invalidate({ accountId: account })
-      error = await expectError(await chat({ model: 'test/cheap' }, own.key), 403, 'model_not_allowed')
+      error = await expectError(
+        await chat({ model: 'test/cheap' }, own.key),
+        403,
+        'model_not_allowed',
+      )
       expect(error.message).toContain('guardrail')
       expect(error.message).toContain('test/pricey')
       expect((await chat({ model: 'test/pricey' }, own.key)).status).toBe(200)
-      await gw.app.gateway.sql`UPDATE accounts SET allowed_models = ${['test/cheap']} WHERE id = ${account}`
+      await gw.app.gateway
+        .sql`UPDATE accounts SET allowed_models = ${['test/cheap']} WHERE id = ${account}`
       await gw.app.gateway.keys.invalidate({ accountId: account })
-      error = await expectError(await chat({ model: 'test/pricey' }, own.key), 403, 'model_not_allowed')
+      error = await expectError(
+        await chat({ model: 'test/pricey' }, own.key),
+        403,
+        'model_not_allowed',
+      )
       expect(error.message).toContain('No catalog model is allowed')
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
@@ -213,7 +340,15 @@ describeWith(['postgres', 'redis'], 'routing', () => {
     test('a fallback outside the allowlist is refused, naming it', async () => {
       const account = await gw.account('1')
       const own = await gw.key(account, { allowedModels: ['test/cheap'] })
-      expect((await expectError(await chat({ model: 'test/cheap', models: ['test/pricey'] }, own.key), 403, 'model_not_allowed')).param).toBe('models[0]')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', models: ['test/pricey'] }, own.key),
+            403,
+            'model_not_allowed',
+          )
+        ).param,
+      ).toBe('models[0]')
     })
   })
 
@@ -230,20 +365,35 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect(response.status).toBe(200)
       expect(served(response).model).toBe('test/cheap')
       const sent = gw.upstream.requests.slice(from).at(-1)!.body
-      expect({ temperature: sent.temperature, max: sent.max_completion_tokens, stop: sent.stop }).toEqual({ temperature: 0.9, max: 40, stop: ['END'] })
+      expect({
+        temperature: sent.temperature,
+        max: sent.max_completion_tokens,
+        stop: sent.stop,
+      }).toEqual({ temperature: 0.9, max: 40, stop: ['END'] })
 
-      await gw.app.gateway.sql`UPDATE presets SET model = 'test/pricey', fallbacks = '{}' WHERE account_id = ${account} AND slug = 'writer'`
+      await gw.app.gateway
+        .sql`UPDATE presets SET model = 'test/pricey', fallbacks = '{}' WHERE account_id = ${account} AND slug = 'writer'`
       await gw.app.gateway.keys.invalidate({ accountId: account })
       expect(served(await chat({ model: '@preset/writer' }, own)).model).toBe('test/pricey')
 
-      const listing = (await (await gw.app.api.handle(new Request('http://gateway.test/v1/models', { headers: { authorization: `Bearer ${own}` } }))).json()) as {
+      const listing = (await (
+        await gw.app.api.handle(
+          new Request('http://gateway.test/v1/models', {
+            headers: { authorization: `Bearer ${own}` },
+          }),
+        )
+      ).json()) as {
         data: { id: string; preset?: { model: string } }[]
       }
-      expect(listing.data.find((entry) => entry.id === '@preset/writer')?.preset?.model).toBe('test/pricey')
+      expect(listing.data.find((entry) => entry.id === '@preset/writer')?.preset?.model).toBe(
+        'test/pricey',
+      )
     })
 
     test('an unknown preset is 404 unknown_model', async () => {
-      expect((await expectError(await chat({ model: '@preset/nope' }), 404, 'unknown_model')).message).toContain('@preset/nope')
+      expect(
+        (await expectError(await chat({ model: '@preset/nope' }), 404, 'unknown_model')).message,
+      ).toContain('@preset/nope')
     })
   })
 
@@ -257,7 +407,9 @@ describeWith(['postgres', 'redis'], 'routing', () => {
 
     test('candidates that cannot take the request are skipped', async () => {
       expect(served(await chat({ model: 'service/auto:code' })).model).toBe('test/notools')
-      expect(served(await chat({ model: 'service/auto:code', tools: weatherTool })).model).toBe('test/cheap')
+      expect(served(await chat({ model: 'service/auto:code', tools: weatherTool })).model).toBe(
+        'test/cheap',
+      )
     })
 
     test('no eligible candidate: 503 auto_unresolvable', async () => {
@@ -271,13 +423,21 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const account = await gw.account('3')
       const own = (await gw.key(account)).key
       const calls = upstreamCalls()
-      const refused = await expectError(await chat({ model: 'service/auto:broken' }, own), 503, 'auto_unresolvable')
+      const refused = await expectError(
+        await chat({ model: 'service/auto:broken' }, own),
+        503,
+        'auto_unresolvable',
+      )
       expect(refused.message).toContain('service/auto:broken')
       expect(refused.param).toBe('model')
       expect(calls()).toEqual(['down-a', 'down-b'])
       // The same failure for a model named directly says the model is unavailable.
       await expectError(await chat({ model: 'test/down-a' }, own), 503, 'model_unavailable')
-      expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 3_000_000_000 })
+      expect(await holdsEnded(gw, account)).toMatchObject({
+        heldNano: 0,
+        inFlight: 0,
+        balanceNano: 3_000_000_000,
+      })
     })
 
     test('aliases resolve to their model; one that leads nowhere is 503 model_alias_unavailable', async () => {
@@ -310,13 +470,44 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       const account = await gw.account('5')
       const own = (await gw.key(account)).key
       const calls = upstreamCalls()
-      await expectError(await chat({ model: 'service/auto:free-broken' }, own), 503, 'auto_unresolvable')
-      const noTools = await expectError(await chat({ model: 'service/auto:free', tools: weatherTool }, (await gw.key(await gw.account('1'), { allowedModels: ['test/free-b'] })).key), 400, 'invalid_request')
+      await expectError(
+        await chat({ model: 'service/auto:free-broken' }, own),
+        503,
+        'auto_unresolvable',
+      )
+      const noTools = await expectError(
+        await chat(
+          { model: 'service/auto:free', tools: weatherTool },
+          (await gw.key(await gw.account('1'), { allowedModels: ['test/free-b'] })).key,
+        ),
+        400,
+        'invalid_request',
+      )
       expect(noTools.param).toBe('tools')
       const restricted = (await gw.key(account, { allowedModels: ['test/cheap'] })).key
-      await expectError(await chat({ model: 'service/auto:free' }, restricted), 503, 'auto_unresolvable')
-      expect((await expectError(await chat({ model: 'service/auto:free', models: ['test/cheap'] }, own), 400, 'invalid_request')).param).toBe('models[0]')
-      expect((await expectError(await chat({ model: 'service/auto:free', models: ['service/auto'] }, own), 400, 'invalid_request')).param).toBe('models[0]')
+      await expectError(
+        await chat({ model: 'service/auto:free' }, restricted),
+        503,
+        'auto_unresolvable',
+      )
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'service/auto:free', models: ['test/cheap'] }, own),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('models[0]')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'service/auto:free', models: ['service/auto'] }, own),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('models[0]')
       expect(calls().filter((name) => paidUpstreams.has(name))).toEqual([])
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
@@ -336,13 +527,22 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       })
       try {
         const own = (await local.key(await local.account('1'))).key
-        for (let i = 0; i < 5; i++) expect((await local.chat(own, { model: 'test/breaker', messages: hello })).status).toBe(200)
-        const names = local.upstream.requests.map((request) => String(request.body.model).split('?')[0]!)
+        for (let i = 0; i < 5; i++)
+          expect((await local.chat(own, { model: 'test/breaker', messages: hello })).status).toBe(
+            200,
+          )
+        const names = local.upstream.requests.map(
+          (request) => String(request.body.model).split('?')[0]!,
+        )
         expect(names.filter((name) => name === 'breaker-a')).toHaveLength(3)
         await Bun.sleep(450)
         const before = local.upstream.requests.length
         expect((await local.chat(own, { model: 'test/breaker', messages: hello })).status).toBe(200)
-        expect(local.upstream.requests.slice(before).map((request) => String(request.body.model).split('?')[0]!)).toEqual(['breaker-a', 'breaker-b'])
+        expect(
+          local.upstream.requests
+            .slice(before)
+            .map((request) => String(request.body.model).split('?')[0]!),
+        ).toEqual(['breaker-a', 'breaker-b'])
         const states = [...local.app.gateway.health.states()]
         expect(states).toEqual([{ provider: 'fake', model: 'breaker-a?status=502', state: 2 }])
       } finally {
@@ -360,7 +560,12 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       try {
         const account = await local.account('1')
         const own = (await local.key(account)).key
-        for (let i = 0; i < 2; i++) await expectError(await local.chat(own, { model: 'test/down', messages: hello }), 503, 'model_unavailable')
+        for (let i = 0; i < 2; i++)
+          await expectError(
+            await local.chat(own, { model: 'test/down', messages: hello }),
+            503,
+            'model_unavailable',
+          )
         const before = local.upstream.requests.length
         const response = await local.chat(own, { model: 'test/down', messages: hello })
         await expectError(response, 503, 'model_unavailable')
@@ -374,7 +579,8 @@ describeWith(['postgres', 'redis'], 'routing', () => {
 
     test('a paused provider: 503 upstream_capacity_unavailable with Retry-After; other routes still serve', async () => {
       const calls = upstreamCalls()
-      await gw.app.gateway.sql`INSERT INTO provider_pauses (provider_id, paused_until, reason) VALUES ('fake', now() + interval '90 seconds', 'test')`
+      await gw.app.gateway
+        .sql`INSERT INTO provider_pauses (provider_id, paused_until, reason) VALUES ('fake', now() + interval '90 seconds', 'test')`
       try {
         await gw.app.gateway.health.refreshPauses(gw.app.gateway.sql)
         const response = await chat({ model: 'test/cheap' })
@@ -396,35 +602,87 @@ describeWith(['postgres', 'redis'], 'routing', () => {
   describe('limits', () => {
     test('a prompt beyond the context: 400 context_too_long with its token count; a longer-context fallback serves it', async () => {
       const long = [{ role: 'user', content: 'lorem ipsum dolor sit amet '.repeat(400) }]
-      const error = await expectError(await gw.chat(key, { model: 'test/small', messages: long }), 400, 'context_too_long')
+      const error = await expectError(
+        await gw.chat(key, { model: 'test/small', messages: long }),
+        400,
+        'context_too_long',
+      )
       const count = Number(/has (\d+) tokens/.exec(error.message)?.[1])
       expect(count).toBeGreaterThan(1_000)
       expect(count).toBeLessThan(3_000)
       expect(error.message).toContain('1000 tokens')
-      const response = await gw.chat(key, { model: 'test/small', models: ['test/cheap'], messages: long })
+      const response = await gw.chat(key, {
+        model: 'test/small',
+        models: ['test/cheap'],
+        messages: long,
+      })
       expect(served(response).model).toBe('test/cheap')
       // Short prompts are not tokenized at all, and fit.
       expect((await chat({ model: 'test/small' })).status).toBe(200)
     })
 
     test('oversized or deeply nested schemas are refused by field', async () => {
-      const many = Array.from({ length: 129 }, (_, i) => ({ type: 'function', function: { name: `f${i}`, parameters: { type: 'object' } } }))
-      expect((await expectError(await chat({ model: 'test/cheap', tools: many }), 400, 'invalid_request')).param).toBe('tools')
+      const many = Array.from({ length: 129 }, (_, i) => ({
+        type: 'function',
+        function: { name: `f${i}`, parameters: { type: 'object' } },
+      }))
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', tools: many }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('tools')
       let deep: Record<string, unknown> = { type: 'string' }
       for (let i = 0; i < 14; i++) deep = { type: 'object', properties: { x: deep } }
       const nested = [{ type: 'function', function: { name: 'deep', parameters: deep } }]
-      expect((await expectError(await chat({ model: 'test/cheap', tools: nested }), 400, 'invalid_request')).param).toBe('tools[0]')
-      const big = { type: 'object', properties: Object.fromEntries(Array.from({ length: 3_000 }, (_, i) => [`field_${i}`, { type: 'string', description: 'x'.repeat(20) }])) }
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', tools: nested }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('tools[0]')
+      const big = {
+        type: 'object',
+        properties: Object.fromEntries(
+          Array.from({ length: 3_000 }, (_, i) => [
+            `field_${i}`,
+            { type: 'string', description: 'x'.repeat(20) },
+          ]),
+        ),
+      }
       const format = { type: 'json_schema', json_schema: { name: 'big', schema: big } }
-      expect((await expectError(await chat({ model: 'test/cheap', response_format: format }), 400, 'invalid_request')).param).toBe('response_format.json_schema.schema')
+      expect(
+        (
+          await expectError(
+            await chat({ model: 'test/cheap', response_format: format }),
+            400,
+            'invalid_request',
+          )
+        ).param,
+      ).toBe('response_format.json_schema.schema')
     })
 
     test('invalid keys from one address are limited; a valid key still works', async () => {
-      const local = await startTestGateway({ store: 'redis', database: 'postgres', env: { INVALID_KEYS_PER_MINUTE: '3' } })
+      const local = await startTestGateway({
+        store: 'redis',
+        database: 'postgres',
+        env: { INVALID_KEYS_PER_MINUTE: '3' },
+      })
       try {
         const own = (await local.key(await local.account('1'))).key
         const bad = `svc-live-${'1'.repeat(26)}`
-        for (let i = 0; i < 3; i++) await expectError(await local.chat(bad, { model: 'test/cheap', messages: hello }), 401, 'invalid_api_key')
+        for (let i = 0; i < 3; i++)
+          await expectError(
+            await local.chat(bad, { model: 'test/cheap', messages: hello }),
+            401,
+            'invalid_api_key',
+          )
         const limited = await local.chat(bad, { model: 'test/cheap', messages: hello })
         await expectError(limited, 429, 'usage_limit_exceeded')
         expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)

@@ -23,12 +23,18 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
   })
 
   const forget = (accountId: string) =>
-    redis.del(redisKeys.state(accountId), redisKeys.holds(accountId), redisKeys.outbox(accountId), redisKeys.credits(accountId))
+    redis.del(
+      redisKeys.state(accountId),
+      redisKeys.holds(accountId),
+      redisKeys.outbox(accountId),
+      redisKeys.credits(accountId),
+    )
 
   test('an account whose live state is lost is rebuilt from the ledger, spend included', async () => {
     const accountId = await gw.account('2')
     const { id: keyId, key } = await gw.key(accountId)
-    for (let i = 0; i < 3; i++) expect((await gw.chat(key, { model: 'test/cheap', messages: hello })).status).toBe(200)
+    for (let i = 0; i < 3; i++)
+      expect((await gw.chat(key, { model: 'test/cheap', messages: hello })).status).toBe(200)
     const { snapshot: before, ledger } = await settledAccount(gw, accountId)
     expect(before.balanceNano).toBe(sumOf(ledger))
 
@@ -38,7 +44,9 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
     const { snapshot: after, ledger: ledgerAfter } = await settledAccount(gw, accountId)
     expect(after.balanceNano).toBe(sumOf(ledgerAfter))
     expect(after.balanceNano).toBeLessThan(before.balanceNano)
-    const spent = ledgerAfter.filter((row) => row.kind === 'charge').reduce((sum, row) => sum - row.amount_nano, 0)
+    const spent = ledgerAfter
+      .filter((row) => row.kind === 'charge')
+      .reduce((sum, row) => sum - row.amount_nano, 0)
     expect(after.keys.find((entry) => entry.keyId === keyId)!.daySpentNano).toBe(spent)
   })
 
@@ -49,24 +57,55 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
     const receipt = await creditAccount(gw.app.operator, accountId, 500_000_000, 'test')
     expect(receipt.availableNano).toBe(1_500_000_000)
     // Applying the same ledger entry again (a retry, the reconciliation) changes nothing.
-    expect(await gw.app.gateway.store.credit(accountId, receipt.entryId, 500_000_000)).toEqual({ status: 'again', availableNano: 1_500_000_000 })
+    expect(await gw.app.gateway.store.credit(accountId, receipt.entryId, 500_000_000)).toEqual({
+      status: 'again',
+      availableNano: 1_500_000_000,
+    })
   })
 
   test('charges a stopped process left in the outbox reach the ledger once', async () => {
     const accountId = await gw.account('1')
     const { id: keyId } = await gw.key(accountId)
     const { store, sql } = gw.app.gateway
-    const limits = { keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }, accountLimits: { rpm: 0, tpm: 0, concurrency: 0 } }
+    const limits = {
+      keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 },
+      accountLimits: { rpm: 0, tpm: 0, concurrency: 0 },
+    }
     await gw.chat((await gw.key(accountId)).key, { model: 'test/cheap', messages: hello }) // loads the account
     await settledAccount(gw, accountId)
     // A process admits and settles, then stops before writing its ledger rows.
-    expect((await store.admit({ requestId: 'req_orphan_a', accountId, keyId, holdNano: 9_000, tokens: 1, ...limits })).ok).toBe(true)
-    expect(await store.settle({ requestId: 'req_orphan_a', accountId, costNano: 7_000, tokens: 1, forgive: false })).toMatchObject({ chargedNano: 7_000 })
-    expect((await ledgerOf(gw, accountId)).some((row) => row.request_id === 'req_orphan_a')).toBe(false)
+    expect(
+      (
+        await store.admit({
+          requestId: 'req_orphan_a',
+          accountId,
+          keyId,
+          holdNano: 9_000,
+          tokens: 1,
+          ...limits,
+        })
+      ).ok,
+    ).toBe(true)
+    expect(
+      await store.settle({
+        requestId: 'req_orphan_a',
+        accountId,
+        costNano: 7_000,
+        tokens: 1,
+        forgive: false,
+      }),
+    ).toMatchObject({ chargedNano: 7_000 })
+    expect((await ledgerOf(gw, accountId)).some((row) => row.request_id === 'req_orphan_a')).toBe(
+      false,
+    )
     expect(await recoverOutbox(sql, store, 0)).toBeGreaterThanOrEqual(1)
     expect(await recoverOutbox(sql, store, 0)).toBe(0)
     const ledger = await ledgerOf(gw, accountId)
-    expect(ledger.filter((row) => row.request_id === 'req_orphan_a').map((row) => [row.kind, row.amount_nano])).toEqual([['charge', -7_000]])
+    expect(
+      ledger
+        .filter((row) => row.request_id === 'req_orphan_a')
+        .map((row) => [row.kind, row.amount_nano]),
+    ).toEqual([['charge', -7_000]])
     expect((await store.snapshot(accountId)).balanceNano).toBe(sumOf(ledger))
   })
 

@@ -18,7 +18,8 @@ test('each script file opens with its purpose, the KEYS it reads, and what it re
     // The shared prelude returns nothing; the decisions decide.lua runs take their keys as arguments.
     if (file === 'lib.lua') continue
     const parts = ['Returns', ...(text.slice(header!.length).includes('KEYS[') ? ['KEYS[1]'] : [])]
-    for (const part of parts) expect({ file, part, found: header!.includes(part) }).toEqual({ file, part, found: true })
+    for (const part of parts)
+      expect({ file, part, found: header!.includes(part) }).toEqual({ file, part, found: true })
   }
 })
 
@@ -27,11 +28,15 @@ describeWith('redis', 'script registry', () => {
     const redis = new Redis(redisUrl!, { lazyConnect: true })
     try {
       const client = await withScripts(redis)
-      const defined = Object.keys((client as unknown as { scriptsSet: Record<string, { lua: string }> }).scriptsSet)
+      const defined = Object.keys(
+        (client as unknown as { scriptsSet: Record<string, { lua: string }> }).scriptsSet,
+      )
       const used = new Set<string>()
       for (const name of defined) {
-        const lua = (client as unknown as { scriptsSet: Record<string, { lua: string }> }).scriptsSet[name]!.lua
-        for (const file of files) if (lua.includes((await Bun.file(join(dir, file)).text()).trim())) used.add(file)
+        const lua = (client as unknown as { scriptsSet: Record<string, { lua: string }> })
+          .scriptsSet[name]!.lua
+        for (const file of files)
+          if (lua.includes((await Bun.file(join(dir, file)).text()).trim())) used.add(file)
         // SCRIPT LOAD compiles the script: a syntax error fails here.
         expect(await redis.script('LOAD', lua)).toMatch(/^[0-9a-f]{40}$/)
       }

@@ -43,29 +43,62 @@ function contract(name: string, open: () => Promise<Harness>) {
     test('an account without loaded state answers cold until it is seeded', async () => {
       const id = uniqueName('acct_')
       expect(await store.admit(admitInput(id))).toEqual({ ok: false, reason: 'cold' })
-      expect(await store.seed(id, { balanceNano: 500, recentCreditIds: [], keySpend: [], guardrailSpend: [] })).toBe(true)
-      expect(await store.seed(id, { balanceNano: 9_999, recentCreditIds: [], keySpend: [], guardrailSpend: [] })).toBe(false)
+      expect(
+        await store.seed(id, {
+          balanceNano: 500,
+          recentCreditIds: [],
+          keySpend: [],
+          guardrailSpend: [],
+        }),
+      ).toBe(true)
+      expect(
+        await store.seed(id, {
+          balanceNano: 9_999,
+          recentCreditIds: [],
+          keySpend: [],
+          guardrailSpend: [],
+        }),
+      ).toBe(false)
       const admitted = await store.admit(admitInput(id))
       expect(admitted).toMatchObject({ ok: true, availableNano: 400 })
     })
 
     test('a hold larger than the available balance is refused with the balance', async () => {
       const id = await account(100)
-      expect(await store.admit(admitInput(id, { holdNano: 101 }))).toEqual({ ok: false, reason: 'credits', availableNano: 100 })
-      expect(await store.admit(admitInput(id, { holdNano: 100 }))).toMatchObject({ ok: true, availableNano: 0 })
+      expect(await store.admit(admitInput(id, { holdNano: 101 }))).toEqual({
+        ok: false,
+        reason: 'credits',
+        availableNano: 100,
+      })
+      expect(await store.admit(admitInput(id, { holdNano: 100 }))).toMatchObject({
+        ok: true,
+        availableNano: 0,
+      })
     })
 
     test('open holds count against the available balance', async () => {
       const id = await account(100)
       expect((await store.admit(admitInput(id, { holdNano: 60 }))).ok).toBe(true)
-      expect(await store.admit(admitInput(id, { holdNano: 60 }))).toEqual({ ok: false, reason: 'credits', availableNano: 40 })
+      expect(await store.admit(admitInput(id, { holdNano: 60 }))).toEqual({
+        ok: false,
+        reason: 'credits',
+        availableNano: 40,
+      })
     })
 
     test('settle charges the cost, capped at the hold, and writes off the excess', async () => {
       const id = await account(1_000)
       const small = admitInput(id, { holdNano: 300 })
       await store.admit(small)
-      expect(await store.settle({ requestId: small.requestId, accountId: id, costNano: 120, tokens: 5, forgive: false })).toEqual({
+      expect(
+        await store.settle({
+          requestId: small.requestId,
+          accountId: id,
+          costNano: 120,
+          tokens: 5,
+          forgive: false,
+        }),
+      ).toEqual({
         status: 'settled',
         chargedNano: 120,
         writtenOffNano: 0,
@@ -74,25 +107,55 @@ function contract(name: string, open: () => Promise<Harness>) {
       })
       const big = admitInput(id, { holdNano: 200 })
       await store.admit(big)
-      expect(await store.settle({ requestId: big.requestId, accountId: id, costNano: 450, tokens: 5, forgive: false })).toMatchObject({
+      expect(
+        await store.settle({
+          requestId: big.requestId,
+          accountId: id,
+          costNano: 450,
+          tokens: 5,
+          forgive: false,
+        }),
+      ).toMatchObject({
         chargedNano: 200,
         writtenOffNano: 250,
         availableNano: 680,
       })
       const snapshot = await store.snapshot(id)
-      expect(snapshot).toMatchObject({ loaded: true, balanceNano: 680, heldNano: 0, availableNano: 680, inFlight: 0 })
+      expect(snapshot).toMatchObject({
+        loaded: true,
+        balanceNano: 680,
+        heldNano: 0,
+        availableNano: 680,
+        inFlight: 0,
+      })
     })
 
     test('settling twice charges once: the first result while the charge is in the outbox, nothing after', async () => {
       const id = await account(1_000)
       const input = admitInput(id, { holdNano: 500 })
       await store.admit(input)
-      const settle = { requestId: input.requestId, accountId: id, costNano: 70, tokens: 3, forgive: false }
+      const settle = {
+        requestId: input.requestId,
+        accountId: id,
+        costNano: 70,
+        tokens: 3,
+        forgive: false,
+      }
       await store.settle(settle)
-      expect(await store.settle({ ...settle, costNano: 400 })).toMatchObject({ status: 'settled', chargedNano: 70, again: true })
+      expect(await store.settle({ ...settle, costNano: 400 })).toMatchObject({
+        status: 'settled',
+        chargedNano: 70,
+        again: true,
+      })
       await store.ackLedger([{ accountId: id, requestId: input.requestId }])
-      expect(await store.settle({ ...settle, costNano: 400 })).toEqual({ status: 'missing', availableNano: 930 })
-      expect(await store.release(id, input.requestId)).toEqual({ status: 'missing', availableNano: 930 })
+      expect(await store.settle({ ...settle, costNano: 400 })).toEqual({
+        status: 'missing',
+        availableNano: 930,
+      })
+      expect(await store.release(id, input.requestId)).toEqual({
+        status: 'missing',
+        availableNano: 930,
+      })
       expect((await store.snapshot(id)).balanceNano).toBe(930)
     })
 
@@ -100,7 +163,15 @@ function contract(name: string, open: () => Promise<Harness>) {
       const id = await account(1_000)
       const input = admitInput(id, { holdNano: 500 })
       await store.admit(input)
-      expect(await store.settle({ requestId: input.requestId, accountId: id, costNano: 90, tokens: 3, forgive: true })).toMatchObject({
+      expect(
+        await store.settle({
+          requestId: input.requestId,
+          accountId: id,
+          costNano: 90,
+          tokens: 3,
+          forgive: true,
+        }),
+      ).toMatchObject({
         chargedNano: 0,
         writtenOffNano: 90,
         availableNano: 1_000,
@@ -111,9 +182,23 @@ function contract(name: string, open: () => Promise<Harness>) {
       const id = await account(1_000)
       const input = admitInput(id, { holdNano: 400 })
       await store.admit(input)
-      expect(await store.release(id, input.requestId)).toEqual({ status: 'released', availableNano: 1_000 })
-      expect(await store.release(id, input.requestId)).toEqual({ status: 'missing', availableNano: 1_000 })
-      expect(await store.settle({ requestId: input.requestId, accountId: id, costNano: 50, tokens: 1, forgive: false })).toEqual({
+      expect(await store.release(id, input.requestId)).toEqual({
+        status: 'released',
+        availableNano: 1_000,
+      })
+      expect(await store.release(id, input.requestId)).toEqual({
+        status: 'missing',
+        availableNano: 1_000,
+      })
+      expect(
+        await store.settle({
+          requestId: input.requestId,
+          accountId: id,
+          costNano: 50,
+          tokens: 1,
+          forgive: false,
+        }),
+      ).toEqual({
         status: 'missing',
         availableNano: 1_000,
       })
@@ -122,11 +207,22 @@ function contract(name: string, open: () => Promise<Harness>) {
 
     test('a settle or release for an unknown request changes nothing', async () => {
       const id = await account(1_000)
-      expect(await store.settle({ requestId: 'req_unknown', accountId: id, costNano: 50, tokens: 1, forgive: false })).toEqual({
+      expect(
+        await store.settle({
+          requestId: 'req_unknown',
+          accountId: id,
+          costNano: 50,
+          tokens: 1,
+          forgive: false,
+        }),
+      ).toEqual({
         status: 'missing',
         availableNano: 1_000,
       })
-      expect(await store.release(id, 'req_unknown')).toEqual({ status: 'missing', availableNano: 1_000 })
+      expect(await store.release(id, 'req_unknown')).toEqual({
+        status: 'missing',
+        availableNano: 1_000,
+      })
     })
 
     test('a request id can hold only once at a time', async () => {
@@ -142,25 +238,41 @@ function contract(name: string, open: () => Promise<Harness>) {
       const first = admitInput(id, { keyLimits })
       await store.admit(first)
       await store.admit(admitInput(id, { keyLimits }))
-      expect(await store.admit(admitInput(id, { keyLimits }))).toMatchObject({ ok: false, reason: 'rate', limit: 'key_concurrency', value: 2 })
+      expect(await store.admit(admitInput(id, { keyLimits }))).toMatchObject({
+        ok: false,
+        reason: 'rate',
+        limit: 'key_concurrency',
+        value: 2,
+      })
       // Another key of the account is held by the account limit instead.
       const accountLimits = { ...noAccountLimits, concurrency: 2 }
-      expect(await store.admit(admitInput(id, { keyId: 'key_b', accountLimits }))).toMatchObject({ limit: 'account_concurrency' })
-      await store.settle({ requestId: first.requestId, accountId: id, costNano: 1, tokens: 1, forgive: false })
+      expect(await store.admit(admitInput(id, { keyId: 'key_b', accountLimits }))).toMatchObject({
+        limit: 'account_concurrency',
+      })
+      await store.settle({
+        requestId: first.requestId,
+        accountId: id,
+        costNano: 1,
+        tokens: 1,
+        forgive: false,
+      })
       expect((await store.admit(admitInput(id, { keyLimits }))).ok).toBe(true)
     })
 
     test('requests per minute refuse the request past the limit with a retry delay', async () => {
       const id = await account(10_000)
       const keyLimits = { ...noKeyLimits, rpm: 3 }
-      for (let i = 0; i < 3; i++) expect((await store.admit(admitInput(id, { keyLimits }))).ok).toBe(true)
+      for (let i = 0; i < 3; i++)
+        expect((await store.admit(admitInput(id, { keyLimits }))).ok).toBe(true)
       const refused = await store.admit(admitInput(id, { keyLimits }))
       expect(refused).toMatchObject({ ok: false, reason: 'rate', limit: 'key_rpm', value: 3 })
       if (refused.ok || refused.reason !== 'rate') throw new Error('expected a rate refusal')
       expect(refused.retryAfterMs).toBeGreaterThanOrEqual(1_000)
       expect(refused.retryAfterMs).toBeLessThanOrEqual(120_000)
       const accountLimits = { ...noAccountLimits, rpm: 3 }
-      expect(await store.admit(admitInput(id, { keyId: 'key_b', accountLimits }))).toMatchObject({ limit: 'account_rpm' })
+      expect(await store.admit(admitInput(id, { keyId: 'key_b', accountLimits }))).toMatchObject({
+        limit: 'account_rpm',
+      })
     })
 
     test('tokens per minute count the estimate until settle corrects it', async () => {
@@ -168,10 +280,22 @@ function contract(name: string, open: () => Promise<Harness>) {
       const keyLimits = { ...noKeyLimits, tpm: 1_000 }
       const big = admitInput(id, { keyLimits, tokens: 900 })
       await store.admit(big)
-      expect(await store.admit(admitInput(id, { keyLimits, tokens: 200 }))).toMatchObject({ reason: 'rate', limit: 'key_tpm' })
-      await store.settle({ requestId: big.requestId, accountId: id, costNano: 1, tokens: 100, forgive: false })
+      expect(await store.admit(admitInput(id, { keyLimits, tokens: 200 }))).toMatchObject({
+        reason: 'rate',
+        limit: 'key_tpm',
+      })
+      await store.settle({
+        requestId: big.requestId,
+        accountId: id,
+        costNano: 1,
+        tokens: 100,
+        forgive: false,
+      })
       expect((await store.admit(admitInput(id, { keyLimits, tokens: 200 }))).ok).toBe(true)
-      expect(await store.admit(admitInput(id, { keyLimits, tokens: 5_000 }))).toMatchObject({ reason: 'rate', limit: 'key_tpm' })
+      expect(await store.admit(admitInput(id, { keyLimits, tokens: 5_000 }))).toMatchObject({
+        reason: 'rate',
+        limit: 'key_tpm',
+      })
     })
 
     test('the daily cap counts spend and open holds and resets at the next UTC midnight', async () => {
@@ -181,12 +305,32 @@ function contract(name: string, open: () => Promise<Harness>) {
       await store.admit(first)
       const refused = await store.admit(admitInput(id, { keyLimits, holdNano: 500 }))
       const midnight = (Math.floor(Date.now() / 86_400_000) + 1) * 86_400_000
-      expect(refused).toMatchObject({ ok: false, reason: 'spend', window: 'daily', capNano: 1_000, resetAtMs: midnight })
-      await store.settle({ requestId: first.requestId, accountId: id, costNano: 400, tokens: 1, forgive: false })
+      expect(refused).toMatchObject({
+        ok: false,
+        reason: 'spend',
+        window: 'daily',
+        capNano: 1_000,
+        resetAtMs: midnight,
+      })
+      await store.settle({
+        requestId: first.requestId,
+        accountId: id,
+        costNano: 400,
+        tokens: 1,
+        forgive: false,
+      })
       expect((await store.admit(admitInput(id, { keyLimits, holdNano: 600 }))).ok).toBe(true)
-      expect(await store.admit(admitInput(id, { keyLimits, holdNano: 1 }))).toMatchObject({ reason: 'spend', window: 'daily' })
+      expect(await store.admit(admitInput(id, { keyLimits, holdNano: 1 }))).toMatchObject({
+        reason: 'spend',
+        window: 'daily',
+      })
       const snapshot = await store.snapshot(id)
-      expect(snapshot.keys.find((key) => key.keyId === 'key_a')).toMatchObject({ daySpentNano: 400, monthSpentNano: 400, heldNano: 600, inFlight: 1 })
+      expect(snapshot.keys.find((key) => key.keyId === 'key_a')).toMatchObject({
+        daySpentNano: 400,
+        monthSpentNano: 400,
+        heldNano: 600,
+        inFlight: 1,
+      })
     })
 
     test('the monthly cap resets on the first day of the next UTC month', async () => {
@@ -194,23 +338,43 @@ function contract(name: string, open: () => Promise<Harness>) {
       const keyLimits = { ...noKeyLimits, monthlyNano: 500 }
       const refused = await store.admit(admitInput(id, { keyLimits, holdNano: 501 }))
       const now = new Date()
-      expect(refused).toMatchObject({ reason: 'spend', window: 'monthly', resetAtMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) })
+      expect(refused).toMatchObject({
+        reason: 'spend',
+        window: 'monthly',
+        resetAtMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
+      })
     })
 
     test('spend loaded from Postgres counts against the caps', async () => {
       const id = uniqueName('acct_')
-      await store.seed(id, { balanceNano: 100_000, recentCreditIds: [], keySpend: [{ keyId: 'key_a', daySpentNano: 900, monthSpentNano: 900 }], guardrailSpend: [] })
-      expect(await store.admit(admitInput(id, { keyLimits: { ...noKeyLimits, dailyNano: 1_000 }, holdNano: 200 }))).toMatchObject({ reason: 'spend' })
+      await store.seed(id, {
+        balanceNano: 100_000,
+        recentCreditIds: [],
+        keySpend: [{ keyId: 'key_a', daySpentNano: 900, monthSpentNano: 900 }],
+        guardrailSpend: [],
+      })
+      expect(
+        await store.admit(
+          admitInput(id, { keyLimits: { ...noKeyLimits, dailyNano: 1_000 }, holdNano: 200 }),
+        ),
+      ).toMatchObject({ reason: 'spend' })
     })
 
     test('a guardrail budget counts spend and open holds of every key assigned to it', async () => {
       const id = uniqueName('acct_')
-      await store.seed(id, { balanceNano: 100_000, recentCreditIds: [], keySpend: [], guardrailSpend: [{ guardrailId: 'gr_1', monthSpentNano: 300 }] })
+      await store.seed(id, {
+        balanceNano: 100_000,
+        recentCreditIds: [],
+        keySpend: [],
+        guardrailSpend: [{ guardrailId: 'gr_1', monthSpentNano: 300 }],
+      })
       const guardrail = { id: 'gr_1', budgetNano: 1_000 }
       const first = admitInput(id, { keyId: 'key_a', guardrail, holdNano: 500 })
       expect((await store.admit(first)).ok).toBe(true)
       const now = new Date()
-      expect(await store.admit(admitInput(id, { keyId: 'key_b', guardrail, holdNano: 201 }))).toMatchObject({
+      expect(
+        await store.admit(admitInput(id, { keyId: 'key_b', guardrail, holdNano: 201 })),
+      ).toMatchObject({
         ok: false,
         reason: 'spend',
         window: 'guardrail',
@@ -218,12 +382,34 @@ function contract(name: string, open: () => Promise<Harness>) {
         resetAtMs: Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1),
       })
       // Another guardrail, and a key without one, are not affected.
-      expect((await store.admit(admitInput(id, { keyId: 'key_b', guardrail: { id: 'gr_2', budgetNano: 1_000 }, holdNano: 900 }))).ok).toBe(true)
+      expect(
+        (
+          await store.admit(
+            admitInput(id, {
+              keyId: 'key_b',
+              guardrail: { id: 'gr_2', budgetNano: 1_000 },
+              holdNano: 900,
+            }),
+          )
+        ).ok,
+      ).toBe(true)
       expect((await store.admit(admitInput(id, { keyId: 'key_c', holdNano: 900 }))).ok).toBe(true)
-      await store.settle({ requestId: first.requestId, accountId: id, costNano: 100, tokens: 1, forgive: false })
-      expect((await store.admit(admitInput(id, { keyId: 'key_b', guardrail, holdNano: 600 }))).ok).toBe(true)
+      await store.settle({
+        requestId: first.requestId,
+        accountId: id,
+        costNano: 100,
+        tokens: 1,
+        forgive: false,
+      })
+      expect(
+        (await store.admit(admitInput(id, { keyId: 'key_b', guardrail, holdNano: 600 }))).ok,
+      ).toBe(true)
       const snapshot = await store.snapshot(id)
-      expect(snapshot.guardrails.find((g) => g.guardrailId === 'gr_1')).toEqual({ guardrailId: 'gr_1', heldNano: 600, monthSpentNano: 400 })
+      expect(snapshot.guardrails.find((g) => g.guardrailId === 'gr_1')).toEqual({
+        guardrailId: 'gr_1',
+        heldNano: 600,
+        monthSpentNano: 400,
+      })
     })
 
     test('the free allowance is shared by the keys of an account; a released request gives its place back', async () => {
@@ -251,20 +437,51 @@ function contract(name: string, open: () => Promise<Harness>) {
       const cold = uniqueName('acct_')
       expect(await store.credit(cold, 'ledger_1', 500)).toEqual({ status: 'cold' })
       const id = uniqueName('acct_')
-      await store.seed(id, { balanceNano: 1_000, recentCreditIds: ['ledger_seeded'], keySpend: [], guardrailSpend: [] })
-      expect(await store.credit(id, 'ledger_seeded', 500)).toEqual({ status: 'again', availableNano: 1_000 })
-      expect(await store.credit(id, 'ledger_2', 500)).toEqual({ status: 'applied', availableNano: 1_500 })
-      expect(await store.credit(id, 'ledger_2', 500)).toEqual({ status: 'again', availableNano: 1_500 })
+      await store.seed(id, {
+        balanceNano: 1_000,
+        recentCreditIds: ['ledger_seeded'],
+        keySpend: [],
+        guardrailSpend: [],
+      })
+      expect(await store.credit(id, 'ledger_seeded', 500)).toEqual({
+        status: 'again',
+        availableNano: 1_000,
+      })
+      expect(await store.credit(id, 'ledger_2', 500)).toEqual({
+        status: 'applied',
+        availableNano: 1_500,
+      })
+      expect(await store.credit(id, 'ledger_2', 500)).toEqual({
+        status: 'again',
+        availableNano: 1_500,
+      })
     })
 
     test('charges wait in the outbox until acknowledged', async () => {
       const id = await account(1_000)
       const input = admitInput(id, { holdNano: 300 })
       await store.admit(input)
-      await store.settle({ requestId: input.requestId, accountId: id, costNano: 40, tokens: 1, forgive: false })
+      await store.settle({
+        requestId: input.requestId,
+        accountId: id,
+        costNano: 40,
+        tokens: 1,
+        forgive: false,
+      })
       const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === id)
-      expect(pending).toEqual([{ requestId: input.requestId, accountId: id, keyId: 'key_a', chargedNano: 40, writtenOffNano: 0, atMs: expect.any(Number) }])
-      expect((await store.pendingLedger(60_000)).filter((entry) => entry.accountId === id)).toEqual([])
+      expect(pending).toEqual([
+        {
+          requestId: input.requestId,
+          accountId: id,
+          keyId: 'key_a',
+          chargedNano: 40,
+          writtenOffNano: 0,
+          atMs: expect.any(Number),
+        },
+      ])
+      expect((await store.pendingLedger(60_000)).filter((entry) => entry.accountId === id)).toEqual(
+        [],
+      )
       await store.ackLedger(pending)
       expect((await store.pendingLedger(0)).filter((entry) => entry.accountId === id)).toEqual([])
     })
@@ -282,23 +499,53 @@ function contract(name: string, open: () => Promise<Harness>) {
       const { expired } = await sweepUntil(short, expiring.requestId)
       expect(expired).toContainEqual({ accountId: id, requestId: expiring.requestId })
       expect(expired).not.toContainEqual({ accountId: id, requestId: extended.requestId })
-      expect(await short.settle({ requestId: expiring.requestId, accountId: id, costNano: 50, tokens: 1, forgive: false })).toEqual({
+      expect(
+        await short.settle({
+          requestId: expiring.requestId,
+          accountId: id,
+          costNano: 50,
+          tokens: 1,
+          forgive: false,
+        }),
+      ).toEqual({
         status: 'missing',
         availableNano: 900,
       })
-      expect(await short.snapshot(id)).toMatchObject({ balanceNano: 1_000, heldNano: 100, inFlight: 1 })
+      expect(await short.snapshot(id)).toMatchObject({
+        balanceNano: 1_000,
+        heldNano: 100,
+        inFlight: 1,
+      })
     })
 
     test('500 concurrent admissions against a balance for exactly 100 holds admit exactly 100', async () => {
       const id = await account(100 * 250)
-      const inputs = Array.from({ length: 500 }, (_, i) => admitInput(id, { holdNano: 250, keyId: `key_${i % 7}` }))
+      const inputs = Array.from({ length: 500 }, (_, i) =>
+        admitInput(id, { holdNano: 250, keyId: `key_${i % 7}` }),
+      )
       const results = await Promise.all(inputs.map((input) => store.admit(input)))
       const admitted = inputs.filter((_, i) => results[i]!.ok)
       expect(admitted).toHaveLength(100)
-      expect(results.filter((result) => !result.ok && result.reason === 'credits')).toHaveLength(400)
-      await Promise.all(admitted.map((input, i) => store.settle({ requestId: input.requestId, accountId: id, costNano: i % 2 ? 250 : 100, tokens: 1, forgive: false })))
+      expect(results.filter((result) => !result.ok && result.reason === 'credits')).toHaveLength(
+        400,
+      )
+      await Promise.all(
+        admitted.map((input, i) =>
+          store.settle({
+            requestId: input.requestId,
+            accountId: id,
+            costNano: i % 2 ? 250 : 100,
+            tokens: 1,
+            forgive: false,
+          }),
+        ),
+      )
       const snapshot = await store.snapshot(id)
-      expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0, balanceNano: 100 * 250 - 50 * 250 - 50 * 100 })
+      expect(snapshot).toMatchObject({
+        heldNano: 0,
+        inFlight: 0,
+        balanceNano: 100 * 250 - 50 * 250 - 50 * 100,
+      })
       const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === id)
       expect(pending.reduce((sum, entry) => sum + entry.chargedNano, 0)).toBe(50 * 250 + 50 * 100)
     })
