@@ -3,29 +3,19 @@
 // once; the old one no longer opens the account) and revokes it; activity shows what a guardrail
 // redacted; the alerts card lists a delivery that is being tried again and warns when mail goes to a file.
 import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Page } from 'playwright-core'
 import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
-import { sessionFor } from '../helpers/admin.ts'
 import {
   browserTest,
   chat,
   describeBrowser,
   seriousViolations,
+  signedInAs,
   startSite,
   type Site,
 } from './helpers/browser.ts'
 
-async function signedIn(
-  site: Site,
-  accountId: string,
-  role: 'owner' | 'member' = 'owner',
-): Promise<Page> {
-  const session = await sessionFor(site.gw, accountId, role, `${role}-${accountId}@people.test`)
-  const { context, page } = await site.open()
-  const [name, value] = session.cookie.split('=') as [string, string]
-  await context.addCookies([{ name, value, url: site.siteUrl }])
-  return page
-}
+const signedIn = (site: Site, accountId: string) =>
+  signedInAs(site, accountId, 'owner', `owner-${accountId}@people.test`)
 
 describeBrowser(
   'account settings in the dashboard',
@@ -54,9 +44,11 @@ describeBrowser(
           .waitFor()
         await page.getByLabel('Requests at once').fill('-3')
         await page.getByRole('button', { name: 'Save limits' }).click()
-        await expect(
-          page.getByLabel('Requests at once').getAttribute('aria-invalid'),
-        ).resolves.toBe('true')
+        // The refusal marks the field once the answer arrives.
+        await page
+          .getByLabel('Requests at once')
+          .and(page.locator('[aria-invalid="true"]'))
+          .waitFor()
         await page.getByLabel('Requests at once').fill('')
         await rpm.fill('1')
         await page.getByRole('button', { name: 'Save limits' }).click()

@@ -7,17 +7,18 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page, Request } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { usdToNano } from '../../shared/money.ts'
-import { sessionFor } from '../helpers/admin.ts'
-import { browserTest, describeBrowser, startSite, type Site } from './helpers/browser.ts'
+import {
+  browserTest,
+  describeBrowser,
+  signedInAs,
+  startSite,
+  type Site,
+} from './helpers/browser.ts'
 
 /** A page signed in as the owner of a new account holding USD 5. */
 async function ownerPage(site: Site): Promise<{ page: Page; accountId: string }> {
   const accountId = await site.gw.account('5')
-  const owner = await sessionFor(site.gw, accountId, 'owner')
-  const { context, page } = await site.open()
-  const [name, value] = owner.cookie.split('=') as [string, string]
-  await context.addCookies([{ name, value, url: site.siteUrl }])
-  return { page, accountId }
+  return { page: await signedInAs(site, accountId, 'owner'), accountId }
 }
 
 /** Every request the page makes from now on, with when it was made. */

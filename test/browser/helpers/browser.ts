@@ -15,6 +15,7 @@ import {
   type TestGatewayOptions,
 } from '../../helpers/gateway.ts'
 import { startSmtpServer, type TestSmtp } from '../../helpers/smtp.ts'
+import { sessionFor } from '../../helpers/admin.ts'
 import { cheapBotCheck } from '../../helpers/altcha.ts'
 import { describeWith } from '../../helpers/services.ts'
 
@@ -251,4 +252,18 @@ export function chat(site: Site, key: string, body: unknown): Promise<Response> 
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   })
+}
+
+/** A page of a new browser profile signed in to the account with this role (a session of a new user). */
+export async function signedInAs(
+  site: Site,
+  accountId: string,
+  role: 'owner' | 'admin' | 'member',
+  email?: string,
+): Promise<Page> {
+  const session = await sessionFor(site.gw, accountId, role, email)
+  const { context, page } = await site.open()
+  const [name, value] = session.cookie.split('=') as [string, string]
+  await context.addCookies([{ name, value, url: site.siteUrl }])
+  return page
 }

@@ -7,11 +7,8 @@ import { join } from 'node:path'
 import { nanoToUsd } from '../../../../shared/money.ts'
 import { startFakeUpstream, type FakeUpstream } from '../../../helpers/fake-upstream/server.ts'
 import { openRawStream } from '../../../helpers/raw-http.ts'
-import {
-  repositoryRoot as root,
-  startServerProcess,
-  type ServerProcess,
-} from '../../../helpers/server-process.ts'
+import { runAdminCli } from '../../../helpers/admin-cli.ts'
+import { startServerProcess, type ServerProcess } from '../../../helpers/server-process.ts'
 
 describe('operator commands against a running server on embedded defaults', () => {
   let upstream: FakeUpstream
@@ -26,26 +23,7 @@ describe('operator commands against a running server on embedded defaults', () =
     expect(await server.process.exited).toBe(0)
   }
 
-  async function admin(
-    ...args: string[]
-  ): Promise<{ code: number; json: Record<string, unknown>; stderr: string }> {
-    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], {
-      cwd: root,
-      env: { ...env, SITE_URL: server.siteUrl },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ])
-    // `bun run` adds its own lines on stderr (the command, the exit code) around the CLI's output.
-    const own = stderr
-      .split('\n')
-      .filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
-    return { code, json: stdout.trim() ? JSON.parse(stdout) : {}, stderr: own.join('\n').trim() }
-  }
+  const admin = (...args: string[]) => runAdminCli({ ...env, SITE_URL: server.siteUrl }, args)
 
   const chat = (key: string) =>
     fetch(`${server.apiUrl}/v1/chat/completions`, {

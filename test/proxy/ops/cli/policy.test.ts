@@ -1,11 +1,10 @@
 // The policy commands of `bun run admin` (presets, routing, guardrails, key updates, provider pauses)
 // against a listening test gateway, with their effect on the next API request.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { join } from 'node:path'
 import { createAccountless } from '../../../../proxy/accounts/people/accountless.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
-import { repositoryRoot as root } from '../../../helpers/server-process.ts'
+import { runAdminCli } from '../../../helpers/admin-cli.ts'
 
 const hello = [{ role: 'user', content: 'hello' }]
 
@@ -16,32 +15,8 @@ describeWith('postgres', 'policy commands of bun run admin', () => {
   let keyId: string
   let key: string
 
-  async function admin(
-    ...args: string[]
-  ): Promise<{ code: number; json: Record<string, any>; stderr: string }> {
-    const env = {
-      PATH: process.env.PATH!,
-      HOME: process.env.HOME ?? root,
-      SITE_URL: siteUrl,
-      ADMIN_TOKEN: gw.app.operatorToken,
-    }
-    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], {
-      cwd: root,
-      env,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ])
-    // `bun run` adds its own lines on stderr (the command, the exit code) around the CLI's output.
-    const own = stderr
-      .split('\n')
-      .filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
-    return { code, json: stdout.trim() ? JSON.parse(stdout) : {}, stderr: own.join('\n').trim() }
-  }
+  const admin = (...args: string[]) =>
+    runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: gw.app.operatorToken }, args)
 
   const errorCode = (result: { stderr: string }) => JSON.parse(result.stderr).error.code as string
   const served = async (model: string) => {

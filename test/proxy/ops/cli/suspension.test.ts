@@ -4,7 +4,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { join } from 'node:path'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
-import { repositoryRoot as root } from '../../../helpers/server-process.ts'
+import { runAdminCli } from '../../../helpers/admin-cli.ts'
 
 const hello = [{ role: 'user', content: 'hello' }]
 
@@ -12,31 +12,8 @@ describeWith('postgres', 'suspension commands of bun run admin', () => {
   let gw: TestGateway
   let siteUrl: string
 
-  async function admin(
-    ...args: string[]
-  ): Promise<{ code: number; json: Record<string, any>; stderr: string }> {
-    const env = {
-      PATH: process.env.PATH!,
-      HOME: process.env.HOME ?? root,
-      SITE_URL: siteUrl,
-      ADMIN_TOKEN: gw.app.operatorToken,
-    }
-    const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], {
-      cwd: root,
-      env,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ])
-    const own = stderr
-      .split('\n')
-      .filter((line) => !line.startsWith('$ ') && !line.startsWith('error: script'))
-    return { code, json: stdout.trim() ? JSON.parse(stdout) : {}, stderr: own.join('\n').trim() }
-  }
+  const admin = (...args: string[]) =>
+    runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: gw.app.operatorToken }, args)
 
   beforeAll(async () => {
     gw = await startTestGateway({ store: 'memory', database: 'postgres' })
