@@ -115,7 +115,7 @@ for (const database of ['postgres', 'embedded'] as const)
           await page.goto('/dashboard/activity')
           await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
           const row = page.locator('tr', { hasText: requestId })
-          await expect(row.textContent()).resolves.toContain('test/cheap')
+          expect(await row.textContent()).toContain('test/cheap')
           expect(await seriousViolations(page)).toEqual([])
 
           // …its charge in the billing ledger…
@@ -124,9 +124,7 @@ for (const database of ['postgres', 'embedded'] as const)
             page,
             async () => (await page.locator('tr', { hasText: requestId }).count()) > 0,
           )
-          await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain(
-            'Charge',
-          )
+          expect(await page.locator('tr', { hasText: requestId }).textContent()).toContain('Charge')
 
           // …and in the usage chart.
           await page.goto('/dashboard/usage')
@@ -209,7 +207,7 @@ for (const database of ['postgres', 'embedded'] as const)
           const requestId = blocked.headers.get('x-request-id')!
           await page.goto('/dashboard/activity')
           await eventually(page, async () => (await page.getByText(requestId).count()) > 0)
-          await expect(page.locator('tr', { hasText: requestId }).textContent()).resolves.toContain(
+          expect(await page.locator('tr', { hasText: requestId }).textContent()).toContain(
             'guardrail_blocked',
           )
         },
@@ -232,11 +230,9 @@ for (const database of ['postgres', 'embedded'] as const)
           expect(key).toMatch(/^svc-live-/)
           expect(link).toContain('/dashboard#link=')
           // No top-up step until both secrets are confirmed saved.
-          await expect(page.getByRole('button', { name: 'Open dashboard' }).count()).resolves.toBe(
-            0,
-          )
+          expect(await page.getByRole('button', { name: 'Open dashboard' }).count()).toBe(0)
           const confirm = page.getByRole('button', { name: 'I saved both' })
-          await expect(confirm.isDisabled()).resolves.toBe(true)
+          expect(await confirm.isDisabled()).toBe(true)
           await page.getByLabel('I saved the API key').check()
           await page.getByLabel('I saved the dashboard link').check()
           await confirm.click()
@@ -315,13 +311,13 @@ for (const database of ['postgres', 'embedded'] as const)
             await page.getByRole('button', { name: 'Send', exact: true }).click()
             const answer = page.getByRole('article', { name: `Answer ${index + 1}` })
             await answer.and(page.locator(':not([aria-busy])')).waitFor()
-            await expect(answer.textContent()).resolves.toContain('$')
+            expect(await answer.textContent()).toContain('$')
           }
           // Used up: said in words, Send disabled, and nothing paid sent on the user's behalf.
           await page.getByText('Your free messages are used up').waitFor()
-          await expect(
-            page.getByRole('button', { name: 'Send', exact: true }).isDisabled(),
-          ).resolves.toBe(true)
+          expect(await page.getByRole('button', { name: 'Send', exact: true }).isDisabled()).toBe(
+            true,
+          )
           expect(
             site.gw.upstream.requests.filter((request) => request.body.model === 'fake').length,
           ).toBe(paidBefore)
@@ -356,14 +352,10 @@ for (const database of ['postgres', 'embedded'] as const)
 
           await page.goto('/dashboard/keys')
           await page.getByText("Only the account's owner and admins can change them").waitFor()
-          await expect(page.getByRole('button', { name: 'Create key' }).isDisabled()).resolves.toBe(
-            true,
-          )
+          expect(await page.getByRole('button', { name: 'Create key' }).isDisabled()).toBe(true)
           await page.goto('/dashboard/billing')
           await page.getByText('only the account owner can top up', { exact: false }).waitFor()
-          await expect(page.getByRole('button', { name: 'Top up' }).isDisabled()).resolves.toBe(
-            true,
-          )
+          expect(await page.getByRole('button', { name: 'Top up' }).isDisabled()).toBe(true)
           await page.goto('/dashboard/team')
           await page.getByText('Owner only').first().waitFor()
           expect(await seriousViolations(page)).toEqual([])

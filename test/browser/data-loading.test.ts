@@ -138,13 +138,13 @@ describeBrowser(
         })
         const refresh = balance.getByRole('button', { name: 'Refresh' })
         await refresh.click()
-        await expect(refresh.getAttribute('aria-busy')).resolves.toBe('true')
+        expect(await refresh.getAttribute('aria-busy')).toBe('true')
         await page.waitForTimeout(300)
         expect(await balance.getByText('$5.00').count()).toBeGreaterThan(0)
         expect(await balance.getByRole('status').count()).toBe(0)
         release()
         await balance.getByText('$7.00').first().waitFor()
-        await expect(refresh.getAttribute('aria-busy')).resolves.toBeNull()
+        expect(await refresh.getAttribute('aria-busy')).toBeNull()
       },
     )
 
@@ -212,7 +212,7 @@ describeBrowser(
           return Promise.all(ids.map((id) => page.locator(`[id="${id}"]`).textContent()))
         }
         await picker.fill('cheap')
-        await expect(picker.getAttribute('aria-expanded')).resolves.toBe('true')
+        expect(await picker.getAttribute('aria-expanded')).toBe('true')
         await page.getByRole('option', { name: /test\/cheap/ }).waitFor()
         await picker.press('Enter')
         await page
@@ -228,7 +228,7 @@ describeBrowser(
         await picker.press('Enter')
         await page.getByRole('button', { name: 'Save routing' }).click()
         await page.getByText('unknown model IDs: nobody/nothing').waitFor()
-        await expect(picker.getAttribute('aria-invalid')).resolves.toBe('true')
+        expect(await picker.getAttribute('aria-invalid')).toBe('true')
         const descriptions = await described()
         expect(descriptions.length).toBe(2)
         expect(descriptions[1]).toContain('unknown model IDs: nobody/nothing')

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'bun:test'
 import { buildCatalog, CatalogError, loadCatalog } from '../../../../proxy/core/catalog/catalog.ts'
 import { costNano, toPricing } from '../../../../proxy/core/catalog/pricing.ts'
+import { rejection } from '../../../helpers/settle.ts'
 
 const provider = { id: 'p', style: 'openai', baseUrl: 'http://127.0.0.1:1/v1/', apiKeyEnv: 'P_KEY' }
 const model = {
@@ -113,7 +114,9 @@ describe('catalog', () => {
   })
 
   test('a missing catalog file names the setting', async () => {
-    await expect(loadCatalog('/nonexistent/catalog.yaml')).rejects.toThrow('CATALOG_FILE')
+    expect((await rejection(loadCatalog('/nonexistent/catalog.yaml'))).message).toContain(
+      'CATALOG_FILE',
+    )
   })
 })
 
