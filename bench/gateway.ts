@@ -6,7 +6,7 @@
 import { join } from 'node:path'
 import { ConfigSchema } from '../proxy/core/config.ts'
 import { usdToNano } from '../shared/money.ts'
-import { freePort, spawnChild, tail, waitForHttp } from './processes.ts'
+import { freePort, spawnChild, stopChild, tail, waitForHttp } from './processes.ts'
 
 /** Gateway model ID → upstream model name (which sets the fake upstream's delay or its pace). */
 export const benchModels = {
@@ -20,6 +20,8 @@ export type BenchModel = keyof typeof benchModels
 
 export type RunningGateway = {
   pid: number
+  /** SIGTERM and wait for the process to drain and exit (SIGKILL after a grace period). */
+  stop(): Promise<void>
   apiUrl: string
   siteUrl: string
   logFile: string
@@ -56,6 +58,8 @@ export async function startGateway(options: {
   upstreamOrigin: string
   storeEnv: Record<string, string>
   workers: number
+  /** Options for Bun itself, before the script (the profiler's, for `--profile`). */
+  bunArgs?: string[]
 }): Promise<RunningGateway> {
   const catalogFile = join(options.scratchDir, 'catalog.yaml')
   await Bun.write(catalogFile, catalogYaml(options.upstreamOrigin))
@@ -81,11 +85,15 @@ export async function startGateway(options: {
     // As `bun run start` sets it: the gateway process itself, not a restarted child, is the one measured.
     BUN_CONFIG_MAX_HTTP_REQUESTS: '65535',
   }
-  const child = spawnChild('gateway', [process.execPath, 'proxy/main.ts'], {
-    cwd: options.repoDir,
-    env,
-    logFile,
-  })
+  const child = spawnChild(
+    'gateway',
+    [process.execPath, ...(options.bunArgs ?? []), 'proxy/main.ts'],
+    {
+      cwd: options.repoDir,
+      env,
+      logFile,
+    },
+  )
   const siteUrl = `http://127.0.0.1:${sitePort}`
   await waitForHttp(
     `${siteUrl}/health`,
@@ -95,6 +103,7 @@ export async function startGateway(options: {
   )
   return {
     pid: child.pid,
+    stop: () => stopChild(child, 30_000),
     apiUrl: `http://127.0.0.1:${port}`,
     siteUrl,
     logFile,

@@ -1,7 +1,7 @@
 /** Command-line options of `bun run bench`. */
 import { parseArgs } from 'node:util'
 
-export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--open-streams N] [--out FILE]
+export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--open-streams N] [--profile] [--out FILE]
 
   --quick          short smoke run: 1 s per cell, no warm-up
   --duration S     measured seconds per target and cell (default 5)
@@ -10,6 +10,9 @@ export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S]
   --workers N      gateway API processes (its WORKERS setting; default 1; above 1 needs both stores)
   --open-streams N streams held open at once against a slow provider, for memory per stream
                    (default 1000, --quick 200; 0: skip)
+  --profile        only the 64-connection zero-delay cell, streaming and not, with the gateway under
+                   Bun's CPU profiler: CPU per request by pipeline stage, per gateway thread, and of
+                   Redis, PostgreSQL and the upstream
   --out FILE       also write the Markdown report to FILE
 
 Environment: DATABASE_URL and REDIS_URL (optional) make the gateway use those servers: a fresh database
@@ -25,6 +28,7 @@ export type BenchOptions = {
   /** Streamed requests timed to their first byte, per target. */
   firstByteSamples: number
   openStreams: number
+  profile: boolean
   out: string | undefined
 }
 
@@ -54,6 +58,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
       connections: { type: 'string' },
       workers: { type: 'string' },
       'open-streams': { type: 'string' },
+      profile: { type: 'boolean' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -69,6 +74,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     workers: wholeNumber(values.workers, 'workers', 1, 1),
     firstByteSamples: values.quick ? 100 : 500,
     openStreams: wholeNumber(values['open-streams'], 'open-streams', values.quick ? 200 : 1_000, 0),
+    profile: values.profile ?? false,
     out: values.out,
   }
 }

@@ -6,6 +6,7 @@
 import type { Subprocess } from 'bun'
 import { closeSync, openSync } from 'node:fs'
 import { createServer } from 'node:net'
+import { join } from 'node:path'
 
 type Step = { name: string; run: () => Promise<void> | void }
 
@@ -159,4 +160,25 @@ export async function tail(path: string, lines = 20): Promise<string> {
   const file = Bun.file(path)
   if (!(await file.exists())) return ''
   return (await file.text()).trimEnd().split('\n').slice(-lines).join('\n')
+}
+
+/** Starts one of the bench's own servers as a process and waits until it answers GET /health. */
+export async function startService(
+  name: string,
+  script: string,
+  args: string[],
+  scratchDir: string,
+): Promise<{ origin: string; pid: number }> {
+  const port = await freePort()
+  const logFile = join(scratchDir, `${name}.log`)
+  // Bun's fetch keeps 256 requests in flight unless told otherwise; the gateway runs with it raised.
+  const env = { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
+  const child = spawnChild(
+    name,
+    [process.execPath, join(import.meta.dir, script), String(port), ...args],
+    { logFile, env },
+  )
+  const origin = `http://127.0.0.1:${port}`
+  await waitForHttp(`${origin}/health`, child, 15_000, async () => tail(logFile))
+  return { origin, pid: child.pid }
 }

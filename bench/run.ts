@@ -17,12 +17,14 @@ import {
   cleanup,
   cleanUpOnSignals,
   freePort,
+  startService,
   interrupted,
   spawnChild,
   tail,
   waitForHttp,
 } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
+import { profileCell, renderProfile, type StageProfile } from './profile.ts'
 import { prepareStores } from './stores.ts'
 import {
   measureFirstByte,
@@ -49,27 +51,6 @@ function requestBody(model: string, stream: boolean): string {
     max_tokens: 64,
     ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
   })
-}
-
-/** Starts one of the bench's own servers as a process and waits until it answers GET /health. */
-async function startService(
-  name: string,
-  script: string,
-  args: string[],
-  scratchDir: string,
-): Promise<{ origin: string; pid: number }> {
-  const port = await freePort()
-  const logFile = join(scratchDir, `${name}.log`)
-  // Bun's fetch keeps 256 requests in flight unless told otherwise; the gateway runs with it raised.
-  const env = { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
-  const child = spawnChild(
-    name,
-    [process.execPath, join(import.meta.dir, script), String(port), ...args],
-    { logFile, env },
-  )
-  const origin = `http://127.0.0.1:${port}`
-  await waitForHttp(`${origin}/health`, child, 15_000, async () => tail(logFile))
-  return { origin, pid: child.pid }
 }
 
 /** The commit the gateway ran from, and whether its code had uncommitted changes. */
@@ -255,6 +236,55 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
   })
 }
 
+/** `--profile`: the 64-connection zero-delay cell, streaming and not, with the gateway's CPU split by stage. */
+async function profileRun(options: BenchOptions, scratchDir: string): Promise<string> {
+  const runId = String(Date.now())
+  const [machine, tool] = await Promise.all([describeMachine(), loadTool(scratchDir)])
+  const stores = await prepareStores(
+    process.env.DATABASE_URL || undefined,
+    process.env.REDIS_URL || undefined,
+    runId,
+  )
+  progress(`profile: gateway stores: ${stores.database}; ${stores.admission}`)
+  const upstream = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
+  const profiles: StageProfile[] = []
+  for (const stream of [false, true]) {
+    const profile = await profileCell({
+      stream,
+      durationS: options.durationS,
+      warmupS: options.warmupS,
+      tool,
+      repoDir: REPO_DIR,
+      scratchDir,
+      upstream,
+      storeEnv: stores.env,
+      probe: (apiUrl, key, model, streamed) => ({
+        url: `${apiUrl}/v1/chat/completions`,
+        body: requestBody(model, streamed),
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      }),
+      setUp: async (gateway) => {
+        const accountId = await gateway.operator.createAccount(CREDIT_USD)
+        return gateway.operator.createKey(accountId)
+      },
+    })
+    profiles.push(profile)
+    progress(
+      `profile ${stream ? 'streaming' : 'non-streaming'}: ${Math.round(profile.rps)} requests/s`,
+    )
+  }
+  return [
+    '# Gateway CPU per request, by stage',
+    '',
+    `${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; ${await gatewayRevision()}; ${tool.label}.`,
+    `Stores: ${stores.database}; ${stores.admission}. 64 connections, zero-delay upstream,`,
+    `${options.warmupS} s warm-up, ${options.durationS} s measured per column, a fresh gateway per column.`,
+    '',
+    renderProfile(profiles),
+    '',
+  ].join('\n')
+}
+
 async function main(): Promise<number> {
   const options = parseOptions(Bun.argv.slice(2))
   if (!options) {
@@ -274,7 +304,9 @@ async function main(): Promise<number> {
     else progress(`logs kept in ${scratchDir}`)
   })
   try {
-    const markdown = await benchmark(options, scratchDir)
+    const markdown = options.profile
+      ? await profileRun(options, scratchDir)
+      : await benchmark(options, scratchDir)
     console.log(markdown)
     if (options.out) {
       await Bun.write(options.out, markdown)
