@@ -7,6 +7,7 @@ import type { OperatorDeps } from './accounts/operator-deps.ts'
 import { MemoryAdmissionStore } from './stores/admission/memory-store.ts'
 import { redisKeys } from './stores/admission/redis-keys.ts'
 import { createRedisStore, type RedisAdmissionStore } from './stores/admission/redis-store.ts'
+import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
 import type { AdmissionStore } from './stores/admission/store.ts'
 import { apiServer } from './http/api-server.ts'
 import type { Catalog } from './core/catalog/catalog-types.ts'
@@ -290,13 +291,20 @@ async function openStore(
   holdDeadlineMs?: number,
 ): Promise<{ store: AdmissionStore; redis?: Redis }> {
   if (!config.REDIS_URL) return { store: new MemoryAdmissionStore(Date.now, holdDeadlineMs) }
-  const store: RedisAdmissionStore = await createRedisStore({
+  const redis: RedisAdmissionStore = await createRedisStore({
     url: config.REDIS_URL,
     keyPrefix: config.REDIS_KEY_PREFIX,
     timeoutMs: config.ADMISSION_TIMEOUT_MS,
     holdDeadlineMs,
   })
-  return { store, redis: store.redis }
+  const store =
+    config.ADMISSION_LEASE_MS > 0
+      ? new LeasedAdmissionStore(redis, {
+          intervalMs: config.ADMISSION_LEASE_MS,
+          ttlMs: config.ADMISSION_LEASE_TTL_MS,
+        })
+      : redis
+  return { store, redis: redis.redis }
 }
 
 function publicUrl(configured: string, actual: URL): string {

@@ -91,6 +91,18 @@ export const ConfigSchema = Type.Object({
     default: 300,
     description: 'Bound on one admission-store call before 502 admission_unconfirmed.',
   }),
+  ADMISSION_LEASE_MS: Type.Integer({
+    minimum: 0,
+    default: 20,
+    description:
+      'With Redis: how often this process sends the charges of its admission leases and resizes them (0: no leases; every request is one Redis call to admit and one to settle).',
+  }),
+  ADMISSION_LEASE_TTL_MS: Type.Integer({
+    ...Positive,
+    default: 30_000,
+    description:
+      'A lease its process stopped renewing expires after this long; what it held returns to the account.',
+  }),
   UPSTREAM_TIMEOUT_MS: Type.Integer({
     ...Positive,
     default: 110_000,

@@ -238,9 +238,9 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   /**
    * Sends a decision at once when the account has no call in flight; otherwise it waits with the others
-   * for the call in flight to return, and they go together (group commit).
+   * for the call in flight to return, and they go together (group commit). Any decision of decide.lua.
    */
-  private decide(accountId: string, args: (string | number)[]): Promise<Reply> {
+  decide(accountId: string, args: (string | number)[]): Promise<Reply> {
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(accountId)
       if (!queue) {
@@ -252,17 +252,20 @@ export class RedisAdmissionStore implements AdmissionStore {
     })
   }
 
-  /** One call with the account's waiting decisions: settles and releases first (they free what admissions may need), then admissions in arrival order. */
+  /**
+   * One call with the account's waiting decisions: settles, releases, lease charges and shrinks first
+   * (they free what admissions may need), then admissions in arrival order, then lease growth (which
+   * takes only what the admissions left).
+   */
   private send(accountId: string, queue: AccountQueue): void {
     const waiting = queue.waiting.splice(0, MAX_BATCH)
     if (waiting.length === 0) {
       if (queue.inFlight === 0) this.queues.delete(accountId)
       return
     }
-    const batch = [
-      ...waiting.filter((decision) => decision.args[0] !== 'admit'),
-      ...waiting.filter((decision) => decision.args[0] === 'admit'),
-    ]
+    const phase = (decision: Decision) =>
+      decision.args[0] === 'admit' ? 1 : decision.args[0] === 'grow' ? 2 : 0
+    const batch = [0, 1, 2].flatMap((at) => waiting.filter((decision) => phase(decision) === at))
     queue.inFlight += 1
     this.redis
       .gwDecide(

@@ -22,7 +22,10 @@ export type ScriptCommands = {
 }
 
 const scripts: Record<keyof ScriptCommands, { files: string[]; keys: number }> = {
-  gwDecide: { files: ['lib.lua', 'admit.lua', 'settle.lua', 'release.lua', 'decide.lua'], keys: 3 },
+  gwDecide: {
+    files: ['lib.lua', 'admit.lua', 'settle.lua', 'release.lua', 'lease.lua', 'decide.lua'],
+    keys: 3,
+  },
   gwSweep: { files: ['lib.lua', 'sweep.lua'], keys: 2 },
   gwExtend: { files: ['lib.lua', 'extend.lua'], keys: 1 },
   gwCredit: { files: ['lib.lua', 'credit.lua'], keys: 2 },

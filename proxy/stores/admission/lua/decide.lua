@@ -1,7 +1,8 @@
 --[[
   decide: runs a batch of one account's decisions in one atomic call, in order: every settle, release
-  and admit that reached this process in the same event-loop turn. Each decision is the one its own file
-  describes (settle.lua, release.lua, admit.lua); batching only saves round trips and per-call overhead.
+  and admit that reached this process in the same event-loop turn, and the process's lease operations.
+  Each decision is the one its own file describes (settle.lua, release.lua, admit.lua, lease.lua);
+  batching only saves round trips and per-call overhead.
 
   KEYS[1] state   KEYS[2] holds   KEYS[3] outbox
   ARGV: a sequence of decisions, each its name and then its arguments:
@@ -9,6 +10,11 @@
     'release' request id
     'admit'   request id, key id, hold, tokens, 5 key limits, 3 account limits, hold deadline,
               guardrail id, guardrail budget, free allowance
+    'charge'  lease id, key id, guardrail id, count, then per charge: request id, charged, written off,
+              outbox
+    'grow'    lease id, key id, guardrail id, deadline, amount, requests, tokens, slots, 5 key limits,
+              3 account limits, guardrail budget, open
+    'shrink'  lease id, amount kept, slots kept, unused requests, unused tokens, deadline
 
   Returns one reply per decision, in order (see each decision for its reply).
 ]]
@@ -27,6 +33,15 @@ while at <= #ARGV do
   elseif name == 'release' then
     replies[#replies + 1] = release(state, holds, outbox, ARGV, at + 1, now)
     at = at + 2
+  elseif name == 'charge' then
+    replies[#replies + 1] = charge(state, holds, outbox, ARGV, at + 1, now)
+    at = at + 5 + 4 * tonumber(ARGV[at + 4])
+  elseif name == 'grow' then
+    replies[#replies + 1] = lease_grow(state, holds, ARGV, at + 1, now)
+    at = at + 19
+  elseif name == 'shrink' then
+    replies[#replies + 1] = lease_shrink(state, holds, ARGV, at + 1, now)
+    at = at + 7
   else
     return redis.error_reply('decide: unknown decision ' .. tostring(name))
   end

@@ -123,18 +123,23 @@ local function rate_retry_ms(current, previous, now, window, limit, cost)
   return math.max(1000, math.min(2 * WINDOW_MS, math.ceil(wait)))
 end
 
--- Holds placed before the guardrail and free fields existed read as having neither.
+-- Holds placed before the guardrail and free fields existed read as having neither. A process's lease
+-- (lease.lua) is a hold with two more fields: the concurrency slots it takes and the requests it counted.
 local function parse_hold(value)
   local key_id, amount, tokens, window, deadline, rest = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)(.*)$')
-  local guardrail, free = string.match(rest, '^|([^|]*)|([01])$')
+  local guardrail, free, slots, requests = string.match(rest, '^|([^|]*)|([01])|(%d+)|(%d+)$')
+  if not guardrail then guardrail, free = string.match(rest, '^|([^|]*)|([01])$') end
   return {
     key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), window = tonumber(window),
     deadline = tonumber(deadline), guardrail = guardrail or '', free = free == '1',
+    slots = tonumber(slots) or 1, requests = tonumber(requests), lease = slots ~= nil,
   }
 end
 
 local function hold_value(hold)
-  return hold.key .. string.format('|%d|%d|%d|%d|', hold.amount, hold.tokens, hold.window, hold.deadline) .. hold.guardrail .. (hold.free and '|1' or '|0')
+  local value = hold.key .. string.format('|%d|%d|%d|%d|', hold.amount, hold.tokens, hold.window, hold.deadline) .. hold.guardrail .. (hold.free and '|1' or '|0')
+  if hold.lease then value = value .. string.format('|%d|%d', hold.slots, hold.requests) end
+  return value
 end
 
 -- Ends an open hold: its amount leaves `held`, its slot returns, its token estimate becomes
@@ -161,8 +166,8 @@ local function end_hold(state, hold, actual_tokens, charged, now, refund)
   local day, month = calendar(now)
   if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
-  a[A_BAL], a[A_HELD], a[A_CONC] = a[A_BAL] - charged, a[A_HELD] - hold.amount, a[A_CONC] - 1
-  k[K_HELD], k[K_CONC], k[K_DS], k[K_MS] = k[K_HELD] - hold.amount, k[K_CONC] - 1, k[K_DS] + charged, k[K_MS] + charged
+  a[A_BAL], a[A_HELD], a[A_CONC] = a[A_BAL] - charged, a[A_HELD] - hold.amount, a[A_CONC] - hold.slots
+  k[K_HELD], k[K_CONC], k[K_DS], k[K_MS] = k[K_HELD] - hold.amount, k[K_CONC] - hold.slots, k[K_DS] + charged, k[K_MS] + charged
   if refund and hold.free and a[A_FD] == day then a[A_FC] = math.max(0, a[A_FC] - 1) end
   if gf then
     local g = unpack_record(v[3], GUARDRAIL_FIELDS)

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { MemoryAdmissionStore } from '../../../../proxy/stores/admission/memory-store.ts'
 import { createRedisStore } from '../../../../proxy/stores/admission/redis-store.ts'
+import { LeasedAdmissionStore } from '../../../../proxy/stores/admission/leased-store.ts'
 import type { KeyLimits } from '../../../../proxy/core/key-record.ts'
 import type { AdmissionStore, AdmitInput } from '../../../../proxy/stores/admission/store.ts'
 import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
@@ -571,6 +572,25 @@ describe('in-process', () => {
 })
 
 describeWith('redis', 'Redis', () => {
+  contract('leased redis', async () => {
+    const keyPrefix = `${uniqueName('test:')}:`
+    const options = { url: redisUrl!, keyPrefix, timeoutMs: 2_000 }
+    const leases = { intervalMs: 5, ttlMs: 30_000 }
+    const store = new LeasedAdmissionStore(await createRedisStore(options), leases)
+    const shortStore = new LeasedAdmissionStore(
+      await createRedisStore({ ...options, holdDeadlineMs: SHORT_DEADLINE_MS }),
+      leases,
+    )
+    return {
+      store,
+      shortStore,
+      async close() {
+        await store.close()
+        await shortStore.close()
+        await deleteRedisKeys(keyPrefix)
+      },
+    }
+  })
   contract('redis', async () => {
     const keyPrefix = `${uniqueName('test:')}:`
     const options = { url: redisUrl!, keyPrefix, timeoutMs: 2_000 }

@@ -1,0 +1,211 @@
+--[[
+  lease: a process's lease of one key's share of an account: an open hold (in `holds`, under the lease's
+  own id) that takes money, concurrency slots, requests and tokens at once, so that the process admits
+  and settles requests inside it without a call per request. Every limit counts the lease as it counts
+  holds: the balance, the key's daily and monthly caps and the guardrail's budget (open holds count),
+  concurrency, and requests and tokens per minute (counted when granted, in the minute of the grant).
+  A lease grows only while every limit keeps LEASE_SHARE times the growth for everyone else, so near a
+  limit or the end of the balance no lease grows and each request is decided here on its own, exactly.
+  A lease that is not renewed expires at its deadline like any hold (its process stopped): what it held
+  returns, and nothing is charged.
+
+  charge(state, holds, outbox, args, at, now): args[at..at+3] are
+    lease id, key id, guardrail id ('' for none), count, then `count` charges of 4 values each:
+    request id, charged (nano), written off (nano), outbox (1: put the ledger entry in the outbox; 0:
+    Postgres has it already)
+    The charges leave the balance and the lease (which held them; a lease that expired holds nothing)
+    and join the key's and the guardrail's spend of the current UTC day and month.
+    Returns {'charged', availableNano} or {'cold'}.
+
+  lease_grow(state, holds, args, at, now): args[at..at+17] are
+    lease id, key id, guardrail id, deadline (ms from now), amount, requests, tokens, slots to add,
+    key rpm, key tpm, key concurrency, key daily cap, key monthly cap,
+    account rpm, account tpm, account concurrency, guardrail budget   (every limit: 0 means none),
+    open (1: the process holds this lease already; if it is gone, it expired and nothing is added)
+    Adds all four or nothing, and moves the deadline. Returns {'lease', granted (1 or 0), availableNano,
+    nowMs, existed (1: the lease was open; 0: it is new, or it had expired)} or {'cold'}.
+
+  lease_shrink(state, holds, args, at, now): args[at..at+5] are
+    lease id, amount kept, slots kept (the requests still open in it), unused requests, unused tokens,
+    deadline (ms from now)
+    Returns what is not kept; unused requests and tokens leave the minute they were counted in (while it
+    is still in view). A lease that keeps nothing is removed. Returns {'shrunk', availableNano}.
+]]
+
+local LEASE_SHARE = 16
+
+local function charge(state, holds, outbox, args, at, now)
+  local lease_id, key_id, guardrail, count = args[at], args[at + 1], args[at + 2], tonumber(args[at + 3])
+
+  local kf = 'k:' .. key_id
+  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
+  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
+  if not v[1] then return { 'cold' } end
+  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
+  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
+
+  local charged, entries = 0, {}
+  for i = 0, count - 1 do
+    local base = at + 4 + i * 4
+    local request_id, amount, written_off = args[base], tonumber(args[base + 1]), tonumber(args[base + 2])
+    charged = charged + amount
+    if args[base + 3] == '1' and (amount > 0 or written_off > 0) then
+      entries[#entries + 1] = request_id
+      entries[#entries + 1] = key_id .. '|' .. string.format('%d|%d|%d', amount, written_off, now)
+    end
+  end
+
+  local day, month = calendar(now)
+  if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
+  if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
+  a[A_BAL] = a[A_BAL] - charged
+  k[K_DS], k[K_MS] = k[K_DS] + charged, k[K_MS] + charged
+  if g then
+    if g[G_MW] ~= month then g[G_MW], g[G_MS] = month, 0 end
+    g[G_MS] = g[G_MS] + charged
+  end
+
+  local value = redis.call('HGET', holds, lease_id)
+  if value then
+    local lease = parse_hold(value)
+    local taken = math.min(charged, lease.amount)
+    lease.amount = lease.amount - taken
+    a[A_HELD], k[K_HELD] = a[A_HELD] - taken, k[K_HELD] - taken
+    if g then g[G_HELD] = g[G_HELD] - taken end
+    redis.call('HSET', holds, lease_id, hold_value(lease))
+  end
+  if g then
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
+  else
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+  end
+  if #entries > 0 then redis.call('HSET', outbox, unpack(entries)) end
+  return { 'charged', a[A_BAL] - a[A_HELD] }
+end
+
+local function lease_grow(state, holds, args, at, now)
+  local lease_id, key_id, guardrail = args[at], args[at + 1], args[at + 2]
+  local deadline_ms = tonumber(args[at + 3])
+  local add_amount, add_requests = tonumber(args[at + 4]), tonumber(args[at + 5])
+  local add_tokens, add_slots = tonumber(args[at + 6]), tonumber(args[at + 7])
+  local key_rpm, key_tpm, key_conc = tonumber(args[at + 8]), tonumber(args[at + 9]), tonumber(args[at + 10])
+  local key_daily, key_monthly = tonumber(args[at + 11]), tonumber(args[at + 12])
+  local acct_rpm, acct_tpm, acct_conc = tonumber(args[at + 13]), tonumber(args[at + 14]), tonumber(args[at + 15])
+  local guardrail_budget, expect_open = tonumber(args[at + 16]), args[at + 17] == '1'
+
+  local kf = 'k:' .. key_id
+  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
+  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
+  if not v[1] then return { 'cold' } end
+  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
+  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
+
+  local window = math.floor(now / WINDOW_MS)
+  roll(a, A_RW, window)
+  roll(k, K_RW, window)
+  local day, month = calendar(now)
+  if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
+  if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
+  if g and g[G_MW] ~= month then g[G_MW], g[G_MS] = month, 0 end
+
+  local value = redis.call('HGET', holds, lease_id)
+  local lease = nil
+  if value then lease = parse_hold(value) end
+  local existed = lease ~= nil and lease.lease
+  if expect_open and not existed then return { 'lease', 0, a[A_BAL] - a[A_HELD], now, 0 } end
+  if not existed then
+    lease = { key = key_id, amount = 0, tokens = 0, window = window, deadline = 0, guardrail = guardrail, free = false, slots = 0, requests = 0, lease = true }
+  end
+
+  -- Growth fits a limit when LEASE_SHARE times it is still within what the limit leaves.
+  local function fits(add, limit, used)
+    return add <= 0 or limit <= 0 or add * LEASE_SHARE <= limit - used
+  end
+  local function fits_rate(add, limit, record, offset)
+    return fits(add, limit, rate_estimate(record[offset], record[offset + 1], now, window))
+  end
+  local avail = a[A_BAL] - a[A_HELD]
+  local granted = add_amount + add_requests + add_tokens + add_slots > 0
+    and (add_amount <= 0 or add_amount * LEASE_SHARE <= avail)
+    and fits(add_amount, key_daily, k[K_DS] + k[K_HELD])
+    and fits(add_amount, key_monthly, k[K_MS] + k[K_HELD])
+    and (not g or fits(add_amount, guardrail_budget, g[G_MS] + g[G_HELD]))
+    and fits(add_slots, key_conc, k[K_CONC]) and fits(add_slots, acct_conc, a[A_CONC])
+    and fits_rate(add_requests, key_rpm, k, K_RW + 1) and fits_rate(add_requests, acct_rpm, a, A_RW + 1)
+    and fits_rate(add_tokens, key_tpm, k, K_RW + 3) and fits_rate(add_tokens, acct_tpm, a, A_RW + 3)
+
+  if granted then
+    a[A_HELD], a[A_CONC] = a[A_HELD] + add_amount, a[A_CONC] + add_slots
+    a[A_RW + 1], a[A_RW + 3] = a[A_RW + 1] + add_requests, a[A_RW + 3] + add_tokens
+    k[K_HELD], k[K_CONC] = k[K_HELD] + add_amount, k[K_CONC] + add_slots
+    k[K_RW + 1], k[K_RW + 3] = k[K_RW + 1] + add_requests, k[K_RW + 3] + add_tokens
+    if g then g[G_HELD] = g[G_HELD] + add_amount end
+    if lease.window ~= window then lease.window, lease.requests, lease.tokens = window, 0, 0 end
+    lease.amount, lease.slots = lease.amount + add_amount, lease.slots + add_slots
+    lease.requests, lease.tokens = lease.requests + add_requests, lease.tokens + add_tokens
+    if g then
+      redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
+    else
+      redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+    end
+  end
+  if granted or existed then
+    lease.deadline = now + deadline_ms
+    redis.call('HSET', holds, lease_id, hold_value(lease))
+  end
+  return { 'lease', granted and 1 or 0, a[A_BAL] - a[A_HELD], now, existed and 1 or 0 }
+end
+
+local function lease_shrink(state, holds, args, at, now)
+  local lease_id = args[at]
+  local keep_amount, keep_slots = tonumber(args[at + 1]), tonumber(args[at + 2])
+  local unused_requests, unused_tokens = tonumber(args[at + 3]), tonumber(args[at + 4])
+  local deadline_ms = tonumber(args[at + 5])
+
+  local value = redis.call('HGET', holds, lease_id)
+  if not value then return { 'shrunk', available(state) } end
+  local lease = parse_hold(value)
+  local kf = 'k:' .. lease.key
+  local gf = lease.guardrail ~= '' and ('g:' .. lease.guardrail) or nil
+  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
+  if not v[1] then
+    redis.call('HDEL', holds, lease_id)
+    return { 'cold' }
+  end
+  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
+  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
+
+  keep_amount, keep_slots = math.min(keep_amount, lease.amount), math.min(keep_slots, lease.slots)
+  local freed_amount, freed_slots = lease.amount - keep_amount, lease.slots - keep_slots
+  a[A_HELD], a[A_CONC] = a[A_HELD] - freed_amount, a[A_CONC] - freed_slots
+  k[K_HELD], k[K_CONC] = k[K_HELD] - freed_amount, k[K_CONC] - freed_slots
+  if g then g[G_HELD] = g[G_HELD] - freed_amount end
+
+  local window = math.floor(now / WINDOW_MS)
+  roll(a, A_RW, window)
+  roll(k, K_RW, window)
+  local requests = math.min(unused_requests, lease.requests)
+  local tokens = math.min(unused_tokens, lease.tokens)
+  local slot = (lease.window == window and 1) or (lease.window == window - 1 and 2) or nil
+  if slot then
+    a[A_RW + slot] = math.max(0, a[A_RW + slot] - requests)
+    a[A_RW + slot + 2] = math.max(0, a[A_RW + slot + 2] - tokens)
+    k[K_RW + slot] = math.max(0, k[K_RW + slot] - requests)
+    k[K_RW + slot + 2] = math.max(0, k[K_RW + slot + 2] - tokens)
+  end
+  lease.requests, lease.tokens = lease.requests - requests, lease.tokens - tokens
+  lease.amount, lease.slots = keep_amount, keep_slots
+
+  if g then
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
+  else
+    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
+  end
+  if lease.amount == 0 and lease.slots == 0 then
+    redis.call('HDEL', holds, lease_id)
+  else
+    lease.deadline = now + deadline_ms
+    redis.call('HSET', holds, lease_id, hold_value(lease))
+  end
+  return { 'shrunk', a[A_BAL] - a[A_HELD] }
+end

@@ -1,0 +1,190 @@
+// Admission leases on Redis: several stores stand for several processes sharing one Redis. Leases take
+// the calls off the request path, and money and limits stay exact: nothing is admitted past the
+// balance or a limit, every charge reaches the balance and the outbox, and a lease whose process stops
+// returns what it held at its deadline.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { LeasedAdmissionStore } from '../../../../proxy/stores/admission/leased-store.ts'
+import {
+  createRedisStore,
+  type RedisAdmissionStore,
+} from '../../../../proxy/stores/admission/redis-store.ts'
+import type { AdmitInput } from '../../../../proxy/stores/admission/store.ts'
+import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
+
+const noKeyLimits = { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }
+const noAccountLimits = { rpm: 0, tpm: 0, concurrency: 0 }
+const HOLD = 1_000
+
+describeWith('redis', 'admission leases', () => {
+  const keyPrefix = `${uniqueName('test:')}:`
+  const opened: LeasedAdmissionStore[] = []
+  let calls = 0
+
+  /** A store as one process has it; `ttlMs` short for the expiry tests. */
+  async function processStore(ttlMs = 30_000): Promise<LeasedAdmissionStore> {
+    const inner: RedisAdmissionStore = await createRedisStore({
+      url: redisUrl!,
+      keyPrefix,
+      timeoutMs: 2_000,
+      holdDeadlineMs: 60_000,
+    })
+    const decide = inner.decide.bind(inner)
+    inner.decide = (accountId, args) => {
+      calls += 1
+      return decide(accountId, args)
+    }
+    const store = new LeasedAdmissionStore(inner, { intervalMs: 5, ttlMs })
+    opened.push(store)
+    return store
+  }
+
+  let store: LeasedAdmissionStore
+  beforeAll(async () => {
+    store = await processStore()
+  })
+  afterAll(async () => {
+    for (const each of opened) await each.close().catch(() => {})
+    await deleteRedisKeys(keyPrefix)
+  })
+
+  let counter = 0
+  const input = (accountId: string, overrides: Partial<AdmitInput> = {}): AdmitInput => ({
+    requestId: `req_${++counter}`,
+    accountId,
+    keyId: 'key_a',
+    holdNano: HOLD,
+    tokens: 10,
+    keyLimits: noKeyLimits,
+    accountLimits: noAccountLimits,
+    ...overrides,
+  })
+  async function account(balanceNano: number): Promise<string> {
+    const id = uniqueName('acct_')
+    await store.seed(id, { balanceNano, recentCreditIds: [], keySpend: [], guardrailSpend: [] })
+    return id
+  }
+  /** Admits and settles `count` requests one after another; returns what was charged. */
+  async function run(target: LeasedAdmissionStore, accountId: string, count: number) {
+    let charged = 0
+    for (let i = 0; i < count; i++) {
+      const request = input(accountId)
+      const admitted = await target.admit(request)
+      if (!admitted.ok) throw new Error(`refused: ${JSON.stringify(admitted)}`)
+      const result = await target.settle({
+        requestId: request.requestId,
+        accountId,
+        costNano: 100 + (i % 7) * 50,
+        tokens: 5,
+        forgive: false,
+      })
+      if (result.status === 'settled') charged += result.chargedNano
+    }
+    return charged
+  }
+  /** Waits until every lease of the account is given back (they are, once idle for a second). */
+  async function settled(accountId: string) {
+    for (let attempt = 0; attempt < 60; attempt++) {
+      const snapshot = await store.snapshot(accountId)
+      if (snapshot.heldNano === 0 && snapshot.inFlight === 0) return snapshot
+      await Bun.sleep(100)
+    }
+    return store.snapshot(accountId)
+  }
+
+  test('a well-funded key is admitted and settled in memory once its lease is granted', async () => {
+    const accountId = await account(1_000_000_000_000)
+    await run(store, accountId, 50)
+    await Bun.sleep(20)
+    const before = calls
+    const charged = await run(store, accountId, 1_000)
+    // A call per round (every 5 ms) at most, not two per request.
+    expect(calls - before).toBeLessThan(200)
+    const held = await store.snapshot(accountId)
+    expect(held.heldNano).toBeGreaterThan(0)
+
+    const snapshot = await settled(accountId)
+    expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
+    const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
+    const total = pending.reduce((sum, entry) => sum + entry.chargedNano, 0)
+    expect(snapshot.balanceNano).toBe(1_000_000_000_000 - total)
+    expect(total).toBeGreaterThanOrEqual(charged)
+    expect(snapshot.keys.find((key) => key.keyId === 'key_a')?.daySpentNano).toBe(total)
+  })
+
+  test('four processes never admit past the balance; near its end every request is decided in Redis, exactly', async () => {
+    const stores = [store, await processStore(), await processStore(), await processStore()]
+    // Far from the end: leases are granted, and the sum admitted stays within the balance.
+    const large = await account(2_000 * HOLD)
+    const admittedLarge = await Promise.all(
+      stores.map(async (each) => {
+        const results = await Promise.all(
+          Array.from({ length: 1_000 }, () => each.admit(input(large))),
+        )
+        return results.filter((result) => result.ok).length
+      }),
+    )
+    const totalLarge = admittedLarge.reduce((sum, n) => sum + n, 0)
+    expect(totalLarge).toBeLessThanOrEqual(2_000)
+    expect(totalLarge).toBeGreaterThan(1_500)
+
+    // Near the end: no lease grows, so exactly what the balance affords is admitted.
+    const small = await account(100 * HOLD)
+    const results = await Promise.all(
+      stores.flatMap((each) => Array.from({ length: 125 }, () => each.admit(input(small)))),
+    )
+    expect(results.filter((result) => result.ok)).toHaveLength(100)
+    expect(results.filter((result) => !result.ok && result.reason === 'credits')).toHaveLength(400)
+  })
+
+  test('requests per minute across four processes: no more than the limit is admitted', async () => {
+    const stores = [store, ...opened.slice(1, 4)]
+    for (const limit of [60, 3_000]) {
+      const accountId = await account(1_000_000_000_000)
+      const keyLimits = { ...noKeyLimits, rpm: limit }
+      const admitted = await Promise.all(
+        stores.map(async (each) => {
+          let ok = 0
+          for (let round = 0; round < 10; round++) {
+            const results = await Promise.all(
+              Array.from({ length: 150 }, () =>
+                each.admit(input(accountId, { keyId: `key_rpm_${limit}`, keyLimits })),
+              ),
+            )
+            ok += results.filter((result) => result.ok).length
+          }
+          return ok
+        }),
+      )
+      const total = admitted.reduce((sum, n) => sum + n, 0)
+      expect(total).toBeLessThanOrEqual(limit)
+      if (limit === 60) expect(total).toBe(60)
+    }
+  })
+
+  test('a process that stops: its lease expires at its deadline and returns what it held', async () => {
+    const stopped = await processStore(300)
+    const accountId = await account(1_000_000_000_000)
+    await run(stopped, accountId, 50)
+    await Bun.sleep(20)
+    await run(stopped, accountId, 100)
+    await Bun.sleep(50)
+    // The process stops without giving its lease back (as on SIGKILL): no more rounds.
+    ;(stopped as unknown as { timer: Timer }).timer.unref()
+    clearInterval((stopped as unknown as { timer: Timer }).timer)
+    opened.splice(opened.indexOf(stopped), 1)
+    const held = await store.snapshot(accountId)
+    expect(held.heldNano).toBeGreaterThan(0)
+    await Bun.sleep(400)
+    for (let attempt = 0; attempt < 30; attempt++) {
+      await store.sweep()
+      if ((await store.snapshot(accountId)).heldNano === 0) break
+      await Bun.sleep(100)
+    }
+    const snapshot = await store.snapshot(accountId)
+    expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
+    const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
+    expect(snapshot.balanceNano).toBe(
+      1_000_000_000_000 - pending.reduce((sum, entry) => sum + entry.chargedNano, 0),
+    )
+  })
+})
