@@ -13,16 +13,19 @@
  *  6. estimate    candidates whose context cannot hold the prompt dropped (`context_too_long` when none
  *                 can; tokenized only past the byte bound); worst case over the rest: input bound × input
  *                 price + output limit × output price
- *  7. admit       ONE atomic admission-store call: rates, concurrency, spend caps and the guardrail's
- *                 budget, the free allowance, balance; places the hold
+ *  7. admit       ONE atomic admission decision: rates, concurrency, spend caps and the guardrail's
+ *                 budget, the free allowance, balance; places the hold (with Redis, in memory inside
+ *                 this process's lease when it has room, else one call)
  *  8. dispatch    provider adapter of each route (the client's body as is when the styles match, else
  *                 translated); fall back to the next route or candidate only before the first byte;
  *                 every outcome feeds the route's breaker
  *  9. respond     the answer in the client's style with its cost; a stream relayed as it arrives
- * 10. settle      ONE atomic call: the hold ends, the delivered cost is charged (after the response)
+ * 10. settle      ONE atomic decision: the hold ends, the delivered cost is charged (after the response;
+ *                 inside a lease in memory, its charges sent to Redis with the lease's next round)
  * 11. records     ledger and request-log rows to Postgres in batches, idempotent by request ID
  *
- * A warm request costs 0 Postgres round trips, 2 admission-store round trips and 1 upstream request.
+ * A warm request costs 0 Postgres round trips, 2 admission-store round trips (0 inside a lease) and
+ * 1 upstream request.
  */
 import { ServiceError } from '../../shared/errors.ts'
 import type { Route } from '../core/catalog/catalog-types.ts'
