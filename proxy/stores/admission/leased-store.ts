@@ -75,7 +75,10 @@ class Lease {
   charges: Charge[] = []
   /** Available balance of the account outside this lease, as of the last reply. */
   sharedNano = 0
+  /** Local admissions may use the lease (it grew, and has not been given back since). */
   granted = false
+  /** Redis has the lease's hold (it grew once and was not removed since). */
+  inRedis = false
   /** The round in flight (tick), if any. */
   round: Promise<void> | undefined
   closing = false
@@ -306,9 +309,23 @@ export class LeasedAdmissionStore implements AdmissionStore {
     try {
       await this.sendCharges(lease, lease.charges.splice(0))
       const now = Date.now()
-      if (!lease.closing && lease.granted && now - lease.lastUsedMs > IDLE_MS) lease.closing = true
-      if (lease.closing) await this.shrink(lease)
-      else await this.grow(lease, now)
+      if (!lease.closing && now - lease.lastUsedMs > IDLE_MS) {
+        if (lease.inRedis) lease.closing = true
+        else if (lease.openCount === 0 && lease.charges.length === 0) {
+          this.leases.delete(lease.name)
+          return
+        }
+      }
+      if (!lease.closing) return await this.grow(lease, now)
+      // A closing lease is shrunk when a request in it ended (or to keep its deadline ahead).
+      const unchanged =
+        lease.amountNano === lease.openNano &&
+        lease.slots === lease.openCount &&
+        lease.requests === 0 &&
+        lease.tokens <= 0
+      if (!unchanged || now - lease.renewedMs > this.options.ttlMs / 4)
+        await this.shrink(lease, now)
+      else if (lease.openCount === 0) this.leases.delete(lease.name)
     } catch (error) {
       log.warn('admission lease round failed; it is tried again', { error })
     }
@@ -375,7 +392,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
       slots: Math.max(0, slotTarget - freeSlots),
     }
     const wanted = lease.demand > 0 && short
-    const renew = lease.granted && now - lease.renewedMs > this.options.ttlMs / 4
+    const renew = lease.inRedis && now - lease.renewedMs > this.options.ttlMs / 4
     if (!wanted && !renew) return
     if (!wanted) Object.assign(add, { requests: 0, amount: 0, tokens: 0, slots: 0 })
     const { keyLimits: key, accountLimits: account } = input
@@ -398,11 +415,11 @@ export class LeasedAdmissionStore implements AdmissionStore {
       account.tpm,
       account.concurrency,
       input.guardrail?.budgetNano ?? 0,
-      lease.granted ? 1 : 0,
+      lease.inRedis ? 1 : 0,
     ])
     if (reply[0] === 'cold') return this.forget(lease)
     const [, granted, availableNano, , existed] = reply.map(Number) as number[]
-    if (lease.granted && existed === 0) {
+    if (lease.inRedis && existed === 0) {
       log.warn('an admission lease expired while its process ran; a new one is taken', {
         accountId: input.accountId,
       })
@@ -413,6 +430,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
     lease.peakOpen = lease.openCount
     if (granted === 1) {
       lease.granted = true
+      lease.inRedis = true
       lease.amountNano += add.amount
       lease.requests += add.requests
       lease.tokens += add.tokens
@@ -422,7 +440,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
   }
 
   /** Gives back what the lease holds beyond its open requests; a lease with none left is removed. */
-  private async shrink(lease: Lease): Promise<void> {
+  private async shrink(lease: Lease, now: number): Promise<void> {
     const keep = { amount: lease.openNano, slots: lease.openCount }
     const unused = { requests: lease.requests, tokens: Math.max(0, lease.tokens) }
     lease.amountNano = keep.amount
@@ -440,13 +458,12 @@ export class LeasedAdmissionStore implements AdmissionStore {
     ])
     if (reply[0] === 'cold') return this.forget(lease)
     lease.sharedNano = Number(reply[1])
-    if (lease.openCount === 0 && lease.charges.length === 0) {
-      this.leases.delete(lease.name)
-      return
-    }
-    // Requests still open keep their part; the lease is given back entirely once they end.
+    lease.renewedMs = now
     lease.granted = false
-    lease.closing = lease.openCount > 0
+    lease.closing = false
+    lease.inRedis = keep.amount > 0 || keep.slots > 0
+    // Requests still open keep their part until they end; the lease may grow again meanwhile.
+    if (!lease.inRedis && lease.charges.length === 0) this.leases.delete(lease.name)
   }
 
   /** The lease is gone from Redis: its open requests are charged outside it, and a new lease starts. */
@@ -462,6 +479,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
       openNano: 0,
       openCount: 0,
       granted: false,
+      inRedis: false,
       closing: false,
     })
   }

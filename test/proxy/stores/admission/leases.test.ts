@@ -187,4 +187,44 @@ describeWith('redis', 'admission leases', () => {
       1_000_000_000_000 - pending.reduce((sum, entry) => sum + entry.chargedNano, 0),
     )
   })
+
+  test('a lease that expired while its process was paused: its requests are still charged, once, and a new lease starts', async () => {
+    const paused = await processStore(300)
+    const timer = paused as unknown as { timer: Timer; tickAll(): void }
+    const accountId = await account(1_000_000_000_000)
+    await run(paused, accountId, 50)
+    await Bun.sleep(20)
+    const request = input(accountId)
+    expect((await paused.admit(request)).ok).toBe(true)
+    clearInterval(timer.timer)
+    await Bun.sleep(400)
+    for (let attempt = 0; attempt < 30; attempt++) {
+      await store.sweep()
+      if ((await store.snapshot(accountId)).heldNano === 0) break
+      await Bun.sleep(100)
+    }
+    expect((await store.snapshot(accountId)).heldNano).toBe(0)
+    // The process wakes up: the request it admitted ends and is charged; the lease is found gone.
+    const result = await paused.settle({
+      requestId: request.requestId,
+      accountId,
+      costNano: 700,
+      tokens: 5,
+      forgive: false,
+    })
+    expect(result).toMatchObject({ status: 'settled', chargedNano: 700 })
+    timer.tickAll()
+    await Bun.sleep(50)
+    timer.tickAll()
+    await run(paused, accountId, 20)
+    await paused.close()
+    opened.splice(opened.indexOf(paused), 1)
+    const snapshot = await store.snapshot(accountId)
+    expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
+    const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
+    expect(pending.find((entry) => entry.requestId === request.requestId)?.chargedNano).toBe(700)
+    expect(snapshot.balanceNano).toBe(
+      1_000_000_000_000 - pending.reduce((sum, entry) => sum + entry.chargedNano, 0),
+    )
+  })
 })
