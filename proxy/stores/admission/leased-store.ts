@@ -16,7 +16,7 @@
  * in Redis.
  */
 import { log } from '../../core/log.ts'
-import type { RedisAdmissionStore } from './redis-store.ts'
+import { limitArguments, type RedisAdmissionStore } from './redis-store.ts'
 import type { Reply } from './redis-replies.ts'
 import type {
   AccountSeed,
@@ -395,7 +395,6 @@ export class LeasedAdmissionStore implements AdmissionStore {
     const renew = lease.inRedis && now - lease.renewedMs > this.options.ttlMs / 4
     if (!wanted && !renew) return
     if (!wanted) Object.assign(add, { requests: 0, amount: 0, tokens: 0, slots: 0 })
-    const { keyLimits: key, accountLimits: account } = input
     const reply = await this.inner.decide(input.accountId, [
       'grow',
       lease.id,
@@ -406,14 +405,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
       add.requests,
       add.tokens,
       add.slots,
-      key.rpm,
-      key.tpm,
-      key.concurrency,
-      key.dailyNano,
-      key.monthlyNano,
-      account.rpm,
-      account.tpm,
-      account.concurrency,
+      ...limitArguments(input.keyLimits, input.accountLimits),
       input.guardrail?.budgetNano ?? 0,
       lease.inRedis ? 1 : 0,
     ])

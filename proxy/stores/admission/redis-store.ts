@@ -7,6 +7,7 @@
  * never queued while disconnected: an unreachable store fails closed.
  */
 import Redis, { type RedisOptions } from 'ioredis'
+import type { AccountLimits, KeyLimits } from '../../core/key-record.ts'
 import { redisKeys } from './redis-keys.ts'
 import {
   parseAdmit,
@@ -60,6 +61,20 @@ const REGISTER_EVERY_MS = 30_000
 const ACTIVE_WINDOW_MS = HOLD_DEADLINE_MS * 3
 const SWEEP_LOCK_MS = 5_000
 
+/** A key's and its account's limits in the order the scripts read them (admit.lua, lease.lua). */
+export function limitArguments(key: KeyLimits, account: AccountLimits): number[] {
+  return [
+    key.rpm,
+    key.tpm,
+    key.concurrency,
+    key.dailyNano,
+    key.monthlyNano,
+    account.rpm,
+    account.tpm,
+    account.concurrency,
+  ]
+}
+
 export function redisClientOptions(options: RedisStoreOptions): RedisOptions {
   return {
     keyPrefix: options.keyPrefix || undefined,
@@ -100,14 +115,7 @@ export class RedisAdmissionStore implements AdmissionStore {
       input.keyId,
       input.holdNano,
       input.tokens,
-      key.rpm,
-      key.tpm,
-      key.concurrency,
-      key.dailyNano,
-      key.monthlyNano,
-      account.rpm,
-      account.tpm,
-      account.concurrency,
+      ...limitArguments(key, account),
       input.holdDeadlineMs ?? this.holdDeadlineMs,
       input.guardrail?.id ?? '',
       input.guardrail?.budgetNano ?? 0,

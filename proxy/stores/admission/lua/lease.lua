@@ -37,12 +37,9 @@ local LEASE_SHARE = 16
 local function charge(state, holds, outbox, args, at, now)
   local lease_id, key_id, guardrail, count = args[at], args[at + 1], args[at + 2], tonumber(args[at + 3])
 
-  local kf = 'k:' .. key_id
-  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
-  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
-  if not v[1] then return { 'cold' } end
-  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
-  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
+  local r = read_records(state, key_id, guardrail)
+  if not r then return { 'cold' } end
+  local a, k, g = r.a, r.k, r.g
 
   local charged, entries = 0, {}
   for i = 0, count - 1 do
@@ -74,11 +71,7 @@ local function charge(state, holds, outbox, args, at, now)
     if g then g[G_HELD] = g[G_HELD] - taken end
     redis.call('HSET', holds, lease_id, hold_value(lease))
   end
-  if g then
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
-  else
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
-  end
+  write_records(state, r)
   if #entries > 0 then redis.call('HSET', outbox, unpack(entries)) end
   return { 'charged', a[A_BAL] - a[A_HELD] }
 end
@@ -93,12 +86,9 @@ local function lease_grow(state, holds, args, at, now)
   local acct_rpm, acct_tpm, acct_conc = tonumber(args[at + 13]), tonumber(args[at + 14]), tonumber(args[at + 15])
   local guardrail_budget, expect_open = tonumber(args[at + 16]), args[at + 17] == '1'
 
-  local kf = 'k:' .. key_id
-  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
-  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
-  if not v[1] then return { 'cold' } end
-  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
-  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
+  local r = read_records(state, key_id, guardrail)
+  if not r then return { 'cold' } end
+  local a, k, g = r.a, r.k, r.g
 
   local window = math.floor(now / WINDOW_MS)
   roll(a, A_RW, window)
@@ -143,11 +133,7 @@ local function lease_grow(state, holds, args, at, now)
     if lease.window ~= window then lease.window, lease.requests, lease.tokens = window, 0, 0 end
     lease.amount, lease.slots = lease.amount + add_amount, lease.slots + add_slots
     lease.requests, lease.tokens = lease.requests + add_requests, lease.tokens + add_tokens
-    if g then
-      redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
-    else
-      redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
-    end
+    write_records(state, r)
   end
   if granted or existed then
     lease.deadline = now + deadline_ms
@@ -165,15 +151,12 @@ local function lease_shrink(state, holds, args, at, now)
   local value = redis.call('HGET', holds, lease_id)
   if not value then return { 'shrunk', available(state) } end
   local lease = parse_hold(value)
-  local kf = 'k:' .. lease.key
-  local gf = lease.guardrail ~= '' and ('g:' .. lease.guardrail) or nil
-  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
-  if not v[1] then
+  local r = read_records(state, lease.key, lease.guardrail)
+  if not r then
     redis.call('HDEL', holds, lease_id)
     return { 'cold' }
   end
-  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
-  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
+  local a, k, g = r.a, r.k, r.g
 
   keep_amount, keep_slots = math.min(keep_amount, lease.amount), math.min(keep_slots, lease.slots)
   local freed_amount, freed_slots = lease.amount - keep_amount, lease.slots - keep_slots
@@ -196,11 +179,7 @@ local function lease_shrink(state, holds, args, at, now)
   lease.requests, lease.tokens = lease.requests - requests, lease.tokens - tokens
   lease.amount, lease.slots = keep_amount, keep_slots
 
-  if g then
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
-  else
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
-  end
+  write_records(state, r)
   if lease.amount == 0 and lease.slots == 0 then
     redis.call('HDEL', holds, lease_id)
   else

@@ -180,6 +180,27 @@ local function end_hold(state, hold, actual_tokens, charged, now, refund)
   return a[A_BAL] - a[A_HELD]
 end
 
+-- The account's, a key's and (when `guardrail` is not '') a guardrail's records, read with one HMGET;
+-- nil when the account is not loaded. write_records puts them back with one HSET.
+local function read_records(state, key_id, guardrail)
+  local kf = 'k:' .. key_id
+  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
+  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
+  if not v[1] then return nil end
+  return {
+    a = unpack_record(v[1], ACCOUNT_FIELDS), k = unpack_record(v[2], KEY_FIELDS),
+    g = gf and unpack_record(v[3], GUARDRAIL_FIELDS), kf = kf, gf = gf,
+  }
+end
+
+local function write_records(state, r)
+  if r.g then
+    redis.call('HSET', state, 'a', pack_record(r.a), r.kf, pack_record(r.k), r.gf, pack_record(r.g))
+  else
+    redis.call('HSET', state, 'a', pack_record(r.a), r.kf, pack_record(r.k))
+  end
+end
+
 local function available(state)
   local a = unpack_record(redis.call('HGET', state, 'a'), ACCOUNT_FIELDS)
   return a[A_BAL] - a[A_HELD]

@@ -11,7 +11,7 @@ import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
 import { startSmtpServer, type TestSmtp } from '../../../helpers/smtp.ts'
-import { repositoryRoot as root } from '../../../helpers/server-process.ts'
+import { runAdminCli } from '../../../helpers/admin-cli.ts'
 
 type ErrorBody = { error: { code: string; message: string; param: string | null } }
 
@@ -311,19 +311,10 @@ describeWith('postgres', 'support tickets', () => {
       // The server's own address (PUBLIC_SITE_URL names a host that does not resolve here).
       const siteUrl = gw.app.site.server!.url.toString().replace(/\/$/, '')
       const run = async (...args: string[]) => {
-        const child = Bun.spawn(['bun', 'proxy/ops/admin-cli.ts', ...args], {
-          cwd: root,
-          env: { ...process.env, SITE_URL: siteUrl, ADMIN_TOKEN: 'test-operator-token' },
-          stdout: 'pipe',
-          stderr: 'pipe',
-        })
-        const [stdout, stderr, code] = await Promise.all([
-          new Response(child.stdout).text(),
-          new Response(child.stderr).text(),
-          child.exited,
-        ])
+        const env = { SITE_URL: siteUrl, ADMIN_TOKEN: 'test-operator-token' }
+        const { code, stderr, json } = await runAdminCli(env, args)
         expect({ code, stderr }).toEqual({ code: 0, stderr: '' })
-        return JSON.parse(stdout) as Record<string, unknown>
+        return json as Record<string, unknown>
       }
       const listed = (await run('support', 'list', '--status', 'open')) as {
         tickets: OperatorTicket[]

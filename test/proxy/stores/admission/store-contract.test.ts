@@ -572,15 +572,16 @@ describe('in-process', () => {
 })
 
 describeWith('redis', 'Redis', () => {
-  contract('leased redis', async () => {
+  /** Two stores on one key prefix (one with short hold deadlines), leased or not. */
+  async function redisHarness(leased: boolean): Promise<Harness> {
     const keyPrefix = `${uniqueName('test:')}:`
     const options = { url: redisUrl!, keyPrefix, timeoutMs: 2_000 }
-    const leases = { intervalMs: 5, ttlMs: 30_000 }
-    const store = new LeasedAdmissionStore(await createRedisStore(options), leases)
-    const shortStore = new LeasedAdmissionStore(
-      await createRedisStore({ ...options, holdDeadlineMs: SHORT_DEADLINE_MS }),
-      leases,
-    )
+    const open = async (holdDeadlineMs?: number): Promise<AdmissionStore> => {
+      const store = await createRedisStore({ ...options, holdDeadlineMs })
+      return leased ? new LeasedAdmissionStore(store, { intervalMs: 5, ttlMs: 30_000 }) : store
+    }
+    const store = await open()
+    const shortStore = await open(SHORT_DEADLINE_MS)
     return {
       store,
       shortStore,
@@ -590,20 +591,7 @@ describeWith('redis', 'Redis', () => {
         await deleteRedisKeys(keyPrefix)
       },
     }
-  })
-  contract('redis', async () => {
-    const keyPrefix = `${uniqueName('test:')}:`
-    const options = { url: redisUrl!, keyPrefix, timeoutMs: 2_000 }
-    const store = await createRedisStore(options)
-    const shortStore = await createRedisStore({ ...options, holdDeadlineMs: SHORT_DEADLINE_MS })
-    return {
-      store,
-      shortStore,
-      async close() {
-        await store.close()
-        await shortStore.close()
-        await deleteRedisKeys(keyPrefix)
-      },
-    }
-  })
+  }
+  contract('leased redis', () => redisHarness(true))
+  contract('redis', () => redisHarness(false))
 })
