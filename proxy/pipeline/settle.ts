@@ -55,7 +55,10 @@ async function endHold(deps: SettleDeps, call: Call, settlement: Settlement): Pr
           forgive: settlement.forgive,
         }),
       )
-      if (result) deps.writer.addLedger(ledgerRows(call, result, settlement.reason))
+      if (result?.status === 'settled' && result.recorded && !(await result.recorded)) {
+        // The charge never reached the shared store (it stopped answering until the process closed).
+        deps.writer.addLedger(ledgerRows(call, { status: 'missing', availableNano: 0 }))
+      } else if (result) deps.writer.addLedger(ledgerRows(call, result, settlement.reason))
     }
   }
   recordCall(call)
@@ -88,7 +91,7 @@ async function retrying<T>(call: Call, operation: () => Promise<T>): Promise<T |
   }
 }
 
-function ledgerRows(call: Call, result: SettleResult, reason: string | undefined): LedgerRow[] {
+function ledgerRows(call: Call, result: SettleResult, reason?: string): LedgerRow[] {
   const base = {
     accountId: call.key!.accountId,
     keyId: call.key!.id,

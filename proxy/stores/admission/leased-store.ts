@@ -55,8 +55,8 @@ type Charge = {
   requestId: string
   chargedNano: number
   writtenOffNano: number
-  /** Postgres has its ledger row already: no outbox entry is needed. */
-  inLedger: boolean
+  /** Settles `recorded` of the settle's answer: true once Redis has the charge. */
+  done: (recorded: boolean) => void
 }
 
 type Open = { lease: Lease; holdNano: number; tokens: number; backed: boolean }
@@ -125,8 +125,6 @@ export class LeasedAdmissionStore implements AdmissionStore {
   readonly kind = 'redis'
   private readonly leases = new Map<string, Lease>()
   private readonly open = new Map<string, Open>()
-  /** Charges not yet sent to Redis, by request id (so a ledger acknowledgement can mark them). */
-  private readonly unsent = new Map<string, Charge>()
   private readonly timer: Timer
   private generation = 0
   private readonly processId = crypto.randomUUID().slice(0, 8)
@@ -187,18 +185,19 @@ export class LeasedAdmissionStore implements AdmissionStore {
       lease.amountNano -= chargedNano
       lease.tokens += open.tokens - input.tokens
     }
+    let recorded: Promise<boolean> | undefined
     if (chargedNano > 0 || writtenOffNano > 0) {
       // A request whose lease expired is charged outside any lease (the id of no open hold).
       const leaseId = open.backed ? lease.id : EXPIRED
-      const charge = {
+      const { promise, resolve } = Promise.withResolvers<boolean>()
+      lease.charges.push({
         leaseId,
         requestId: input.requestId,
         chargedNano,
         writtenOffNano,
-        inLedger: false,
-      }
-      lease.charges.push(charge)
-      this.unsent.set(input.requestId, charge)
+        done: resolve,
+      })
+      recorded = promise
     }
     return {
       status: 'settled',
@@ -206,6 +205,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
       writtenOffNano,
       availableNano: lease.availableNano(),
       again: false,
+      recorded,
     }
   }
 
@@ -248,13 +248,8 @@ export class LeasedAdmissionStore implements AdmissionStore {
     return this.inner.pendingLedger(olderThanMs)
   }
 
-  async ackLedger(entries: Pick<LedgerEntry, 'accountId' | 'requestId'>[]): Promise<void> {
-    const sent = entries.filter((entry) => {
-      const charge = this.unsent.get(entry.requestId)
-      if (charge) charge.inLedger = true
-      return !charge
-    })
-    if (sent.length > 0) await this.inner.ackLedger(sent)
+  ackLedger(entries: Pick<LedgerEntry, 'accountId' | 'requestId'>[]): Promise<void> {
+    return this.inner.ackLedger(entries)
   }
 
   snapshot(accountId: string): Promise<AccountSnapshot> {
@@ -272,6 +267,8 @@ export class LeasedAdmissionStore implements AdmissionStore {
     for (const lease of this.leases.values()) {
       await lease.round
       await this.tick(lease)
+      // Charges Redis did not take by now never reach it: their requests are recorded as not charged.
+      for (const charge of lease.charges.splice(0)) charge.done(false)
     }
     await this.inner.close()
   }
@@ -334,6 +331,8 @@ export class LeasedAdmissionStore implements AdmissionStore {
   /** Sends charges, per lease that held them, in calls of at most MAX_CHARGES. */
   private async sendCharges(lease: Lease, charges: Charge[]): Promise<void> {
     const { accountId, keyId, guardrail } = lease.input
+    const sent = new Set<Charge>()
+    const unsentOf = (all: Charge[]) => all.filter((charge) => !sent.has(charge))
     for (const leaseId of new Set(charges.map((charge) => charge.leaseId))) {
       const held = charges.filter((charge) => charge.leaseId === leaseId)
       for (let start = 0; start < held.length; start += MAX_CHARGES) {
@@ -350,24 +349,26 @@ export class LeasedAdmissionStore implements AdmissionStore {
               charge.requestId,
               charge.chargedNano,
               charge.writtenOffNano,
-              charge.inLedger ? 0 : 1,
+              1,
             ]),
           ])
         } catch (error) {
-          lease.charges.push(...charges.filter((charge) => this.unsent.has(charge.requestId)))
+          lease.charges.push(...unsentOf(charges))
           throw error
         }
         if (reply[0] === 'cold') {
-          // The store lost the account (Redis restarted), and the lease with it. A charge Postgres has
-          // is in the balance the account is loaded with next; the others wait for that load.
+          // The store lost the account (Redis restarted), and the lease with it. These charges are in
+          // neither Redis nor Postgres yet (their ledger rows wait for them): they go once it is loaded.
           this.forget(lease)
-          for (const charge of charges) if (charge.inLedger) this.unsent.delete(charge.requestId)
-          const waiting = charges.filter((charge) => this.unsent.has(charge.requestId))
+          const waiting = unsentOf(charges)
           for (const charge of waiting) charge.leaseId = EXPIRED
           lease.charges.push(...waiting)
           return
         }
-        for (const charge of part) this.unsent.delete(charge.requestId)
+        for (const charge of part) {
+          sent.add(charge)
+          charge.done(true)
+        }
         if (leaseId === lease.id) lease.sharedNano = Number(reply[1])
       }
     }

@@ -79,6 +79,12 @@ export type SettleResult =
       writtenOffNano: number
       availableNano: number
       again: boolean
+      /**
+       * A charge taken inside a lease reaches the shared store with the lease's next round: true once
+       * it is there (with its outbox entry), false if it never got there. Its ledger rows wait for it,
+       * so Postgres never has a charge the shared balance does not.
+       */
+      recorded?: Promise<boolean>
     }
   | { status: 'missing'; availableNano: number }
 
