@@ -18,6 +18,8 @@ import { CatalogError } from './core/catalog/catalog.ts'
 import { ConfigError, loadConfig } from './core/config.ts'
 import { log, setLogLevel } from './core/log.ts'
 import { MigrationError } from '../sql/migrate.ts'
+import type { Subprocess } from 'bun'
+import { reportWorkerMetrics, sumWorkerMetrics, type MetricsMessage } from './ops/worker-metrics.ts'
 
 /** The most Bun accepts: the gateway's ceiling (MAX_CONCURRENT_REQUESTS) is the limit that applies. */
 const FETCH_LIMIT = '65535'
@@ -46,7 +48,12 @@ async function main(): Promise<void> {
   if (process.argv.includes(CHILD_FLAG)) followParent()
   const app = await createApp(config)
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
-  const workers = apiOnly ? [] : startWorkers(config.WORKERS - 1)
+  if (apiOnly) reportWorkerMetrics()
+  const workers: Subprocess[] = []
+  if (!apiOnly && config.WORKERS > 1) {
+    const onMessage = sumWorkerMetrics(() => workers)
+    workers.push(...startWorkers(config.WORKERS - 1, onMessage))
+  }
   if (!apiOnly) {
     log.info(
       `API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`,
@@ -77,12 +84,16 @@ async function main(): Promise<void> {
 }
 
 /** Extra API-server processes; the first process keeps the site server and restarts none of them. */
-function startWorkers(count: number) {
+function startWorkers(
+  count: number,
+  onMessage: (message: MetricsMessage, worker: Subprocess) => void,
+): Subprocess[] {
   return Array.from({ length: Math.max(0, count) }, () =>
     Bun.spawn([process.execPath, import.meta.path, '--api-only', CHILD_FLAG], {
       stdout: 'inherit',
       stderr: 'inherit',
       env: process.env,
+      ipc: onMessage,
     }),
   )
 }

@@ -1,11 +1,20 @@
 /**
  * The process's Prometheus metrics: one registry, the gateway's own series and prom-client's default
- * process metrics, all labelled with this process's `pid` (with WORKERS > 1 each process reports its own
- * series; see docs/operations.md). The hot path calls the small `record*` functions below; gauges are
+ * process metrics. With WORKERS above 1 a scrape of any process answers the sum over all of them
+ * (ops/worker-metrics.ts gathers them; `setMetricsSource`). The hot path calls the small `record*` functions below; gauges are
  * read from their sources when a scrape collects them. Label values are bounded: model ids outside the
  * catalog become `other`, and every value is cut to 64 characters.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import {
+  AggregatorRegistry,
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type MetricObjectWithValues,
+  type MetricValue,
+} from 'prom-client'
 
 /** A breaker's state as a number: 0 closed, 1 half-open, 2 open. */
 export type BreakerState = 0 | 1 | 2
@@ -34,8 +43,13 @@ export type MetricsSources = {
 const MAX_LABEL_LENGTH = 64
 
 export const registry = new Registry()
-registry.setDefaultLabels({ pid: String(process.pid) })
 collectDefaultMetrics({ register: registry })
+
+new Gauge({
+  name: 'gateway_processes',
+  help: 'Gateway processes whose series this scrape sums (WORKERS; fewer when one did not answer in time).',
+  registers: [registry],
+}).set(1)
 
 let sources: MetricsSources = {}
 let breakers: (() => Iterable<BreakerReading>) | undefined
@@ -162,9 +176,29 @@ export function recordUpstreamError(provider: string, code: string): void {
   upstreamErrors.inc({ provider: label(provider), code: label(code) })
 }
 
-/** The registry in the Prometheus text format. */
+/** One process's series, as `AggregatorRegistry.aggregate` takes them. */
+export type MetricsJson = MetricObjectWithValues<MetricValue<string>>[]
+
+let source: (() => Promise<string>) | undefined
+
+/** Where a scrape's text comes from instead of this registry alone (all workers' sum); undefined: this one. */
+export function setMetricsSource(next: (() => Promise<string>) | undefined): void {
+  source = next
+}
+
+/** This process's series, for summing across processes. */
+export function metricsJson(): Promise<MetricsJson> {
+  return registry.getMetricsAsJSON() as Promise<MetricsJson>
+}
+
+/** The sum of several processes' series in the Prometheus text format. */
+export function aggregateMetrics(processes: MetricsJson[]): Promise<string> {
+  return AggregatorRegistry.aggregate(processes).metrics()
+}
+
+/** What a scrape answers, in the Prometheus text format. */
 export function metricsText(): Promise<string> {
-  return registry.metrics()
+  return source ? source() : registry.metrics()
 }
 
 export const metricsContentType = registry.contentType

@@ -77,7 +77,8 @@ describeWith('postgres', 'metrics', () => {
         expect(text).toContain(`# TYPE ${name} `)
       }
       expect(text).toContain('process_cpu_user_seconds_total')
-      expect(sample(text, 'gateway_open_holds', { pid: String(process.pid) })).toBe(0)
+      expect(sample(text, 'gateway_open_holds')).toBe(0)
+      expect(sample(text, 'gateway_processes')).toBe(1)
     })
   }
 

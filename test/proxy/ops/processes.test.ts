@@ -34,6 +34,8 @@ describeWith(['postgres', 'redis'], 'four gateway processes on one Redis and one
   let dir: string
   let db: Database
   let servers: ServerProcess[]
+  /** One more gateway, started with WORKERS=2 (two processes on one port). */
+  let pair: ServerProcess
   const keyPrefix = `${uniqueName('test:')}:`
 
   beforeAll(async () => {
@@ -73,8 +75,11 @@ describeWith(['postgres', 'redis'], 'four gateway processes on one Redis and one
       SWEEP_INTERVAL_MS: '200',
     }
     servers = await Promise.all(Array.from({ length: PROCESSES }, () => startServerProcess(env)))
+    pair = await startServerProcess({ ...env, WORKERS: '2' })
   })
   afterAll(async () => {
+    pair?.process.kill('SIGTERM')
+    await pair?.process.exited
     for (const server of servers ?? []) server.process.kill('SIGKILL')
     await Promise.all((servers ?? []).map((server) => server.process.exited))
     await upstream?.stop()
@@ -215,4 +220,29 @@ describeWith(['postgres', 'redis'], 'four gateway processes on one Redis and one
     expect(total).toBeGreaterThan(0)
     expect(state.balanceNano).toBe(credit - total)
   }, 60_000)
+
+  test('with WORKERS=2 every scrape of the shared port answers the sum over both processes', async () => {
+    const { key } = await funded(1_000_000_000_000)
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () => chat(pair, key, 'test/cheap')),
+    )
+    expect(answers.every((response) => response.ok)).toBe(true)
+    await Promise.all(answers.map((response) => response.arrayBuffer()))
+    for (let scrape = 0; scrape < 8; scrape++) {
+      // A new connection each time, so the kernel may hand it to either process.
+      const response = await fetch(`${pair.apiUrl}/metrics`, { headers: { connection: 'close' } })
+      const text = await response.text()
+      const line = text
+        .split('\n')
+        .find(
+          (each) =>
+            each.startsWith('gateway_requests_total{') &&
+            each.includes('model="test/cheap"') &&
+            each.includes('status="200"'),
+        )
+      expect(line?.split(' ').at(-1)).toBe('40')
+      expect(text).not.toContain('pid="')
+      expect(text).toContain('\ngateway_processes 2\n')
+    }
+  })
 })
