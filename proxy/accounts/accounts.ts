@@ -45,11 +45,7 @@ export async function creditAccount(
   await deps.sql`
     INSERT INTO ledger (account_id, request_id, kind, amount_nano, reason)
     VALUES (${accountId}, ${entryId}, 'credit', ${amountNano}, ${reason})`
-  const applied = await deps.store.credit(accountId, entryId, amountNano)
-  if (applied.status === 'cold') await loadAccount(deps.sql, deps.store, accountId)
-  const { availableNano } = await deps.store.snapshot(accountId)
-  // A credit alert that fired is armed again once the balance is back at its threshold.
-  await rearmAlert(deps.sql, accountId, availableNano)
+  const availableNano = await applyToBalance(deps, accountId, entryId, amountNano)
   return {
     accountId,
     entryId,
@@ -58,6 +54,25 @@ export async function creditAccount(
     availableNano,
     availableUsd: nanoToUsd(availableNano),
   }
+}
+
+/**
+ * Applies a ledger entry Postgres has committed (a credit, or an adjustment of either sign) to the live
+ * balance, once per entry; returns the available balance after. A crash before this call is repaired by
+ * the maintenance job, which applies recent entries again (the store ignores those it has).
+ */
+export async function applyToBalance(
+  deps: Pick<OperatorDeps, 'sql' | 'store'>,
+  accountId: string,
+  entryId: string,
+  amountNano: number,
+): Promise<number> {
+  const applied = await deps.store.credit(accountId, entryId, amountNano)
+  if (applied.status === 'cold') await loadAccount(deps.sql, deps.store, accountId)
+  const { availableNano } = await deps.store.snapshot(accountId)
+  // A credit alert that fired is armed again once the balance is back at its threshold.
+  await rearmAlert(deps.sql, accountId, availableNano)
+  return availableNano
 }
 
 /** The live money state of an account (loaded from Postgres if the store has none) and its keys' spend. */

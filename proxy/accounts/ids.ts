@@ -6,3 +6,4 @@ export const newKeyId = () => `key_${randomBase58(16)}`
 export const newCreditId = () => `crd_${randomBase58(20)}`
 export const newUserId = () => `usr_${randomBase58(16)}`
 export const newTicketId = () => `tkt_${randomBase58(16)}`
+export const newPaymentId = () => `pay_${randomBase58(16)}`

@@ -104,7 +104,7 @@ function outboxRows(entry: LedgerEntry): LedgerRow[] {
 async function reconcileCredits(sql: Sql, store: AdmissionStore): Promise<void> {
   const credits = await sql<{ account_id: string; request_id: string; amount_nano: number }[]>`
     SELECT account_id, request_id, amount_nano FROM ledger
-    WHERE kind = 'credit' AND created_at > now() - interval '15 minutes'`
+    WHERE kind IN ('credit', 'adjustment') AND created_at > now() - interval '15 minutes'`
   for (const credit of credits) {
     const result = await store.credit(credit.account_id, credit.request_id, credit.amount_nano)
     if (result.status === 'applied')

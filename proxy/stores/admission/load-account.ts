@@ -33,7 +33,7 @@ export async function readAccountSeed(sql: Sql, accountId: string): Promise<Acco
     )
     SELECT
       (SELECT coalesce(sum(amount_nano), 0)::bigint FROM entries) AS balance,
-      (SELECT coalesce(array_agg(request_id), '{}') FROM entries WHERE kind = 'credit' AND created_at > now() - interval '2 days') AS credits,
+      (SELECT coalesce(array_agg(request_id), '{}') FROM entries WHERE kind IN ('credit', 'adjustment') AND created_at > now() - interval '2 days') AS credits,
       (SELECT coalesce(json_agg(spend), '[]') FROM spend) AS keys,
       (SELECT coalesce(json_agg(guardrail_spend), '[]') FROM guardrail_spend) AS guardrails`
   return {
@@ -62,7 +62,7 @@ export function loadAccount(sql: Sql, store: AdmissionStore, accountId: string):
       await store.seed(accountId, await readAccountSeed(sql, accountId))
       const recent = await sql<{ request_id: string; amount_nano: number }[]>`
         SELECT request_id, amount_nano FROM ledger
-        WHERE account_id = ${accountId} AND kind = 'credit' AND created_at > now() - interval '1 day'`
+        WHERE account_id = ${accountId} AND kind IN ('credit', 'adjustment') AND created_at > now() - interval '1 day'`
       for (const credit of recent)
         await store.credit(accountId, credit.request_id, credit.amount_nano)
     })().finally(() => loading.delete(accountId))

@@ -1,0 +1,116 @@
+// Payments on every store setup: a payment is credited at most once however often (and however
+// concurrently) its event arrives, a reversal takes it back once, and the ledger equals the balance after
+// each step.
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import {
+  creditPayment,
+  failPayment,
+  listPayments,
+  recordPayment,
+  reversePayment,
+} from '../../../../proxy/accounts/payments/payments.ts'
+import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
+import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
+import { describeWith, uniqueName } from '../../../helpers/services.ts'
+import { storeSetups } from '../../../helpers/setups.ts'
+
+const USD = 1_000_000_000
+
+for (const { store, database, needs } of storeSetups) {
+  describeWith(
+    [...needs],
+    `payments with the ${store} admission store on ${database} Postgres`,
+    () => {
+      let gw: TestGateway
+      beforeAll(async () => {
+        gw = await startTestGateway({ store, database })
+      })
+      afterAll(() => gw.close())
+
+      const deps = () => ({ sql: gw.app.gateway.sql, store: gw.app.gateway.store })
+      const pending = async (accountId: string, amountNano: number) =>
+        recordPayment(gw.app.gateway.sql, {
+          accountId,
+          provider: 'stripe',
+          externalId: uniqueName('cs_test_'),
+          amountNano,
+          currency: 'usd',
+        })
+
+      test('a thousand concurrent deliveries of the same payment credit it once', async () => {
+        const accountId = await gw.account('0')
+        const payment = await pending(accountId, 20 * USD)
+        const outcomes = await Promise.all(
+          Array.from({ length: 1_000 }, () => creditPayment(deps(), 'stripe', payment.externalId)),
+        )
+        expect(outcomes.filter((outcome) => outcome?.changed)).toHaveLength(1)
+        expect(outcomes.every((outcome) => outcome?.payment.state === 'credited')).toBe(true)
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(ledger.filter((row) => row.kind === 'credit')).toHaveLength(1)
+        expect(snapshot.balanceNano).toBe(20 * USD)
+        expect(snapshot.balanceNano).toBe(sumOf(ledger))
+        // Recording the same payment again returns the first record.
+        const again = await recordPayment(gw.app.gateway.sql, {
+          accountId,
+          provider: 'stripe',
+          externalId: payment.externalId,
+          amountNano: 1,
+          currency: 'usd',
+        })
+        expect(again).toMatchObject({ id: payment.id, amountNano: 20 * USD, state: 'credited' })
+      })
+
+      test('a reversal takes a credited payment back once; the balance may go below zero, and requests stop', async () => {
+        const accountId = await gw.account('0')
+        const payment = await pending(accountId, 1 * USD)
+        await creditPayment(deps(), 'stripe', payment.externalId)
+        const { key } = await gw.key(accountId)
+        const spent = await gw.chat(key, {
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'hello' }],
+          max_tokens: 10,
+        })
+        expect(spent.status).toBe(200)
+        await spent.arrayBuffer()
+
+        const reversals = await Promise.all(
+          Array.from({ length: 20 }, () =>
+            reversePayment(deps(), 'stripe', payment.externalId, 'refund'),
+          ),
+        )
+        expect(reversals.filter((outcome) => outcome?.changed)).toHaveLength(1)
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(ledger.filter((row) => row.kind === 'adjustment')).toMatchObject([
+          { amount_nano: -1 * USD, reason: 'refund' },
+        ])
+        expect(snapshot.balanceNano).toBeLessThan(0)
+        expect(snapshot.balanceNano).toBe(sumOf(ledger))
+
+        const refused = await gw.chat(key, {
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'hello' }],
+          max_tokens: 10,
+        })
+        expect(refused.status).toBe(402)
+        // A credit after it is a payment of its own; this one stays reversed.
+        expect((await creditPayment(deps(), 'stripe', payment.externalId))?.changed).toBe(false)
+      })
+
+      test('a payment that never succeeded is never credited; an unknown one changes nothing', async () => {
+        const accountId = await gw.account('0')
+        const payment = await pending(accountId, 5 * USD)
+        expect(await failPayment(gw.app.gateway.sql, 'stripe', payment.externalId)).toMatchObject({
+          state: 'failed',
+        })
+        expect((await creditPayment(deps(), 'stripe', payment.externalId))?.changed).toBe(false)
+        expect(await creditPayment(deps(), 'stripe', 'cs_unknown')).toBeUndefined()
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(snapshot.balanceNano).toBe(0)
+        expect(ledger).toHaveLength(0)
+        expect((await listPayments(gw.app.gateway.sql, accountId)).map((p) => p.state)).toEqual([
+          'failed',
+        ])
+      })
+    },
+  )
+}
