@@ -8,6 +8,7 @@ import { MemoryAdmissionStore } from './stores/admission/memory-store.ts'
 import { redisKeys } from './stores/admission/redis-keys.ts'
 import { createRedisStore, type RedisAdmissionStore } from './stores/admission/redis-store.ts'
 import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
+import { cardPayments } from './accounts/payments/stripe.ts'
 import type { AdmissionStore } from './stores/admission/store.ts'
 import { apiServer } from './http/api-server.ts'
 import type { Catalog } from './core/catalog/catalog-types.ts'
@@ -201,6 +202,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       lockTtlMs: config.UPSTREAM_TIMEOUT_MS + 60_000,
     },
     alerts,
+    cards: cardPayments(config),
   }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false

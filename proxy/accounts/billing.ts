@@ -3,9 +3,8 @@
  * members and admins cannot), an accountless account only once its owner confirmed saving both secrets
  * (no recovery exists without them), and a suspended account not at all.
  *
- * Payments do not exist yet: `topUpInstructions` is where the payment flow plugs in (create a checkout or
- * show a payment address, then credit the account through `creditAccount` when the payment settles).
- * Until then the answer tells the owner to ask the operator, who runs `bun run admin -- credit`.
+ * With card payments configured the top-up starts a Stripe Checkout (payments/stripe.ts); without them the
+ * answer tells the owner to ask the operator, who runs `bun run admin -- credit`.
  */
 import type { Billing, KeyHolds, TopUp } from '../../shared/schemas/admin/billing.ts'
 import { ServiceError } from '../../shared/errors.ts'
@@ -15,6 +14,7 @@ import { secretsConfirmed } from './people/accountless.ts'
 import type { Session } from './people/sessions.ts'
 import { authorize } from './permissions.ts'
 import type { OperatorDeps } from './operator-deps.ts'
+import { startCheckout, type CardPayments } from './payments/stripe.ts'
 
 /**
  * The live balance, holds and available amount (loaded from Postgres when the store has none), and the
@@ -53,28 +53,57 @@ export async function accountMoney(deps: OperatorDeps, accountId: string) {
   }
 }
 
-export async function billingView(deps: OperatorDeps, session: Session): Promise<Billing> {
+export async function billingView(
+  deps: OperatorDeps,
+  session: Session,
+  cards: CardPayments | undefined,
+): Promise<Billing> {
   const money = await accountMoney(deps, session.accountId)
   const refusal = await topUpRefusal(deps, session)
+  const card = cards && {
+    minNano: cards.minNano,
+    maxNano: cards.maxNano,
+    minUsd: nanoToUsd(cards.minNano),
+    maxUsd: nanoToUsd(cards.maxNano),
+  }
   return {
     accountId: session.accountId,
     ...money,
     balanceUsd: nanoToUsd(money.balanceNano),
     heldUsd: nanoToUsd(money.heldNano),
     availableUsd: nanoToUsd(money.availableNano),
-    topUp: { allowed: !refusal, reason: refusal?.message ?? null },
+    topUp: { allowed: !refusal, reason: refusal?.message ?? null, card: card ?? null },
   }
 }
 
-/** The top-up step for the session's account; throws the refusal when this session may not top up. */
-export async function topUpInstructions(deps: OperatorDeps, session: Session): Promise<TopUp> {
+/**
+ * The top-up step for the session's account (throws the refusal when this session may not top up): a
+ * card checkout of `amountNano` when the server takes cards, else the operator's instructions.
+ */
+export async function startTopUp(
+  deps: OperatorDeps,
+  session: Session,
+  cards: CardPayments | undefined,
+  input: { amountNano?: number; returnUrl: string },
+): Promise<TopUp> {
   const refusal = await topUpRefusal(deps, session)
   if (refusal) throw refusal
-  return {
+  if (!cards)
+    return {
+      accountId: session.accountId,
+      method: 'operator',
+      instructions: `This server takes no online payments: contact the operator to add credit to account ${session.accountId}.`,
+    }
+  if (input.amountNano === undefined)
+    throw new ServiceError('invalid_request', 'amountNano: give the amount to top up.', {
+      param: 'amountNano',
+    })
+  const { payment, url } = await startCheckout(deps, cards, {
     accountId: session.accountId,
-    method: 'operator',
-    instructions: `Online payments are not available yet: contact the operator to add credit to account ${session.accountId}.`,
-  }
+    amountNano: input.amountNano,
+    returnUrl: input.returnUrl,
+  })
+  return { accountId: session.accountId, method: 'card', paymentId: payment.id, url }
 }
 
 async function topUpRefusal(

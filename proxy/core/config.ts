@@ -182,6 +182,21 @@ export const ConfigSchema = Type.Object({
     default: 120,
     description: 'Catalog reads allowed per client address and minute.',
   }),
+  STRIPE_SECRET_KEY: Type.String({
+    default: '',
+    description:
+      'Card top-ups through Stripe Checkout (with STRIPE_WEBHOOK_SECRET); empty: no card payments.',
+  }),
+  STRIPE_WEBHOOK_SECRET: Type.String({
+    default: '',
+    description: 'Signing secret of the Stripe webhook endpoint, POST {site}/webhooks/stripe.',
+  }),
+  STRIPE_API_URL: Type.String({
+    default: '',
+    description: "Another address for Stripe's API (a local stand-in); empty: Stripe's own.",
+  }),
+  TOPUP_MIN_USD: Type.String({ ...Usd, default: '5', description: 'Smallest card top-up.' }),
+  TOPUP_MAX_USD: Type.String({ ...Usd, default: '10000', description: 'Largest card top-up.' }),
   SMTP_URL: Type.String({
     default: '',
     description:

@@ -14,6 +14,7 @@ import { operatorRoutes } from './operator-routes.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { adminRoutes } from './admin/admin-routes.ts'
 import { emailConfirmPage } from './email-confirm-page.ts'
+import { stripeWebhookRoute } from './stripe-webhook-route.ts'
 import { siteError } from '../pipeline/respond.ts'
 import { validationError } from './site-error.ts'
 
@@ -54,6 +55,7 @@ export function siteServer(
       return listing instanceof ServiceError ? siteError(listing) : listing
     })
     .use(operatorRoutes(deps, options.operatorToken))
+    .use(stripeWebhookRoute(deps))
     .use(adminRoutes(deps))
     .use(emailConfirmPage(deps))
     .get('/*', ({ params }) => dashboardFile(options.dashboardDir, params['*']))

@@ -8,7 +8,7 @@ import { A, createAsync, revalidate, useNavigate } from '@solidjs/router'
 import { createEffect, createSignal, For, Match, on, onCleanup, Show, Switch } from 'solid-js'
 import type { SecretsConfirmed, SetupResult } from '../../../shared/schemas/admin/setup.ts'
 import { api } from '../api.ts'
-import { forgetReads, getTopUp } from '../data.ts'
+import { forgetReads, getBilling, getTopUp } from '../data.ts'
 import { Checkbox, useSubmit } from '../forms.tsx'
 import { Button, ErrorNotice, Loaded, Loading, SecretValue } from '../ui.tsx'
 import { BotCheck, type BotCheckHandle } from './setup/bot-check.tsx'
@@ -209,7 +209,10 @@ function SecretsStep(props: StepProps & { result: SetupResult; onConfirmed: () =
 
 function TopUpStep(props: StepProps) {
   const navigate = useNavigate()
-  const topUp = createAsync(() => getTopUp())
+  // A server that takes cards tops up on the billing page; elsewhere the step says whom to ask.
+  const topUp = createAsync(async () =>
+    (await getBilling()).topUp.card ? ('card' as const) : await getTopUp(),
+  )
   return (
     <div class="stack setup-step">
       <h2 ref={props.headingRef} tabindex="-1">
@@ -223,7 +226,11 @@ function TopUpStep(props: StepProps) {
         {(answer) => (
           <div class="notice info">
             <strong>How to top up</strong>
-            <p>{answer.instructions}</p>
+            <p>
+              {answer !== 'card' && answer.method === 'operator'
+                ? answer.instructions
+                : 'Pay by card on the billing page of the dashboard.'}
+            </p>
           </div>
         )}
       </Loaded>

@@ -4,6 +4,7 @@ import type { Config } from '../../core/config.ts'
 import type { AddressLimiter } from '../../stores/address-limits.ts'
 import type { Mailer } from '../../accounts/people/mailer.ts'
 import type { CreditAlerts } from '../../accounts/alerts/credit-alerts.ts'
+import type { CardPayments } from '../../accounts/payments/stripe.ts'
 import type { PlaygroundDeps } from '../../accounts/playground/playground.ts'
 
 export type AdminDeps = OperatorDeps & {
@@ -17,4 +18,6 @@ export type AdminDeps = OperatorDeps & {
   playground: PlaygroundDeps
   /** Credit alerts: the VAPID public key browsers subscribe with. */
   alerts: CreditAlerts
+  /** Card top-ups through Stripe; undefined when they are not configured. */
+  cards?: CardPayments
 }

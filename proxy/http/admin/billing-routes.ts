@@ -3,17 +3,29 @@
  * keyset pages (any member), and the top-up step (the owner only).
  */
 import { Elysia } from 'elysia'
-import { Billing, Ledger, LedgerQuery, TopUp } from '../../../shared/schemas/admin/billing.ts'
+import { Type } from '@sinclair/typebox'
+import {
+  Billing,
+  Ledger,
+  LedgerQuery,
+  Payments,
+  TopUp,
+  TopUpRequest,
+} from '../../../shared/schemas/admin/billing.ts'
+import { nanoToUsd } from '../../../shared/money.ts'
+import { listPayments } from '../../accounts/payments/payments.ts'
+import { siteBase } from '../../accounts/people/site-url.ts'
 import { readLedger } from '../../accounts/usage/ledger-entries.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
-import { billingView, topUpInstructions } from '../../accounts/billing.ts'
+import { billingView, startTopUp } from '../../accounts/billing.ts'
 
 export function billingRoutes(deps: AdminDeps) {
   return new Elysia()
     .get(
       '/billing',
-      async ({ request }) => billingView(deps, await requireSession(deps, request, 'read')),
+      async ({ request }) =>
+        billingView(deps, await requireSession(deps, request, 'read'), deps.cards),
       {
         response: Billing,
         detail: {
@@ -37,15 +49,39 @@ export function billingRoutes(deps: AdminDeps) {
         },
       },
     )
+    .get(
+      '/billing/payments',
+      async ({ request }) => {
+        const session = await requireSession(deps, request, 'read')
+        const payments = await listPayments(deps.sql, session.accountId)
+        return {
+          payments: payments.map(({ accountId: _, externalId: __, ...payment }) => ({
+            ...payment,
+            amountUsd: nanoToUsd(payment.amountNano),
+          })),
+        }
+      },
+      {
+        response: Payments,
+        detail: {
+          summary: "The account's payments (card top-ups, deposits) and their states, newest first",
+        },
+      },
+    )
     .post(
       '/billing/top-up',
-      // The permission (owner only, not suspended) and the confirmed secrets are checked by topUpInstructions, naming the rule.
-      async ({ request }) => topUpInstructions(deps, await requireSession(deps, request, 'read')),
+      // The permission (owner only, not suspended) and the confirmed secrets are checked by startTopUp, naming the rule.
+      async ({ request, body }) =>
+        startTopUp(deps, await requireSession(deps, request, 'read'), deps.cards, {
+          amountNano: body?.amountNano,
+          returnUrl: `${siteBase(deps.config.PUBLIC_SITE_URL, request)}/dashboard/billing`,
+        }),
       {
+        body: Type.Optional(TopUpRequest),
         response: TopUp,
         detail: {
           summary:
-            'Top up (owner only; accountless accounts after confirming both secrets). Until payments exist: instructions to ask the operator',
+            'Top up (owner only; accountless accounts after confirming both secrets): a card checkout of amountNano, or, on a server without payments, instructions to ask the operator',
         },
       },
     )

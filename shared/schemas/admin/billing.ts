@@ -30,21 +30,66 @@ export const Billing = Type.Object({
   heldUsd: Type.String(),
   availableUsd: Type.String(),
   /** Whether this session may top up; when not, `reason` names the rule (only the owner; secrets not confirmed; suspended). */
-  topUp: Type.Object({ allowed: Type.Boolean(), reason: Type.Union([Type.String(), Type.Null()]) }),
+  topUp: Type.Object({
+    allowed: Type.Boolean(),
+    reason: Type.Union([Type.String(), Type.Null()]),
+    /** Card top-ups and their bounds; null when the server takes no cards. */
+    card: Nullable(
+      Type.Object({
+        minNano: Type.Integer(),
+        maxNano: Type.Integer(),
+        minUsd: Type.String(),
+        maxUsd: Type.String(),
+      }),
+    ),
+  }),
 })
 export type Billing = Static<typeof Billing>
 
+/** A top-up's amount: nano-USD in whole cents, within the server's card bounds (card payments only). */
+export const TopUpRequest = Type.Object(
+  { amountNano: Type.Optional(Type.Integer({ minimum: 1 })) },
+  { additionalProperties: false },
+)
+export type TopUpRequest = Static<typeof TopUpRequest>
+
 /**
- * How to add credit. Until payments exist the method is `operator`: the instructions say to contact the
- * operator with the account ID. A payment flow will answer here with its own method (a checkout URL, a
- * payment address).
+ * How to add credit: `card` answers the Checkout page to send the owner to (the payment is credited when
+ * Stripe confirms it); `operator`, on a server that takes no payments, says to contact the operator.
  */
-export const TopUp = Type.Object({
-  accountId: Type.String(),
-  method: Type.Literal('operator'),
-  instructions: Type.String(),
-})
+export const TopUp = Type.Union([
+  Type.Object({
+    accountId: Type.String(),
+    method: Type.Literal('card'),
+    paymentId: Type.String(),
+    url: Type.String(),
+  }),
+  Type.Object({
+    accountId: Type.String(),
+    method: Type.Literal('operator'),
+    instructions: Type.String(),
+  }),
+])
 export type TopUp = Static<typeof TopUp>
+
+export const PaymentView = Type.Object({
+  id: Type.String(),
+  provider: Type.Union([Type.Literal('stripe'), Type.Literal('chain')]),
+  amountNano: Type.Integer(),
+  amountUsd: Type.String(),
+  currency: Type.String(),
+  state: Type.Union([
+    Type.Literal('pending'),
+    Type.Literal('credited'),
+    Type.Literal('failed'),
+    Type.Literal('reversed'),
+    Type.Literal('held'),
+  ]),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+})
+export const Payments = Type.Object({ payments: Type.Array(PaymentView) })
+export type Payments = Static<typeof Payments>
 
 export const LedgerKind = Type.Union([
   Type.Literal('credit'),

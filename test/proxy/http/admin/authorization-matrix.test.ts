@@ -381,6 +381,12 @@ for (const database of ['postgres', 'embedded'] as const)
         call: () => ({ path: '/billing/ledger?kind=credit' }),
       },
       {
+        route: 'GET /admin/v1/billing/payments',
+        action: 'read',
+        ok: 200,
+        call: () => ({ path: '/billing/payments' }),
+      },
+      {
         route: 'POST /admin/v1/billing/top-up',
         action: 'billing',
         ok: 200,

@@ -1,0 +1,265 @@
+// Card top-ups through Stripe Checkout: the owner starts one within the bounds; Stripe's webhook events,
+// signed with the library's own test helper, credit it once however often and however concurrently they
+// arrive, reverse it on a full refund (also when the refund arrives first), suspend the account on a
+// dispute, and nothing unsigned, wrongly signed or stale changes money. Stripe's API is a local stand-in
+// (the card network cannot be reached from here); everything else is the gateway as it runs.
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import Stripe from 'stripe'
+import { confirmSecrets } from '../../../../proxy/accounts/people/accountless.ts'
+import { admin, sessionFor } from '../../../helpers/admin.ts'
+import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
+import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
+
+const SECRET = 'whsec_test_secret'
+const USD = 1_000_000_000
+
+/** Stripe's Checkout Sessions endpoint as the SDK calls it: a form-encoded POST answered with a session. */
+function stripeStandIn() {
+  const created: URLSearchParams[] = []
+  let count = 0
+  const server: Bun.Server<undefined> = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(request): Promise<Response> {
+      const url = new URL(request.url)
+      if (request.method !== 'POST' || url.pathname !== '/v1/checkout/sessions')
+        return Response.json({ error: { message: 'not here' } }, { status: 404 })
+      const form = new URLSearchParams(await request.text())
+      created.push(form)
+      const id = `cs_test_${++count}_${crypto.randomUUID().slice(0, 8)}`
+      return Response.json({
+        id,
+        object: 'checkout.session',
+        url: `http://127.0.0.1:${server.port}/pay/${id}`,
+        amount_total: Number(form.get('line_items[0][price_data][unit_amount]')),
+        payment_status: 'unpaid',
+        client_reference_id: form.get('client_reference_id'),
+      })
+    },
+  })
+  return { server, created, url: `http://127.0.0.1:${server.port}` }
+}
+
+describe('card top-ups through Stripe', () => {
+  let gw: TestGateway
+  let standIn: ReturnType<typeof stripeStandIn>
+  const stripe = new Stripe('sk_test_signing_only')
+  beforeAll(async () => {
+    standIn = stripeStandIn()
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'embedded',
+      env: {
+        STRIPE_SECRET_KEY: 'sk_test_gateway',
+        STRIPE_WEBHOOK_SECRET: SECRET,
+        STRIPE_API_URL: standIn.url,
+        TOPUP_MIN_USD: '5',
+        TOPUP_MAX_USD: '500',
+      },
+    })
+  })
+  afterAll(async () => {
+    await gw.close()
+    standIn.server.stop(true)
+  })
+
+  /**
+   * A dashboard-link session (it acts as the owner of the accountless account), once the account's
+   * secrets are confirmed saved (the rule for accountless accounts).
+   */
+  async function owner(accountId: string) {
+    await confirmSecrets(gw.app.operator.sql, accountId, Date.now())
+    return (await sessionFor(gw, accountId)).cookie
+  }
+  async function startTopUp(accountId: string, amountNano: number) {
+    const response = await admin(gw, 'POST', '/admin/v1/billing/top-up', {
+      cookie: await owner(accountId),
+      body: { amountNano },
+    })
+    expect(response.status).toBe(200)
+    return (await response.json()) as { method: string; url: string; paymentId: string }
+  }
+  /** A webhook delivery: the event signed with `secret` at `timestamp` (seconds), posted to the site. */
+  async function deliver(
+    event: Record<string, unknown>,
+    options: { secret?: string; timestamp?: number; signature?: string | null } = {},
+  ): Promise<Response> {
+    const payload = JSON.stringify({ object: 'event', api_version: '2025-01-01', ...event })
+    const signature =
+      options.signature !== undefined
+        ? options.signature
+        : await stripe.webhooks.generateTestHeaderStringAsync({
+            payload,
+            secret: options.secret ?? SECRET,
+            timestamp: options.timestamp,
+          })
+    const headers: Record<string, string> = { 'content-type': 'application/json' }
+    if (signature) headers['stripe-signature'] = signature
+    return gw.app.site.handle(
+      new Request('http://site.test/webhooks/stripe', { method: 'POST', headers, body: payload }),
+    )
+  }
+  const completed = (sessionId: string, intent: string, cents: number) => ({
+    id: `evt_${crypto.randomUUID()}`,
+    type: 'checkout.session.completed',
+    data: {
+      object: {
+        id: sessionId,
+        object: 'checkout.session',
+        payment_status: 'paid',
+        payment_intent: intent,
+        amount_total: cents,
+      },
+    },
+  })
+  const charge = (type: string, intent: string, cents: number, refunded = cents) => ({
+    id: `evt_${crypto.randomUUID()}`,
+    type,
+    data: {
+      object: {
+        id: `ch_${crypto.randomUUID().slice(0, 8)}`,
+        object: type.startsWith('charge.dispute') ? 'dispute' : 'charge',
+        payment_intent: intent,
+        amount: cents,
+        amount_refunded: refunded,
+      },
+    },
+  })
+  const sessionOf = (url: string) => url.split('/pay/')[1]!
+
+  test('the owner starts a checkout within the bounds; others and out-of-bounds amounts are refused by name', async () => {
+    const accountId = await gw.account('0')
+    const started = await startTopUp(accountId, 20 * USD)
+    expect(started.method).toBe('card')
+    const form = standIn.created.at(-1)!
+    expect(form.get('line_items[0][price_data][unit_amount]')).toBe('2000')
+    expect(form.get('client_reference_id')).toBe(accountId)
+    expect(form.get('success_url')).toBe('http://site.test/dashboard/billing?checkout=success')
+
+    for (const amountNano of [4 * USD, 501 * USD, 5 * USD + 1]) {
+      const refused = await admin(gw, 'POST', '/admin/v1/billing/top-up', {
+        cookie: await owner(accountId),
+        body: { amountNano },
+      })
+      expect(refused.status).toBe(400)
+      expect(((await refused.json()) as { error: { param: string } }).error.param).toBe(
+        'amountNano',
+      )
+    }
+    const member = await sessionFor(gw, accountId, 'member')
+    const forbidden = await admin(gw, 'POST', '/admin/v1/billing/top-up', {
+      cookie: member.cookie,
+      body: { amountNano: 20 * USD },
+    })
+    expect(forbidden.status).toBe(403)
+
+    const billing = await admin(gw, 'GET', '/admin/v1/billing', { cookie: member.cookie })
+    expect(((await billing.json()) as { topUp: unknown }).topUp).toMatchObject({
+      allowed: false,
+      card: { minUsd: '5', maxUsd: '500' },
+    })
+    const payments = await admin(gw, 'GET', '/admin/v1/billing/payments', {
+      cookie: member.cookie,
+    })
+    expect(((await payments.json()) as { payments: unknown[] }).payments).toMatchObject([
+      { id: started.paymentId, state: 'pending', amountNano: 20 * USD, amountUsd: '20' },
+    ])
+  })
+
+  test('nothing unsigned, wrongly signed or stale is applied', async () => {
+    const accountId = await gw.account('0')
+    const started = await startTopUp(accountId, 10 * USD)
+    const event = completed(sessionOf(started.url), 'pi_unsigned', 1000)
+    for (const options of [
+      { signature: null },
+      { secret: 'whsec_other' },
+      { timestamp: Math.floor(Date.now() / 1000) - 600 },
+      { signature: 't=1,v1=00' },
+    ]) {
+      const response = await deliver(event, options)
+      expect(response.status).toBe(400)
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe(
+        'invalid_request',
+      )
+    }
+    const { snapshot, ledger } = await settledAccount(gw, accountId)
+    expect(snapshot.balanceNano).toBe(0)
+    expect(ledger).toHaveLength(0)
+    const unknown = await deliver({ id: 'evt_x', type: 'customer.created', data: { object: {} } })
+    expect(unknown.status).toBe(200)
+    expect(await unknown.json()).toEqual({ received: true, handled: false })
+  })
+
+  test('a thousand concurrent deliveries of the completed event credit once', async () => {
+    const accountId = await gw.account('0')
+    const started = await startTopUp(accountId, 25 * USD)
+    const event = completed(sessionOf(started.url), 'pi_replayed', 2500)
+    const responses = await Promise.all(Array.from({ length: 1_000 }, () => deliver(event)))
+    expect(responses.every((response) => response.status === 200)).toBe(true)
+    const { snapshot, ledger } = await settledAccount(gw, accountId)
+    expect(ledger.filter((row) => row.kind === 'credit')).toHaveLength(1)
+    expect(snapshot.balanceNano).toBe(25 * USD)
+    expect(snapshot.balanceNano).toBe(sumOf(ledger))
+  })
+
+  test('a refund that arrives before the completion is sent again later, then reverses it', async () => {
+    const accountId = await gw.account('0')
+    const started = await startTopUp(accountId, 7 * USD)
+    const refund = charge('charge.refunded', 'pi_early_refund', 700)
+    expect((await deliver(refund)).status).toBe(409)
+    expect((await deliver(completed(sessionOf(started.url), 'pi_early_refund', 700))).status).toBe(
+      200,
+    )
+    expect((await settledAccount(gw, accountId)).snapshot.balanceNano).toBe(7 * USD)
+    // Stripe sends the refund again: now it reverses the payment, once.
+    expect((await deliver(refund)).status).toBe(200)
+    expect((await deliver(refund)).status).toBe(200)
+    const { snapshot, ledger } = await settledAccount(gw, accountId)
+    expect(snapshot.balanceNano).toBe(0)
+    expect(ledger.map((row) => [row.kind, row.amount_nano])).toEqual([
+      ['credit', 7 * USD],
+      ['adjustment', -7 * USD],
+    ])
+    // A partial refund leaves the balance for the operator to adjust (logged).
+    const other = await startTopUp(accountId, 9 * USD)
+    await deliver(completed(sessionOf(other.url), 'pi_partial', 900))
+    expect((await deliver(charge('charge.refunded', 'pi_partial', 900, 100))).status).toBe(200)
+    expect((await settledAccount(gw, accountId)).snapshot.balanceNano).toBe(9 * USD)
+  })
+
+  test('a dispute suspends the account: its requests get 403 account_suspended', async () => {
+    const accountId = await gw.account('0')
+    const { key } = await gw.key(accountId)
+    const started = await startTopUp(accountId, 10 * USD)
+    await deliver(completed(sessionOf(started.url), 'pi_disputed', 1000))
+    const body = { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }
+    expect((await gw.chat(key, body)).status).toBe(200)
+    expect((await deliver(charge('charge.dispute.created', 'pi_disputed', 1000))).status).toBe(200)
+    const refused = await gw.chat(key, body)
+    expect(refused.status).toBe(403)
+    expect(refused.headers.get('x-service-error-code')).toBe('account_suspended')
+    const [row] = await gw.app.gateway.sql<{ status: string; suspended_reason: string }[]>`
+      SELECT status, suspended_reason FROM accounts WHERE id = ${accountId}`
+    expect(row).toEqual({ status: 'suspended', suspended_reason: 'chargeback' })
+  })
+})
+
+describe('a server without card payments', () => {
+  let gw: TestGateway
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'memory', database: 'embedded' })
+  })
+  afterAll(() => gw.close())
+
+  test('the webhook is not there, and a top-up answers how to ask the operator', async () => {
+    const hook = await gw.app.site.handle(
+      new Request('http://site.test/webhooks/stripe', { method: 'POST', body: '{}' }),
+    )
+    expect(hook.status).toBe(404)
+    const accountId = await gw.account('0')
+    await confirmSecrets(gw.app.operator.sql, accountId, Date.now())
+    const { cookie } = await sessionFor(gw, accountId, 'owner')
+    const response = await admin(gw, 'POST', '/admin/v1/billing/top-up', { cookie })
+    expect(await response.json()).toMatchObject({ method: 'operator', accountId })
+  })
+})
