@@ -4,46 +4,18 @@
 // dispute, and nothing unsigned, wrongly signed or stale changes money. Stripe's API is a local stand-in
 // (the card network cannot be reached from here); everything else is the gateway as it runs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import Stripe from 'stripe'
 import { confirmSecrets } from '../../../../proxy/accounts/people/accountless.ts'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
+import { completedSession, signedEvent, stripeStandIn } from '../../../helpers/stripe.ts'
 
 const SECRET = 'whsec_test_secret'
 const USD = 1_000_000_000
 
-/** Stripe's Checkout Sessions endpoint as the SDK calls it: a form-encoded POST answered with a session. */
-function stripeStandIn() {
-  const created: URLSearchParams[] = []
-  let count = 0
-  const server: Bun.Server<undefined> = Bun.serve({
-    port: 0,
-    hostname: '127.0.0.1',
-    async fetch(request): Promise<Response> {
-      const url = new URL(request.url)
-      if (request.method !== 'POST' || url.pathname !== '/v1/checkout/sessions')
-        return Response.json({ error: { message: 'not here' } }, { status: 404 })
-      const form = new URLSearchParams(await request.text())
-      created.push(form)
-      const id = `cs_test_${++count}_${crypto.randomUUID().slice(0, 8)}`
-      return Response.json({
-        id,
-        object: 'checkout.session',
-        url: `http://127.0.0.1:${server.port}/pay/${id}`,
-        amount_total: Number(form.get('line_items[0][price_data][unit_amount]')),
-        payment_status: 'unpaid',
-        client_reference_id: form.get('client_reference_id'),
-      })
-    },
-  })
-  return { server, created, url: `http://127.0.0.1:${server.port}` }
-}
-
 describe('card top-ups through Stripe', () => {
   let gw: TestGateway
   let standIn: ReturnType<typeof stripeStandIn>
-  const stripe = new Stripe('sk_test_signing_only')
   beforeAll(async () => {
     standIn = stripeStandIn()
     gw = await startTestGateway({
@@ -84,34 +56,19 @@ describe('card top-ups through Stripe', () => {
     event: Record<string, unknown>,
     options: { secret?: string; timestamp?: number; signature?: string | null } = {},
   ): Promise<Response> {
-    const payload = JSON.stringify({ object: 'event', api_version: '2025-01-01', ...event })
-    const signature =
-      options.signature !== undefined
-        ? options.signature
-        : await stripe.webhooks.generateTestHeaderStringAsync({
-            payload,
-            secret: options.secret ?? SECRET,
-            timestamp: options.timestamp,
-          })
+    const signed = await signedEvent(event, options.secret ?? SECRET, options.timestamp)
+    const signature = options.signature !== undefined ? options.signature : signed.signature
     const headers: Record<string, string> = { 'content-type': 'application/json' }
     if (signature) headers['stripe-signature'] = signature
     return gw.app.site.handle(
-      new Request('http://site.test/webhooks/stripe', { method: 'POST', headers, body: payload }),
+      new Request('http://site.test/webhooks/stripe', {
+        method: 'POST',
+        headers,
+        body: signed.payload,
+      }),
     )
   }
-  const completed = (sessionId: string, intent: string, cents: number) => ({
-    id: `evt_${crypto.randomUUID()}`,
-    type: 'checkout.session.completed',
-    data: {
-      object: {
-        id: sessionId,
-        object: 'checkout.session',
-        payment_status: 'paid',
-        payment_intent: intent,
-        amount_total: cents,
-      },
-    },
-  })
+  const completed = completedSession
   const charge = (type: string, intent: string, cents: number, refunded = cents) => ({
     id: `evt_${crypto.randomUUID()}`,
     type,

@@ -1,0 +1,64 @@
+/**
+ * Stripe's API as the SDK calls it for Checkout, on 127.0.0.1 (the card network cannot be reached from
+ * here), and webhook deliveries signed with the SDK's own test helper.
+ */
+import Stripe from 'stripe'
+
+/** Stripe's Checkout Sessions endpoint as the SDK calls it: a form-encoded POST answered with a session. */
+export function stripeStandIn() {
+  const created: URLSearchParams[] = []
+  let count = 0
+  const server: Bun.Server<undefined> = Bun.serve({
+    port: 0,
+    hostname: '127.0.0.1',
+    async fetch(request): Promise<Response> {
+      const url = new URL(request.url)
+      if (request.method !== 'POST' || url.pathname !== '/v1/checkout/sessions')
+        return Response.json({ error: { message: 'not here' } }, { status: 404 })
+      const form = new URLSearchParams(await request.text())
+      created.push(form)
+      const id = `cs_test_${++count}_${crypto.randomUUID().slice(0, 8)}`
+      return Response.json({
+        id,
+        object: 'checkout.session',
+        url: `http://127.0.0.1:${server.port}/pay/${id}`,
+        amount_total: Number(form.get('line_items[0][price_data][unit_amount]')),
+        payment_status: 'unpaid',
+        client_reference_id: form.get('client_reference_id'),
+      })
+    },
+  })
+  return { server, created, url: `http://127.0.0.1:${server.port}` }
+}
+
+const signer = new Stripe('sk_test_signing_only')
+
+/** A webhook event's body and its Stripe-Signature header for `secret`. */
+export async function signedEvent(
+  event: Record<string, unknown>,
+  secret: string,
+  timestamp?: number,
+): Promise<{ payload: string; signature: string }> {
+  const payload = JSON.stringify({ object: 'event', api_version: '2025-01-01', ...event })
+  const signature = await signer.webhooks.generateTestHeaderStringAsync({
+    payload,
+    secret,
+    timestamp,
+  })
+  return { payload, signature }
+}
+
+/** A paid `checkout.session.completed` event. */
+export const completedSession = (sessionId: string, intent: string, cents: number) => ({
+  id: `evt_${crypto.randomUUID()}`,
+  type: 'checkout.session.completed',
+  data: {
+    object: {
+      id: sessionId,
+      object: 'checkout.session',
+      payment_status: 'paid',
+      payment_intent: intent,
+      amount_total: cents,
+    },
+  },
+})
