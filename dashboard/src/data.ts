@@ -6,7 +6,7 @@
  */
 import { query } from '@solidjs/router'
 import type { AlertSettings } from '../../shared/schemas/admin/alerts.ts'
-import type { Billing, Ledger, TopUp } from '../../shared/schemas/admin/billing.ts'
+import type { Billing, Ledger, Payments, TopUp } from '../../shared/schemas/admin/billing.ts'
 import type { ApiKeys, KeyDefaults } from '../../shared/schemas/admin/keys.ts'
 import type { TrialStatus } from '../../shared/schemas/admin/playground.ts'
 import type {
@@ -48,6 +48,7 @@ export const getMe = query(async () => {
 }, 'me')
 
 export const getBilling = query(() => read<Billing>('/billing'), 'billing')
+export const getPayments = query(() => read<Payments>('/billing/payments'), 'payments')
 /** The last 24 hours in totals. */
 export const getActivitySummary = query(
   () => read<ActivitySummary>('/activity/summary'),

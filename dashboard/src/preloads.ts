@@ -12,6 +12,7 @@ import {
   getActivitySummary,
   getAlerts,
   getBilling,
+  getPayments,
   getCatalog,
   getGuardrails,
   getKeyDefaults,
@@ -76,6 +77,7 @@ export const preloadTeam = reads(getTeam)
 
 export function preloadBilling({ location, intent }: RoutePreloadFuncArgs) {
   start(intent, getBilling)
+  start(intent, getPayments)
   start(intent, getLedger, fromAddress(location.query).ledger)
   start(intent, getAlerts)
 }

@@ -5,19 +5,56 @@
 import Stripe from 'stripe'
 
 /** Stripe's Checkout Sessions endpoint as the SDK calls it: a form-encoded POST answered with a session. */
+/**
+ * Stripe's API for Checkout on 127.0.0.1 (the card network cannot be reached from here): the SDK's
+ * POST /v1/checkout/sessions gets a session whose URL is this server's own payment page, which, when its
+ * Pay button is pressed, sends the signed `checkout.session.completed` event to `webhook` (when set) and
+ * returns the browser to the session's success URL, as Stripe's page does.
+ */
 export function stripeStandIn() {
   const created: URLSearchParams[] = []
+  const sessions = new Map<string, URLSearchParams>()
   let count = 0
+  const standIn = {
+    created,
+    webhook: undefined as { url: string; secret: string } | undefined,
+    server: undefined as unknown as Bun.Server<undefined>,
+    url: '',
+  }
   const server: Bun.Server<undefined> = Bun.serve({
     port: 0,
     hostname: '127.0.0.1',
     async fetch(request): Promise<Response> {
       const url = new URL(request.url)
+      const paying = /^\/pay\/([\w-]+)$/.exec(url.pathname)?.[1]
+      if (paying && request.method === 'GET')
+        return new Response(
+          `<!doctype html><title>Test checkout</title><h1>Test checkout</h1><form method="post"><button>Pay</button></form>`,
+          { headers: { 'content-type': 'text/html' } },
+        )
+      if (paying && request.method === 'POST') {
+        const form = sessions.get(paying)
+        if (!form) return new Response('unknown session', { status: 404 })
+        if (standIn.webhook) {
+          const cents = Number(form.get('line_items[0][price_data][unit_amount]'))
+          const event = await signedEvent(
+            completedSession(paying, `pi_${paying}`, cents),
+            standIn.webhook.secret,
+          )
+          await fetch(standIn.webhook.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'stripe-signature': event.signature },
+            body: event.payload,
+          })
+        }
+        return Response.redirect(form.get('success_url')!, 303)
+      }
       if (request.method !== 'POST' || url.pathname !== '/v1/checkout/sessions')
         return Response.json({ error: { message: 'not here' } }, { status: 404 })
       const form = new URLSearchParams(await request.text())
       created.push(form)
       const id = `cs_test_${++count}_${crypto.randomUUID().slice(0, 8)}`
+      sessions.set(id, form)
       return Response.json({
         id,
         object: 'checkout.session',
@@ -28,7 +65,9 @@ export function stripeStandIn() {
       })
     },
   })
-  return { server, created, url: `http://127.0.0.1:${server.port}` }
+  standIn.server = server
+  standIn.url = `http://127.0.0.1:${server.port}`
+  return standIn
 }
 
 const signer = new Stripe('sk_test_signing_only')

@@ -1,5 +1,6 @@
 /**
- * Billing: the balance and what requests in progress hold, adding credit, the ledger, and credit alerts.
+ * Billing: the balance and what requests in progress hold, adding credit, payments, the ledger, and credit
+ * alerts.
  * Money is shown as the server's decimal USD strings; nothing here computes with it. Each card reads its
  * own queries (the route's preload started them).
  */
@@ -7,6 +8,7 @@ import { Page } from '../ui.tsx'
 import { AlertsCard } from './billing/alerts-card.tsx'
 import { BalanceCard } from './billing/balance-card.tsx'
 import { LedgerCard } from './billing/ledger-card.tsx'
+import { PaymentsCard } from './billing/payments-card.tsx'
 import { TopUpCard } from './billing/top-up-card.tsx'
 
 export default function Billing() {
@@ -19,6 +21,7 @@ export default function Billing() {
         <BalanceCard />
         <TopUpCard />
       </div>
+      <PaymentsCard />
       <LedgerCard />
       <AlertsCard />
     </Page>
