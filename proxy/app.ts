@@ -9,6 +9,7 @@ import { redisKeys } from './stores/admission/redis-keys.ts'
 import { createRedisStore, type RedisAdmissionStore } from './stores/admission/redis-store.ts'
 import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
 import { cardPayments } from './accounts/payments/stripe.ts'
+import { SanctionsList } from './accounts/payments/sanctions.ts'
 import type { AdmissionStore } from './stores/admission/store.ts'
 import { apiServer } from './http/api-server.ts'
 import type { Catalog } from './core/catalog/catalog-types.ts'
@@ -203,6 +204,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     alerts,
     cards: cardPayments(config),
+    sanctions: config.SANCTIONS_LIST_FILE
+      ? new SanctionsList(config.SANCTIONS_LIST_FILE)
+      : undefined,
   }
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false

@@ -195,6 +195,11 @@ export const ConfigSchema = Type.Object({
     default: '',
     description: "Another address for Stripe's API (a local stand-in); empty: Stripe's own.",
   }),
+  SANCTIONS_LIST_FILE: Type.String({
+    default: '',
+    description:
+      'Wallet addresses to screen (one a line, # comments), read again when the file changes; a listed wallet suspends its accounts. Empty: no screening.',
+  }),
   TOPUP_MIN_USD: Type.String({ ...Usd, default: '5', description: 'Smallest card top-up.' }),
   TOPUP_MAX_USD: Type.String({ ...Usd, default: '10000', description: 'Largest card top-up.' }),
   SMTP_URL: Type.String({

@@ -5,6 +5,7 @@ import type { AddressLimiter } from '../../stores/address-limits.ts'
 import type { Mailer } from '../../accounts/people/mailer.ts'
 import type { CreditAlerts } from '../../accounts/alerts/credit-alerts.ts'
 import type { CardPayments } from '../../accounts/payments/stripe.ts'
+import type { SanctionsList } from '../../accounts/payments/sanctions.ts'
 import type { PlaygroundDeps } from '../../accounts/playground/playground.ts'
 
 export type AdminDeps = OperatorDeps & {
@@ -20,4 +21,6 @@ export type AdminDeps = OperatorDeps & {
   alerts: CreditAlerts
   /** Card top-ups through Stripe; undefined when they are not configured. */
   cards?: CardPayments
+  /** Wallet addresses screened at sign-in (and deposits); undefined without SANCTIONS_LIST_FILE. */
+  sanctions?: SanctionsList
 }

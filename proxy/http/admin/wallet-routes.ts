@@ -2,7 +2,8 @@
  * Wallet sign-in with Sign-In with Ethereum (EIP-4361): a single-use nonce (public, limited per client
  * address), then the signed message. The message must name this site (domain and URI) and the configured
  * chain; the user is found or created by wallet address and the session acts for their most recent
- * account (a new one of their own when they have none).
+ * account (a new one of their own when they have none). A wallet on the sanctions list suspends the
+ * user's accounts first (accounts/payments/sanctions.ts).
  */
 import { Elysia } from 'elysia'
 import { SignedIn, WalletNonce, WalletProof } from '../../../shared/schemas/admin/sign-in.ts'
@@ -11,6 +12,7 @@ import { countAttempt } from '../../accounts/people/attempts.ts'
 import { siteBase, siweSite } from '../../accounts/people/site-url.ts'
 import { issueWalletNonce, verifyWalletProof } from '../../accounts/people/siwe.ts'
 import { accountForSignIn, findOrCreateUser } from '../../accounts/people/users.ts'
+import { screenWallet } from '../../accounts/payments/sanctions.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { startSession } from './sign-in-session.ts'
 
@@ -64,6 +66,8 @@ export function walletRoutes(deps: AdminDeps) {
           const userId = await findOrCreateUser(tx, { wallet })
           return { userId, accountId: (await accountForSignIn(tx, userId)).accountId }
         })
+        // A listed wallet's accounts are suspended; the session keeps read and support access.
+        await screenWallet(deps, deps.sanctions, owner.userId, wallet)
         return startSession(deps, set, owner, 'wallet')
       },
       {
