@@ -10,6 +10,7 @@ import { createRedisStore, type RedisAdmissionStore } from './stores/admission/r
 import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
 import { cardPayments } from './accounts/payments/stripe.ts'
 import { SanctionsList } from './accounts/payments/sanctions.ts'
+import { depositSettings } from './accounts/payments/deposits.ts'
 import type { AdmissionStore } from './stores/admission/store.ts'
 import { apiServer } from './http/api-server.ts'
 import type { Catalog } from './core/catalog/catalog-types.ts'
@@ -204,10 +205,15 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     },
     alerts,
     cards: cardPayments(config),
+    deposits: depositSettings(config),
     sanctions: config.SANCTIONS_LIST_FILE
       ? new SanctionsList(config.SANCTIONS_LIST_FILE)
       : undefined,
   }
+  if (admin.deposits)
+    log.warn(
+      'deposit addresses are shown to accounts, but this version does not watch the chain: credit received transfers with bun run admin -- credit',
+    )
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
   const ops: OpsDeps = {

@@ -6,7 +6,13 @@
  */
 import { query } from '@solidjs/router'
 import type { AlertSettings } from '../../shared/schemas/admin/alerts.ts'
-import type { Billing, Ledger, Payments, TopUp } from '../../shared/schemas/admin/billing.ts'
+import type {
+  Billing,
+  Deposit,
+  Ledger,
+  Payments,
+  TopUp,
+} from '../../shared/schemas/admin/billing.ts'
 import type { ApiKeys, KeyDefaults } from '../../shared/schemas/admin/keys.ts'
 import type { TrialStatus } from '../../shared/schemas/admin/playground.ts'
 import type {
@@ -49,6 +55,7 @@ export const getMe = query(async () => {
 
 export const getBilling = query(() => read<Billing>('/billing'), 'billing')
 export const getPayments = query(() => read<Payments>('/billing/payments'), 'payments')
+export const getDeposit = query(() => read<Deposit>('/billing/deposit'), 'deposit')
 /** The last 24 hours in totals. */
 export const getActivitySummary = query(
   () => read<ActivitySummary>('/activity/summary'),

@@ -6,7 +6,7 @@
  * With card payments configured the top-up starts a Stripe Checkout (payments/stripe.ts); without them the
  * answer tells the owner to ask the operator, who runs `bun run admin -- credit`.
  */
-import type { Billing, KeyHolds, TopUp } from '../../shared/schemas/admin/billing.ts'
+import type { Billing, Deposit, KeyHolds, TopUp } from '../../shared/schemas/admin/billing.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import { loadAccount } from '../stores/admission/load-account.ts'
@@ -15,6 +15,7 @@ import type { Session } from './people/sessions.ts'
 import { authorize } from './permissions.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 import { startCheckout, type CardPayments } from './payments/stripe.ts'
+import { depositAddress, type Deposits } from './payments/deposits.ts'
 
 /**
  * The live balance, holds and available amount (loaded from Postgres when the store has none), and the
@@ -53,10 +54,13 @@ export async function accountMoney(deps: OperatorDeps, accountId: string) {
   }
 }
 
+/** How the server takes payments: cards (Stripe) and stablecoin deposits, either may be off. */
+export type PaymentMethods = { cards?: CardPayments; deposits?: Deposits }
+
 export async function billingView(
   deps: OperatorDeps,
   session: Session,
-  cards: CardPayments | undefined,
+  { cards, deposits }: PaymentMethods,
 ): Promise<Billing> {
   const money = await accountMoney(deps, session.accountId)
   const refusal = await topUpRefusal(deps, session)
@@ -72,7 +76,33 @@ export async function billingView(
     balanceUsd: nanoToUsd(money.balanceNano),
     heldUsd: nanoToUsd(money.heldNano),
     availableUsd: nanoToUsd(money.availableNano),
-    topUp: { allowed: !refusal, reason: refusal?.message ?? null, card: card ?? null },
+    topUp: {
+      allowed: !refusal,
+      reason: refusal?.message ?? null,
+      deposits: deposits !== undefined,
+      card: card ?? null,
+    },
+  }
+}
+
+/**
+ * The account's deposit address (made on first request) and what it accepts, for whoever may top up:
+ * an accountless account sees it only once both secrets are confirmed saved.
+ */
+export async function depositView(
+  deps: OperatorDeps,
+  session: Session,
+  deposits: Deposits | undefined,
+): Promise<Deposit> {
+  const refusal = await topUpRefusal(deps, session)
+  if (refusal) throw refusal
+  if (!deposits) throw new ServiceError('not_found', 'This server takes no stablecoin deposits.')
+  return {
+    accountId: session.accountId,
+    address: await depositAddress(deps.sql, deposits, session.accountId),
+    chainId: deposits.chainId,
+    confirmations: deposits.confirmations,
+    tokens: deposits.tokens,
   }
 }
 

@@ -195,6 +195,25 @@ export const ConfigSchema = Type.Object({
     default: '',
     description: "Another address for Stripe's API (a local stand-in); empty: Stripe's own.",
   }),
+  DEPOSIT_XPUB: Type.String({
+    default: '',
+    description:
+      "Stablecoin deposits: the operator's extended public key (xpub) each account's deposit address is derived from; empty: no deposits.",
+  }),
+  DEPOSIT_CHAIN_ID: Type.Integer({
+    ...Positive,
+    default: 1,
+    description: 'EVM chain of deposits.',
+  }),
+  DEPOSIT_TOKENS: Type.String({
+    default: '',
+    description: 'Accepted tokens, comma-separated SYMBOL:contract:decimals (USDC:0xA0b8…eB48:6).',
+  }),
+  DEPOSIT_CONFIRMATIONS: Type.Integer({
+    ...Positive,
+    default: 12,
+    description: 'Blocks on top of a deposit before it is credited.',
+  }),
   SANCTIONS_LIST_FILE: Type.String({
     default: '',
     description:

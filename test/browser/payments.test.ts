@@ -2,6 +2,9 @@
 // page (a local stand-in for Stripe's Checkout, which sends the signed event as Stripe does and returns
 // to the billing page), and the payment shows as credited with the balance raised.
 import { afterAll, beforeAll, expect } from 'bun:test'
+import { HDKey } from '@scure/bip32'
+import { mnemonicToSeedSync } from '@scure/bip39'
+import { mnemonicToAccount } from 'viem/accounts'
 import { confirmSecrets } from '../../proxy/accounts/people/accountless.ts'
 import { stripeStandIn } from '../helpers/stripe.ts'
 import {
@@ -14,6 +17,10 @@ import {
 } from './helpers/browser.ts'
 
 const SECRET = 'whsec_browser'
+const MNEMONIC = 'test test test test test test test test test test test junk'
+const XPUB = HDKey.fromMasterSeed(mnemonicToSeedSync(MNEMONIC)).derive(
+  "m/44'/60'/0'/0",
+).publicExtendedKey
 
 describeBrowser(
   'card top-up in the dashboard',
@@ -28,6 +35,10 @@ describeBrowser(
           STRIPE_SECRET_KEY: 'sk_test_browser',
           STRIPE_WEBHOOK_SECRET: SECRET,
           STRIPE_API_URL: standIn.url,
+          DEPOSIT_XPUB: XPUB,
+          DEPOSIT_TOKENS: 'USDC:0x5FbDB2315678afecb367f032d93F642f64180aa3:6',
+          DEPOSIT_CHAIN_ID: '31337',
+          DEPOSIT_CONFIRMATIONS: '3',
         },
       })
       standIn.webhook = { url: `${site.siteUrl}/webhooks/stripe`, secret: SECRET }
@@ -60,6 +71,25 @@ describeBrowser(
         await page.getByText('Payment sent').waitFor()
         await page.getByRole('row', { name: /Card.*\$25\.00.*Credited/ }).waitFor()
         await page.getByText('$25.00').first().waitFor()
+        expect(await seriousViolations(page)).toEqual([])
+      },
+    )
+
+    browserTest(
+      "the owner sees the account's own deposit address, with its QR code, chain and tokens",
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('0')
+        await confirmSecrets(site.gw.app.operator.sql, accountId, Date.now())
+        const page = await signedInAs(site, accountId, 'owner', `owner-${accountId}@people.test`)
+        await page.goto('/dashboard/billing')
+        await page.getByRole('button', { name: 'Show deposit address' }).click()
+        await page.getByRole('img', { name: 'QR code of the deposit address' }).waitFor()
+        const [row] = await site.gw.app.operator.sql<{ derivation_index: number }[]>`
+          SELECT derivation_index FROM deposit_addresses WHERE account_id = ${accountId}`
+        const address = mnemonicToAccount(MNEMONIC, { addressIndex: row!.derivation_index }).address
+        await page.getByText(address, { exact: true }).waitFor()
+        expect(await page.getByText('once it has 3 confirmations').count()).toBe(1)
         expect(await seriousViolations(page)).toEqual([])
       },
     )

@@ -7,6 +7,7 @@
 import { Page } from '../ui.tsx'
 import { AlertsCard } from './billing/alerts-card.tsx'
 import { BalanceCard } from './billing/balance-card.tsx'
+import { DepositCard } from './billing/deposit-card.tsx'
 import { LedgerCard } from './billing/ledger-card.tsx'
 import { PaymentsCard } from './billing/payments-card.tsx'
 import { TopUpCard } from './billing/top-up-card.tsx'
@@ -21,6 +22,7 @@ export default function Billing() {
         <BalanceCard />
         <TopUpCard />
       </div>
+      <DepositCard />
       <PaymentsCard />
       <LedgerCard />
       <AlertsCard />

@@ -6,6 +6,7 @@ import type { Mailer } from '../../accounts/people/mailer.ts'
 import type { CreditAlerts } from '../../accounts/alerts/credit-alerts.ts'
 import type { CardPayments } from '../../accounts/payments/stripe.ts'
 import type { SanctionsList } from '../../accounts/payments/sanctions.ts'
+import type { Deposits } from '../../accounts/payments/deposits.ts'
 import type { PlaygroundDeps } from '../../accounts/playground/playground.ts'
 
 export type AdminDeps = OperatorDeps & {
@@ -21,6 +22,8 @@ export type AdminDeps = OperatorDeps & {
   alerts: CreditAlerts
   /** Card top-ups through Stripe; undefined when they are not configured. */
   cards?: CardPayments
+  /** Stablecoin deposit addresses; undefined without DEPOSIT_XPUB. */
+  deposits?: Deposits
   /** Wallet addresses screened at sign-in (and deposits); undefined without SANCTIONS_LIST_FILE. */
   sanctions?: SanctionsList
 }

@@ -6,6 +6,7 @@ import { Elysia } from 'elysia'
 import { Type } from '@sinclair/typebox'
 import {
   Billing,
+  Deposit,
   Ledger,
   LedgerQuery,
   Payments,
@@ -18,14 +19,13 @@ import { siteBase } from '../../accounts/people/site-url.ts'
 import { readLedger } from '../../accounts/usage/ledger-entries.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
-import { billingView, startTopUp } from '../../accounts/billing.ts'
+import { billingView, depositView, startTopUp } from '../../accounts/billing.ts'
 
 export function billingRoutes(deps: AdminDeps) {
   return new Elysia()
     .get(
       '/billing',
-      async ({ request }) =>
-        billingView(deps, await requireSession(deps, request, 'read'), deps.cards),
+      async ({ request }) => billingView(deps, await requireSession(deps, request, 'read'), deps),
       {
         response: Billing,
         detail: {
@@ -46,6 +46,19 @@ export function billingRoutes(deps: AdminDeps) {
         detail: {
           summary:
             "The account's ledger (credits, charges, write-offs, adjustments), newest first, in keyset pages",
+        },
+      },
+    )
+    .get(
+      '/billing/deposit',
+      // The permission (owner only) and the confirmed secrets are checked by depositView, naming the rule.
+      async ({ request }) =>
+        depositView(deps, await requireSession(deps, request, 'read'), deps.deposits),
+      {
+        response: Deposit,
+        detail: {
+          summary:
+            "The account's stablecoin deposit address, its chain, accepted tokens and the confirmations a transfer needs (owner only; accountless accounts after confirming both secrets)",
         },
       },
     )

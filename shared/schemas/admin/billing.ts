@@ -33,6 +33,8 @@ export const Billing = Type.Object({
   topUp: Type.Object({
     allowed: Type.Boolean(),
     reason: Type.Union([Type.String(), Type.Null()]),
+    /** Whether the server takes stablecoin deposits (GET /billing/deposit answers the address). */
+    deposits: Type.Boolean(),
     /** Card top-ups and their bounds; null when the server takes no cards. */
     card: Nullable(
       Type.Object({
@@ -71,6 +73,19 @@ export const TopUp = Type.Union([
   }),
 ])
 export type TopUp = Static<typeof TopUp>
+
+/** The account's own deposit address and what it accepts. */
+export const Deposit = Type.Object({
+  accountId: Type.String(),
+  address: Type.String(),
+  chainId: Type.Integer(),
+  /** Blocks on top of a transfer before it is credited. */
+  confirmations: Type.Integer(),
+  tokens: Type.Array(
+    Type.Object({ symbol: Type.String(), contract: Type.String(), decimals: Type.Integer() }),
+  ),
+})
+export type Deposit = Static<typeof Deposit>
 
 export const PaymentView = Type.Object({
   id: Type.String(),

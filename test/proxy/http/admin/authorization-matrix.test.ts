@@ -381,6 +381,13 @@ for (const database of ['postgres', 'embedded'] as const)
         call: () => ({ path: '/billing/ledger?kind=credit' }),
       },
       {
+        // This server takes no deposits: whoever may top up learns that (404), the others get 403.
+        route: 'GET /admin/v1/billing/deposit',
+        action: 'billing',
+        ok: 404,
+        call: () => ({ path: '/billing/deposit' }),
+      },
+      {
         route: 'GET /admin/v1/billing/payments',
         action: 'read',
         ok: 200,

@@ -45,7 +45,7 @@ describeWith('postgres', 'admin billing', () => {
         balanceUsd: '12.5',
         heldUsd: '0',
         availableUsd: '12.5',
-        topUp: { allowed: true, reason: null, card: null },
+        topUp: { allowed: true, reason: null, deposits: false, card: null },
       },
     })
     const topUp = await call('POST', '/billing/top-up', owner)
@@ -77,6 +77,7 @@ describeWith('postgres', 'admin billing', () => {
     expect((await call('GET', '/billing', cookie)).body.topUp).toEqual({
       allowed: true,
       reason: null,
+      deposits: false,
       card: null,
     })
     expect((await call('POST', '/billing/top-up', cookie)).status).toBe(200)
