@@ -11,6 +11,7 @@ import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
 import { cardPayments } from './accounts/payments/stripe.ts'
 import { SanctionsList } from './accounts/payments/sanctions.ts'
 import { depositSettings } from './accounts/payments/deposits.ts'
+import { DepositWatcher } from './accounts/payments/deposit-watcher.ts'
 import type { AdmissionStore } from './stores/admission/store.ts'
 import { apiServer } from './http/api-server.ts'
 import type { Catalog } from './core/catalog/catalog-types.ts'
@@ -210,9 +211,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ? new SanctionsList(config.SANCTIONS_LIST_FILE)
       : undefined,
   }
-  if (admin.deposits)
+  const watcher =
+    admin.deposits && config.DEPOSIT_RPC_URL
+      ? new DepositWatcher(operator, admin.deposits, config.DEPOSIT_RPC_URL, admin.sanctions)
+      : undefined
+  if (admin.deposits && !watcher)
     log.warn(
-      'deposit addresses are shown to accounts, but this version does not watch the chain: credit received transfers with bun run admin -- credit',
+      'deposit addresses are shown to accounts, but no DEPOSIT_RPC_URL is set: credit received transfers with bun run admin -- credit',
     )
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
@@ -272,6 +277,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       listening.push(api.server!)
       const apiUrl = publicUrl(config.PUBLIC_API_URL, api.server!.url)
       if (options.apiOnly) return { apiUrl, siteUrl: '' }
+      watcher?.start(config.DEPOSIT_POLL_MS)
       site.listen({ hostname: config.HOST, port: config.SITE_PORT })
       listening.push(site.server!)
       return { apiUrl, siteUrl: publicUrl(config.PUBLIC_SITE_URL, site.server!.url) }
@@ -285,6 +291,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         )
         if (listening.length > 0) log.info('drained', drained)
         stopMaintenance?.()
+        watcher?.stop()
         clearInterval(pauseTimer)
         alerts.stop()
         await writer.stop()

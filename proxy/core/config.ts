@@ -214,6 +214,16 @@ export const ConfigSchema = Type.Object({
     default: 12,
     description: 'Blocks on top of a deposit before it is credited.',
   }),
+  DEPOSIT_RPC_URL: Type.String({
+    default: '',
+    description:
+      "JSON-RPC endpoint of the deposits' chain; with it the gateway watches token transfers to deposit addresses and credits them. Empty: the operator credits deposits by hand.",
+  }),
+  DEPOSIT_POLL_MS: Type.Integer({
+    ...Positive,
+    default: 5_000,
+    description: 'How often the deposit watcher reads new blocks.',
+  }),
   SANCTIONS_LIST_FILE: Type.String({
     default: '',
     description:
