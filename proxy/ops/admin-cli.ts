@@ -24,6 +24,9 @@ const usage = `Usage: bun run admin -- <command> [options]
   credit --account ID --usd N [--reason TEXT]
   account suspend ACCOUNT_ID --reason chargeback|sanctions|abuse|operator [--note TEXT]
   account unsuspend ACCOUNT_ID
+  payments list [--state pending|credited|failed|reversed|held] [--account ID]
+  payments release PAYMENT_ID   (credit a held payment)
+  payments reject PAYMENT_ID    (a held payment is never credited)
   account set ACCOUNT_ID [--rpm N|none] [--tpm N|none] [--concurrency N|none]
              (account-level limits shared by its keys; none: the default; 0: no limit)
   account limits ACCOUNT_ID
@@ -86,6 +89,7 @@ const options = {
   minutes: { type: 'string' },
   until: { type: 'string' },
   status: { type: 'string' },
+  state: { type: 'string' },
   body: { type: 'string' },
   'no-mail': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -242,6 +246,18 @@ function policyRoute(
     }
     case 'account unsuspend':
       return { method: 'POST', path: `/accounts/${positional(args, ['ACCOUNT_ID'])[0]}/unsuspend` }
+    case 'payments list': {
+      const query = new URLSearchParams()
+      if (values.state) query.set('state', values.state as string)
+      if (values.account) query.set('accountId', values.account as string)
+      return { method: 'GET', path: `/payments${query.size ? `?${query}` : ''}` }
+    }
+    case 'payments release':
+    case 'payments reject':
+      return {
+        method: 'POST',
+        path: `/payments/${positional(args, ['PAYMENT_ID'])[0]}/${action}`,
+      }
     case 'account set': {
       const [accountId] = positional(args, ['ACCOUNT_ID'])
       const body: AccountLimitsChanges = {

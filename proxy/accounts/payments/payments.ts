@@ -8,6 +8,7 @@
  * until it is topped up.
  */
 import type { Sql } from 'postgres'
+import { ServiceError } from '../../../shared/errors.ts'
 import { applyToBalance } from '../accounts.ts'
 import { newPaymentId } from '../ids.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
@@ -161,17 +162,53 @@ export async function reversePayment(
   return { payment: view(done.row), changed: done.changed }
 }
 
-/** Marks a pending payment failed (a checkout that expired or was declined). */
+/** Marks a pending payment failed (a checkout that expired or was declined; with `fromHeld`, a held one the operator rejects). */
 export async function failPayment(
   sql: Sql,
   provider: PaymentProvider,
   externalId: string,
+  options: { fromHeld?: boolean } = {},
 ): Promise<Payment | undefined> {
+  const from: PaymentState = options.fromHeld ? 'held' : 'pending'
   const [row] = await sql<Row[]>`
     UPDATE payments SET state = 'failed', updated_at = now()
-    WHERE provider = ${provider} AND external_id = ${externalId} AND state = 'pending'
+    WHERE provider = ${provider} AND external_id = ${externalId} AND state = ${from}
     RETURNING *`
   return row ? view(row) : findPayment(sql, provider, externalId)
+}
+
+/** Payments for the operator, newest first: in a state, of an account, or all. */
+export async function findPayments(
+  sql: Sql,
+  filter: { state?: PaymentState; accountId?: string },
+  limit = 100,
+): Promise<Payment[]> {
+  const rows = await sql<Row[]>`
+    SELECT * FROM payments
+    WHERE (${filter.state ?? null}::text IS NULL OR state = ${filter.state ?? null})
+      AND (${filter.accountId ?? null}::text IS NULL OR account_id = ${filter.accountId ?? null})
+    ORDER BY created_at DESC, id LIMIT ${limit}`
+  return rows.map(view)
+}
+
+/**
+ * The operator's decision on a held payment (a sanctions-screening hit): `release` credits it, `reject`
+ * fails it. A payment that is not held → 409, naming its state.
+ */
+export async function decideHeld(
+  deps: Deps,
+  paymentId: string,
+  decision: 'release' | 'reject',
+): Promise<Payment> {
+  const [row] = await deps.sql<Row[]>`SELECT * FROM payments WHERE id = ${paymentId}`
+  if (!row) throw new ServiceError('not_found', `No payment ${paymentId}.`)
+  if (row.state !== 'held')
+    throw new ServiceError('conflict', `Payment ${paymentId} is ${row.state}, not held.`)
+  if (decision === 'release') {
+    const outcome = await creditPayment(deps, row.provider, row.external_id, { fromHeld: true })
+    return outcome!.payment
+  }
+  return (await failPayment(deps.sql, row.provider, row.external_id, { fromHeld: true }))!
 }
 
 /** Holds a pending payment uncredited for the operator (a sanctions-screening hit). */

@@ -104,6 +104,20 @@ export const PaymentView = Type.Object({
   updatedAt: Type.String(),
 })
 export const Payments = Type.Object({ payments: Type.Array(PaymentView) })
+
+/** A payment as the operator sees it: also its account and the provider's identity of it. */
+export const OperatorPayment = Type.Composite([
+  PaymentView,
+  Type.Object({ accountId: Type.String(), externalId: Type.String() }),
+])
+export const OperatorPayments = Type.Object({ payments: Type.Array(OperatorPayment) })
+export const PaymentsQuery = Type.Object(
+  {
+    state: Type.Optional(PaymentView.properties.state),
+    accountId: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+)
 export type Payments = Static<typeof Payments>
 
 export const LedgerKind = Type.Union([
