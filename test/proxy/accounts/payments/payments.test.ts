@@ -43,11 +43,23 @@ for (const { store, database, needs } of storeSetups) {
         const outcomes = await Promise.all(
           Array.from({ length: 1_000 }, () => creditPayment(deps(), 'stripe', payment.externalId)),
         )
+        // The same for a chain transfer, read by many watchers at once.
+        const transfer = await recordPayment(gw.app.gateway.sql, {
+          accountId,
+          provider: 'chain',
+          externalId: uniqueName('31337:0xtransfer:'),
+          amountNano: 5 * USD,
+          currency: 'USDC',
+        })
+        const transfers = await Promise.all(
+          Array.from({ length: 1_000 }, () => creditPayment(deps(), 'chain', transfer.externalId)),
+        )
+        expect(transfers.filter((outcome) => outcome?.changed)).toHaveLength(1)
         expect(outcomes.filter((outcome) => outcome?.changed)).toHaveLength(1)
         expect(outcomes.every((outcome) => outcome?.payment.state === 'credited')).toBe(true)
         const { snapshot, ledger } = await settledAccount(gw, accountId)
-        expect(ledger.filter((row) => row.kind === 'credit')).toHaveLength(1)
-        expect(snapshot.balanceNano).toBe(20 * USD)
+        expect(ledger.filter((row) => row.kind === 'credit')).toHaveLength(2)
+        expect(snapshot.balanceNano).toBe(25 * USD)
         expect(snapshot.balanceNano).toBe(sumOf(ledger))
         // Recording the same payment again returns the first record.
         const again = await recordPayment(gw.app.gateway.sql, {
