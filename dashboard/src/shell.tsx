@@ -135,8 +135,8 @@ export function Shell(props: RouteSectionProps) {
             <main class="main" id="main" tabindex="-1">
               <Show when={current().account.status === 'suspended'}>
                 <Notice tone="warning" title="This account is suspended">
-                  Requests with its keys are refused. You can still read everything here and write
-                  to support.
+                  {suspensionCause(current().account.suspendedReason)} Requests with its keys are
+                  refused. You can still read everything here and write to support.
                 </Notice>
               </Show>
               <Show when={current().account.kind === 'accountless'}>
@@ -161,4 +161,20 @@ function SignedOutRedirect(props: { go: () => void }) {
 
 export function shortWallet(address: string | null | undefined): string {
   return address ? `${address.slice(0, 6)}…${address.slice(-4)}` : ''
+}
+
+/** Why an account is suspended, in a sentence. */
+function suspensionCause(reason: string | null): string {
+  switch (reason) {
+    case 'chargeback':
+      return 'A card payment was disputed.'
+    case 'sanctions':
+      return 'A wallet address matched the sanctions screening.'
+    case 'abuse':
+      return 'The acceptable-use policy was breached.'
+    case 'operator':
+      return 'The operator suspended it.'
+    default:
+      return ''
+  }
 }

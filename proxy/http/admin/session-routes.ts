@@ -21,11 +21,17 @@ export function sessionRoutes(deps: AdminDeps) {
           ? await deps.sql<{ accountId: string; role: Me['role'] }[]>`
               SELECT account_id AS "accountId", role FROM memberships WHERE user_id = ${session.userId} ORDER BY created_at`
           : [{ accountId: session.accountId, role: session.role }]
+        const [suspension] =
+          session.accountStatus === 'suspended'
+            ? await deps.sql<{ reason: string | null }[]>`
+                SELECT suspended_reason AS reason FROM accounts WHERE id = ${session.accountId}`
+            : []
         return {
           account: {
             id: session.accountId,
             kind: session.accountKind,
             status: session.accountStatus,
+            suspendedReason: suspension?.reason ?? null,
           },
           role: session.role,
           via: session.userId ? 'user' : 'link',

@@ -13,6 +13,8 @@ export const Me = Type.Object({
     id: Type.String(),
     kind: Type.Union([Type.Literal('accountless'), Type.Literal('identity')]),
     status: Type.Union([Type.Literal('active'), Type.Literal('suspended')]),
+    /** Why a suspended account is suspended (chargeback, sanctions, abuse, operator); null when active. */
+    suspendedReason: Type.Union([Type.String(), Type.Null()]),
   }),
   role: Role,
   /** How the session was opened. */

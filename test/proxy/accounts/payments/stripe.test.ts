@@ -198,6 +198,12 @@ describe('card top-ups through Stripe', () => {
     const [row] = await gw.app.gateway.sql<{ status: string; suspended_reason: string }[]>`
       SELECT status, suspended_reason FROM accounts WHERE id = ${accountId}`
     expect(row).toEqual({ status: 'suspended', suspended_reason: 'chargeback' })
+    // The dashboard says why.
+    const me = await admin(gw, 'GET', '/admin/v1/me', { cookie: await owner(accountId) })
+    expect(((await me.json()) as { account: unknown }).account).toMatchObject({
+      status: 'suspended',
+      suspendedReason: 'chargeback',
+    })
   })
 })
 

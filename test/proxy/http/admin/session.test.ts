@@ -22,7 +22,7 @@ describeWith('postgres', 'admin session', () => {
     const { cookie } = await sessionFor(gw, accountId)
     const me = await (await admin(gw, 'GET', '/admin/v1/me', { cookie })).json()
     expect(me).toEqual({
-      account: { id: accountId, kind: 'accountless', status: 'active' },
+      account: { id: accountId, kind: 'accountless', status: 'active', suspendedReason: null },
       role: 'owner',
       via: 'link',
       user: null,
