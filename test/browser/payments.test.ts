@@ -1,10 +1,14 @@
-// A card top-up in real Chromium: the owner enters an amount on the billing page, pays on the payment
+// Top-ups in real Chromium: by card, the owner enters an amount on the billing page, pays on the payment
 // page (a local stand-in for Stripe's Checkout, which sends the signed event as Stripe does and returns
-// to the billing page), and the payment shows as credited with the balance raised.
+// to the billing page), and the payment shows as credited with the balance raised; by deposit, the
+// owner sees the account's address, a token transfer to it on a local chain (Hardhat's node) is
+// confirmed, and the deposit shows as credited.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import { HDKey } from '@scure/bip32'
 import { mnemonicToSeedSync } from '@scure/bip39'
+import type { Address } from 'viem'
 import { mnemonicToAccount } from 'viem/accounts'
+import { startLocalChain, type LocalChain } from '../helpers/chain/local-chain.ts'
 import { confirmSecrets } from '../../proxy/accounts/people/accountless.ts'
 import { stripeStandIn } from '../helpers/stripe.ts'
 import {
@@ -27,8 +31,12 @@ describeBrowser(
   () => {
     let site: Site
     let standIn: ReturnType<typeof stripeStandIn>
+    let chain: LocalChain
+    let token: Address
     beforeAll(async () => {
       standIn = stripeStandIn()
+      chain = await startLocalChain()
+      token = await chain.deployToken(6)
       site = await startSite({
         database: 'embedded',
         env: {
@@ -36,9 +44,11 @@ describeBrowser(
           STRIPE_WEBHOOK_SECRET: SECRET,
           STRIPE_API_URL: standIn.url,
           DEPOSIT_XPUB: XPUB,
-          DEPOSIT_TOKENS: 'USDC:0x5FbDB2315678afecb367f032d93F642f64180aa3:6',
+          DEPOSIT_TOKENS: `TUSD:${token}:6`,
           DEPOSIT_CHAIN_ID: '31337',
           DEPOSIT_CONFIRMATIONS: '3',
+          DEPOSIT_RPC_URL: chain.rpcUrl,
+          DEPOSIT_POLL_MS: '200',
         },
       })
       standIn.webhook = { url: `${site.siteUrl}/webhooks/stripe`, secret: SECRET }
@@ -46,6 +56,7 @@ describeBrowser(
     afterAll(async () => {
       await site?.close()
       standIn?.server.stop(true)
+      await chain?.stop()
     })
 
     browserTest(
@@ -76,7 +87,7 @@ describeBrowser(
     )
 
     browserTest(
-      "the owner sees the account's own deposit address, with its QR code, chain and tokens",
+      "the owner sees the account's own deposit address (QR code, chain, tokens), and a confirmed transfer to it is credited",
       () => site,
       async () => {
         const accountId = await site.gw.account('0')
@@ -91,6 +102,17 @@ describeBrowser(
         await page.getByText(address, { exact: true }).waitFor()
         expect(await page.getByText('once it has 3 confirmations').count()).toBe(1)
         expect(await seriousViolations(page)).toEqual([])
+
+        // A transfer to the address, confirmed on the local chain, shows as a credited deposit.
+        await chain.transfer(token, address, 10_000_000n)
+        await chain.mine(3)
+        const credited = page.getByRole('row', { name: /Deposit.*\$10\.00.*Credited/ })
+        for (let attempt = 0; attempt < 30 && (await credited.count()) === 0; attempt++) {
+          await Bun.sleep(300)
+          await page.reload()
+          await page.getByRole('heading', { name: 'Payments' }).waitFor()
+        }
+        await credited.waitFor()
       },
     )
   },
