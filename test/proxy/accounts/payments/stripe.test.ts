@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { confirmSecrets } from '../../../../proxy/accounts/people/accountless.ts'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
-import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
+import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
 import { completedSession, signedEvent, stripeStandIn } from '../../../helpers/stripe.ts'
 
@@ -21,6 +21,7 @@ describe('card top-ups through Stripe', () => {
     gw = await startTestGateway({
       store: 'memory',
       database: 'embedded',
+      models: [testModel('test/cheap', 'fake'), testModel('test/slow', 'fake?delay=400')],
       env: {
         STRIPE_SECRET_KEY: 'sk_test_gateway',
         STRIPE_WEBHOOK_SECRET: SECRET,
@@ -184,14 +185,20 @@ describe('card top-ups through Stripe', () => {
     expect((await settledAccount(gw, accountId)).snapshot.balanceNano).toBe(9 * USD)
   })
 
-  test('a dispute suspends the account: its requests get 403 account_suspended', async () => {
+  test('a dispute suspends the account: a request running finishes, the next get 403 account_suspended', async () => {
     const accountId = await gw.account('0')
     const { key } = await gw.key(accountId)
     const started = await startTopUp(accountId, 10 * USD)
     await deliver(completed(sessionOf(started.url), 'pi_disputed', 1000))
     const body = { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }
     expect((await gw.chat(key, body)).status).toBe(200)
+    // The dispute arrives while a request is running: that one finishes and is charged.
+    const running = gw.chat(key, { ...body, model: 'test/slow' })
+    await Bun.sleep(100)
     expect((await deliver(charge('charge.dispute.created', 'pi_disputed', 1000))).status).toBe(200)
+    const finished = await running
+    expect(finished.status).toBe(200)
+    expect(Number(finished.headers.get('x-service-cost-usd'))).toBeGreaterThan(0)
     const refused = await gw.chat(key, body)
     expect(refused.status).toBe(403)
     expect(refused.headers.get('x-service-error-code')).toBe('account_suspended')
