@@ -95,6 +95,17 @@ export function Button(props: ButtonProps) {
 }
 
 /** A refusal in words: the error table's title and the server's message. */
+/** A card's Refresh: reads its queries again, busy meanwhile. */
+export function RefreshButton(props: {
+  refresh: { run: () => Promise<void>; busy: () => boolean }
+}) {
+  return (
+    <Button variant="ghost" onClick={() => void props.refresh.run()} busy={props.refresh.busy()}>
+      Refresh
+    </Button>
+  )
+}
+
 export function ErrorNotice(props: { error: unknown; retry?: () => void }) {
   const title = () => (props.error instanceof ApiError ? props.error.title : 'Something went wrong')
   const message = () => (props.error instanceof Error ? props.error.message : String(props.error))

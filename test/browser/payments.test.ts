@@ -53,6 +53,14 @@ describeBrowser(
       })
       standIn.webhook = { url: `${site.siteUrl}/webhooks/stripe`, secret: SECRET }
     })
+    /** A new accountless account with its secrets confirmed, its owner on the billing page. */
+    async function ownerOnBilling() {
+      const accountId = await site.gw.account('0')
+      await confirmSecrets(site.gw.app.operator.sql, accountId, Date.now())
+      const page = await signedInAs(site, accountId, 'owner', `owner-${accountId}@people.test`)
+      await page.goto('/dashboard/billing')
+      return { accountId, page }
+    }
     afterAll(async () => {
       await site?.close()
       standIn?.server.stop(true)
@@ -63,10 +71,7 @@ describeBrowser(
       'the owner pays by card and comes back to a credited payment and a higher balance',
       () => site,
       async () => {
-        const accountId = await site.gw.account('0')
-        await confirmSecrets(site.gw.app.operator.sql, accountId, Date.now())
-        const page = await signedInAs(site, accountId, 'owner', `owner-${accountId}@people.test`)
-        await page.goto('/dashboard/billing')
+        const { accountId, page } = await ownerOnBilling()
         const amount = page.getByLabel('Amount (USD)')
         await amount.fill('2')
         await page.getByRole('button', { name: 'Pay by card' }).click()
@@ -90,10 +95,7 @@ describeBrowser(
       "the owner sees the account's own deposit address (QR code, chain, tokens), and a confirmed transfer to it is credited",
       () => site,
       async () => {
-        const accountId = await site.gw.account('0')
-        await confirmSecrets(site.gw.app.operator.sql, accountId, Date.now())
-        const page = await signedInAs(site, accountId, 'owner', `owner-${accountId}@people.test`)
-        await page.goto('/dashboard/billing')
+        const { accountId, page } = await ownerOnBilling()
         await page.getByRole('button', { name: 'Show deposit address' }).click()
         await page.getByRole('img', { name: 'QR code of the deposit address' }).waitFor()
         const [row] = await site.gw.app.operator.sql<{ derivation_index: number }[]>`

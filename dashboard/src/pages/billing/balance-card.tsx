@@ -8,20 +8,13 @@ import { For, Show } from 'solid-js'
 import { getBilling } from '../../data.ts'
 import { count, usd } from '../../format.ts'
 import { createRefresh } from '../../reading.ts'
-import { Button, Card, Loaded } from '../../ui.tsx'
+import { Card, Loaded, RefreshButton } from '../../ui.tsx'
 
 export function BalanceCard() {
   const billing = createAsync(() => getBilling())
   const refresh = createRefresh(getBilling.key)
   return (
-    <Card
-      title="Balance"
-      actions={
-        <Button variant="ghost" onClick={() => void refresh.run()} busy={refresh.busy()}>
-          Refresh
-        </Button>
-      }
-    >
+    <Card title="Balance" actions={<RefreshButton refresh={refresh} />}>
       <Loaded data={billing} retry={refresh.run}>
         {(money) => (
           <div class="stack">

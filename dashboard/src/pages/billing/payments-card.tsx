@@ -9,7 +9,7 @@ import type { Payments } from '../../../../shared/schemas/admin/billing.ts'
 import { getBilling, getPayments } from '../../data.ts'
 import { dateTime, usd } from '../../format.ts'
 import { createRefresh } from '../../reading.ts'
-import { Badge, Button, Card, Loaded } from '../../ui.tsx'
+import { Badge, Card, Loaded, RefreshButton } from '../../ui.tsx'
 
 type State = Payments['payments'][number]['state']
 
@@ -35,14 +35,7 @@ export function PaymentsCard() {
     onCleanup(() => clearTimeout(timer))
   })
   return (
-    <Card
-      title="Payments"
-      actions={
-        <Button variant="ghost" onClick={() => void refresh.run()} busy={refresh.busy()}>
-          Refresh
-        </Button>
-      }
-    >
+    <Card title="Payments" actions={<RefreshButton refresh={refresh} />}>
       <Loaded data={payments} retry={refresh.run}>
         {(answer) => (
           <Show
