@@ -42,6 +42,8 @@ const TRANSFER = parseAbiItem(
 )
 /** Most blocks one getLogs call asks for. */
 const MAX_RANGE = 2_000n
+/** Most recipients one getLogs call filters on. */
+const ADDRESSES_PER_CALL = 200
 
 type Deps = Pick<OperatorDeps, 'sql' | 'store' | 'keys' | 'clock'>
 
@@ -61,6 +63,8 @@ export class DepositWatcher {
   private readonly window: bigint
   private running: Promise<void> | undefined
   private timer: Timer | undefined
+  /** The last block this process looked at for transfers of other tokens. */
+  private reportedTo = -1n
 
   constructor(
     private readonly deps: Deps,
@@ -118,6 +122,7 @@ export class DepositWatcher {
         toBlock: to,
       })
       await this.record(logs)
+      await this.reportOtherTokens(from > this.reportedTo ? from : this.reportedTo + 1n, to)
       from = to + 1n
     }
     const next = head + 1n > this.window ? head + 1n - this.window : 0n
@@ -125,6 +130,35 @@ export class DepositWatcher {
     await this.deps.sql`
       INSERT INTO chain_cursors (chain_id, next_block) VALUES (${chainId}, ${keep.toString()})
       ON CONFLICT (chain_id) DO UPDATE SET next_block = excluded.next_block, updated_at = now()`
+  }
+
+  /**
+   * Transfers of tokens that are not accepted, to deposit addresses, in blocks not looked at before by
+   * this process: never credited, logged for the operator (who may return or credit them by hand).
+   */
+  private async reportOtherTokens(from: bigint, to: bigint): Promise<void> {
+    if (from > to) return
+    const addresses = (
+      await this.deps.sql<{ address: Address }[]>`SELECT address FROM deposit_addresses`
+    ).map((row) => row.address)
+    for (let start = 0; start < addresses.length; start += ADDRESSES_PER_CALL) {
+      const logs = await this.client.getLogs({
+        event: TRANSFER,
+        args: { to: addresses.slice(start, start + ADDRESSES_PER_CALL) },
+        fromBlock: from,
+        toBlock: to,
+      })
+      for (const entry of logs) {
+        if (this.tokenOf(entry.address)) continue
+        log.warn('a transfer of a token that is not accepted, to a deposit address: not credited', {
+          token: entry.address,
+          to: entry.args.to,
+          txHash: entry.transactionHash,
+          value: entry.args.value?.toString(),
+        })
+      }
+    }
+    this.reportedTo = to
   }
 
   private async record(

@@ -15,6 +15,7 @@ import { depositAddress, depositSettings } from '../../../../proxy/accounts/paym
 import { listPayments } from '../../../../proxy/accounts/payments/payments.ts'
 import { SanctionsList } from '../../../../proxy/accounts/payments/sanctions.ts'
 import { loadConfig } from '../../../../proxy/core/config.ts'
+import { setLogLevel } from '../../../../proxy/core/log.ts'
 import { startLocalChain, type LocalChain } from '../../../helpers/chain/local-chain.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
@@ -119,7 +120,24 @@ describe('deposits on a local chain', () => {
     await chain.transfer(otherToken, address, 50n * UNIT)
     await chain.transfer(token, '0x000000000000000000000000000000000000dEaD', 50n * UNIT)
     await chain.mine(3)
-    await watcher.round()
+    // The other token's transfer is logged for the operator (once), never credited.
+    const lines: string[] = []
+    const write = process.stderr.write
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      lines.push(typeof chunk === 'string' ? chunk : new TextDecoder().decode(chunk))
+      return true
+    }) as typeof process.stderr.write
+    setLogLevel('warn')
+    try {
+      await watcher.round()
+      await watcher.round()
+    } finally {
+      process.stderr.write = write
+      setLogLevel('error')
+    }
+    const reported = lines.filter((line) => line.includes('a token that is not accepted'))
+    expect(reported).toHaveLength(1)
+    expect(reported[0]).toContain(otherToken)
     expect(await statesOf(accountId)).toEqual([])
 
     await writeFile(join(dir, 'sanctions.txt'), `${chain.sender}\n`)
