@@ -187,10 +187,16 @@ export class LeasedAdmissionStore implements AdmissionStore {
     }
     let recorded: Promise<boolean> | undefined
     if (chargedNano > 0 || writtenOffNano > 0) {
-      // A request whose lease expired is charged outside any lease (the id of no open hold).
+      // A request whose lease expired is charged outside any lease (the id of no open hold), by the
+      // lease of its key that has rounds now (that one may be new, or this one given back since).
       const leaseId = open.backed ? lease.id : EXPIRED
+      let holder = this.leases.get(lease.name)
+      if (!holder) {
+        holder = lease
+        this.leases.set(lease.name, lease)
+      }
       const { promise, resolve } = Promise.withResolvers<boolean>()
-      lease.charges.push({
+      holder.charges.push({
         leaseId,
         requestId: input.requestId,
         chargedNano,
