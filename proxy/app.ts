@@ -2,10 +2,10 @@
  * Builds the service from its configuration: stores (real or embedded), catalog, caches, the two
  * servers and the background jobs. main.ts starts it; tests build it with their own settings.
  */
-import Redis from 'ioredis'
 import type { OperatorDeps } from './accounts/operator-deps.ts'
 import { MemoryAdmissionStore } from './stores/admission/memory-store.ts'
 import { redisKeys } from './stores/admission/redis-keys.ts'
+import { duplicateRedis, type RedisClient } from './stores/redis-client.ts'
 import { createRedisStore, type RedisAdmissionStore } from './stores/admission/redis-store.ts'
 import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
 import { cardPayments } from './accounts/payments/stripe.ts'
@@ -107,7 +107,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     config.KEY_CACHE_TTL_MS,
   )
   if (redis) {
-    const subscriber = redis.duplicate({
+    const subscriber = duplicateRedis(redis, {
       enableOfflineQueue: true,
       commandTimeout: undefined,
       keyPrefix: undefined,
@@ -308,7 +308,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 async function openStore(
   config: Config,
   holdDeadlineMs?: number,
-): Promise<{ store: AdmissionStore; redis?: Redis }> {
+): Promise<{ store: AdmissionStore; redis?: RedisClient }> {
   if (!config.REDIS_URL) return { store: new MemoryAdmissionStore(Date.now, holdDeadlineMs) }
   const redis: RedisAdmissionStore = await createRedisStore({
     url: config.REDIS_URL,

@@ -4,7 +4,7 @@
  * holds across processes, else in this process. These limits protect the service and cannot be raised
  * per account.
  */
-import type Redis from 'ioredis'
+import type { RedisClient } from './redis-client.ts'
 import { withScripts, type ScriptCommands } from './admission/scripts.ts'
 import { redisKeys } from './admission/redis-keys.ts'
 
@@ -48,9 +48,9 @@ export class MemoryAddressLimiter implements AddressLimiter {
 }
 
 export class RedisAddressLimiter implements AddressLimiter {
-  private constructor(private readonly redis: Redis & ScriptCommands) {}
+  private constructor(private readonly redis: RedisClient & ScriptCommands) {}
 
-  static async create(redis: Redis): Promise<RedisAddressLimiter> {
+  static async create(redis: RedisClient): Promise<RedisAddressLimiter> {
     return new RedisAddressLimiter(await withScripts(redis))
   }
 

@@ -4,7 +4,7 @@
  * its owner's token); without Redis there is one process, and the lock lives in it. The expiry only
  * bounds a lock whose process died: a request releases its lock when it ends.
  */
-import type Redis from 'ioredis'
+import type { RedisClient } from '../../stores/redis-client.ts'
 import { withScripts, type ScriptCommands } from '../../stores/admission/scripts.ts'
 import { redisKeys } from '../../stores/admission/redis-keys.ts'
 
@@ -32,9 +32,9 @@ export class MemoryChatLock implements ChatLock {
 }
 
 export class RedisChatLock implements ChatLock {
-  private constructor(private readonly redis: Redis & ScriptCommands) {}
+  private constructor(private readonly redis: RedisClient & ScriptCommands) {}
 
-  static async create(redis: Redis): Promise<RedisChatLock> {
+  static async create(redis: RedisClient): Promise<RedisChatLock> {
     return new RedisChatLock(await withScripts(redis))
   }
 

@@ -6,7 +6,8 @@
  * which saves per-call overhead on both sides under load. Commands time out after a bounded wait and are
  * never queued while disconnected: an unreachable store fails closed.
  */
-import Redis, { type RedisOptions } from 'ioredis'
+import type { RedisOptions } from 'ioredis'
+import { connectRedis, type RedisClient } from '../redis-client.ts'
 import type { AccountLimits, KeyLimits } from '../../core/key-record.ts'
 import { redisKeys } from './redis-keys.ts'
 import {
@@ -32,7 +33,7 @@ import {
   type SweepResult,
 } from './store.ts'
 
-type ScriptClient = Redis & ScriptCommands
+type ScriptClient = RedisClient & ScriptCommands
 
 type Decision = {
   args: (string | number)[]
@@ -90,7 +91,7 @@ export function redisClientOptions(options: RedisStoreOptions): RedisOptions {
 }
 
 export async function createRedisStore(options: RedisStoreOptions): Promise<RedisAdmissionStore> {
-  const client = new Redis(options.url, redisClientOptions(options))
+  const client = connectRedis(options.url, redisClientOptions(options))
   client.on('error', () => {}) // connection errors surface as failed commands
   await client.connect()
   return new RedisAdmissionStore(await withScripts(client), options.holdDeadlineMs)

@@ -5,7 +5,7 @@
  * purpose, KEYS, ARGV and what it returns. Every key a script touches carries one account's hash tag, or
  * is a single key, so the scripts run unchanged on Redis Cluster.
  */
-import type Redis from 'ioredis'
+import type { RedisClient } from '../redis-client.ts'
 import { join } from 'node:path'
 import type { Reply } from './redis-replies.ts'
 
@@ -51,7 +51,7 @@ function loadSources(): Promise<Map<string, string>> {
 }
 
 /** The client with every script command defined on it. */
-export async function withScripts(client: Redis): Promise<Redis & ScriptCommands> {
+export async function withScripts<C extends RedisClient>(client: C): Promise<C & ScriptCommands> {
   const text = await loadSources()
   for (const [name, { files, keys }] of Object.entries(scripts)) {
     client.defineCommand(name, {
@@ -59,5 +59,5 @@ export async function withScripts(client: Redis): Promise<Redis & ScriptCommands
       lua: files.map((file) => text.get(file)!).join('\n'),
     })
   }
-  return client as Redis & ScriptCommands
+  return client as C & ScriptCommands
 }

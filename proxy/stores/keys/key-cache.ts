@@ -4,7 +4,7 @@
  * process: in-process directly, and across processes over Redis pub/sub when Redis is configured. A TTL
  * bounds how long an entry can outlive a lost invalidation message.
  */
-import type Redis from 'ioredis'
+import type { RedisClient } from '../redis-client.ts'
 import { log } from '../../core/log.ts'
 import type { KeyRecord } from '../../core/key-record.ts'
 
@@ -15,8 +15,8 @@ export type Invalidation = { prefix: string } | { accountId: string }
 export class KeyCache {
   private readonly entries = new Map<string, Entry>()
   private readonly loading = new Map<string, Promise<KeyRecord[]>>()
-  private publisher: Redis | undefined
-  private subscriber: Redis | undefined
+  private publisher: RedisClient | undefined
+  private subscriber: RedisClient | undefined
   private channel = ''
 
   constructor(
@@ -76,7 +76,7 @@ export class KeyCache {
   }
 
   /** Shares invalidations through Redis: `subscriber` is a dedicated connection. */
-  async connect(publisher: Redis, subscriber: Redis, channel: string): Promise<void> {
+  async connect(publisher: RedisClient, subscriber: RedisClient, channel: string): Promise<void> {
     this.publisher = publisher
     this.subscriber = subscriber
     this.channel = channel

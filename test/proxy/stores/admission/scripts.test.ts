@@ -4,6 +4,8 @@ import { expect, test } from 'bun:test'
 import Redis from 'ioredis'
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import calculateSlot from 'cluster-key-slot'
+import { redisKeys } from '../../../../proxy/stores/admission/redis-keys.ts'
 import { withScripts } from '../../../../proxy/stores/admission/scripts.ts'
 import { describeWith, redisUrl } from '../../../helpers/services.ts'
 
@@ -45,4 +47,20 @@ describeWith('redis', 'script registry', () => {
       redis.disconnect()
     }
   })
+})
+
+test("every key of one account is in one cluster slot, whatever the prefix, so no script's keys span two", () => {
+  const perAccount = Object.entries(redisKeys).filter(
+    ([, key]) => typeof key === 'function' && key.length === 1 && key.name !== 'addressWindow',
+  ) as [string, (accountId: string) => string][]
+  expect(perAccount.map(([name]) => name).sort()).toEqual(
+    ['credits', 'freeChatLock', 'holds', 'outbox', 'state'].sort(),
+  )
+  for (const prefix of ['', 'gateway:', 'test:abc{x}:']) {
+    for (let i = 0; i < 200; i++) {
+      const accountId = `acct_${crypto.randomUUID().replaceAll('-', '').slice(0, 16)}`
+      const slots = new Set(perAccount.map(([, key]) => calculateSlot(prefix + key(accountId))))
+      expect({ prefix, accountId, slots: slots.size }).toEqual({ prefix, accountId, slots: 1 })
+    }
+  }
 })

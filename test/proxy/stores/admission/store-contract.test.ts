@@ -6,6 +6,12 @@ import { LeasedAdmissionStore } from '../../../../proxy/stores/admission/leased-
 import type { KeyLimits } from '../../../../proxy/core/key-record.ts'
 import type { AdmissionStore, AdmitInput } from '../../../../proxy/stores/admission/store.ts'
 import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
+import { redisServerBinary } from '../../../helpers/redis-process.ts'
+import {
+  redisCliBinary,
+  startRedisCluster,
+  type RedisCluster,
+} from '../../../helpers/redis-cluster.ts'
 
 const noKeyLimits: KeyLimits = { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }
 const noAccountLimits = { rpm: 0, tpm: 0, concurrency: 0 }
@@ -571,27 +577,39 @@ describe('in-process', () => {
   }))
 })
 
-describeWith('redis', 'Redis', () => {
-  /** Two stores on one key prefix (one with short hold deadlines), leased or not. */
-  async function redisHarness(leased: boolean): Promise<Harness> {
-    const keyPrefix = `${uniqueName('test:')}:`
-    const options = { url: redisUrl!, keyPrefix, timeoutMs: 2_000 }
-    const open = async (holdDeadlineMs?: number): Promise<AdmissionStore> => {
-      const store = await createRedisStore({ ...options, holdDeadlineMs })
-      return leased ? new LeasedAdmissionStore(store, { intervalMs: 5, ttlMs: 30_000 }) : store
-    }
-    const store = await open()
-    const shortStore = await open(SHORT_DEADLINE_MS)
-    return {
-      store,
-      shortStore,
-      async close() {
-        await store.close()
-        await shortStore.close()
-        await deleteRedisKeys(keyPrefix)
-      },
-    }
+/** Two stores on one key prefix (one with short hold deadlines), leased or not. */
+async function redisHarness(leased: boolean, url = redisUrl!): Promise<Harness> {
+  const keyPrefix = `${uniqueName('test:')}:`
+  const options = { url, keyPrefix, timeoutMs: 2_000 }
+  const open = async (holdDeadlineMs?: number): Promise<AdmissionStore> => {
+    const store = await createRedisStore({ ...options, holdDeadlineMs })
+    return leased ? new LeasedAdmissionStore(store, { intervalMs: 5, ttlMs: 30_000 }) : store
   }
+  const store = await open()
+  const shortStore = await open(SHORT_DEADLINE_MS)
+  return {
+    store,
+    shortStore,
+    async close() {
+      await store.close()
+      await shortStore.close()
+      if (url === redisUrl) await deleteRedisKeys(keyPrefix)
+    },
+  }
+}
+
+describeWith('redis', 'Redis', () => {
   contract('leased redis', () => redisHarness(true))
   contract('redis', () => redisHarness(false))
+})
+
+// The same contract on a real three-master Redis Cluster: every script's keys are in one slot.
+describe.if(Boolean(redisServerBinary && redisCliBinary))('Redis Cluster', () => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await startRedisCluster()
+  })
+  afterAll(() => cluster?.stop())
+  contract('redis cluster', () => redisHarness(false, cluster.url))
+  contract('leased redis cluster', () => redisHarness(true, cluster.url))
 })
