@@ -61,7 +61,8 @@ export const ConfigSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ ...Positive, default: 10 }),
   REDIS_URL: Type.String({
     default: '',
-    description: 'Redis URL; empty means the in-process admission store.',
+    description:
+      'Redis URL, or a cluster as redis+cluster://host:port,host:port; empty means the in-process admission store.',
   }),
   REDIS_KEY_PREFIX: Type.String({
     default: '',
