@@ -16,10 +16,11 @@ export type RedisProcess = {
 
 export const redisServerBinary = Bun.which('redis-server')
 
-export async function startRedisProcess(): Promise<RedisProcess> {
+/** A new, empty redis-server; on `port` when given (a restart after a kill). */
+export async function startRedisProcess(onPort?: number): Promise<RedisProcess> {
   if (!redisServerBinary) throw new Error('redis-server is not installed')
   const dir = await mkdtemp(join(tmpdir(), 'redis-'))
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const port = onPort ?? 20_000 + Math.floor(Math.random() * 20_000)
   const child = Bun.spawn(
     [
       redisServerBinary,
