@@ -1,0 +1,160 @@
+/**
+ * What the fault cases share: a gateway process on the stores a case gives it, with a fake provider and
+ * a one-model catalog; a funded account and key through the operator API; steady load from eight
+ * clients that records what was answered and what was refused; and the checks once the system is
+ * healthy again (holds ended, ledger equal to the balance, every answered request logged once).
+ */
+import { expect } from 'bun:test'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Sql } from 'postgres'
+import { startFakeUpstream, type FakeUpstream } from '../helpers/fake-upstream/server.ts'
+import { startServerProcess, type ServerProcess } from '../helpers/server-process.ts'
+
+const TOKEN = 'test-operator-token'
+
+export type FaultGateway = {
+  server: ServerProcess
+  operator<T>(method: string, path: string, body?: unknown): Promise<T>
+  close(): Promise<void>
+}
+
+/** A gateway process on `stores` (DATABASE_URL, REDIS_URL, …), serving `test/cheap` from a fake provider. */
+export async function startFaultGateway(stores: Record<string, string>): Promise<FaultGateway> {
+  const upstream: FakeUpstream = startFakeUpstream()
+  const dir = await mkdtemp(join(tmpdir(), 'gateway-fault-'))
+  const catalog = join(dir, 'catalog.yaml')
+  await Bun.write(
+    catalog,
+    `providers:
+  - { id: fake, style: openai, baseUrl: "${upstream.url}/v1", apiKeyEnv: FAKE_PROVIDER_KEY }
+models:
+  - { id: test/cheap, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: fake } ] }
+`,
+  )
+  const server = await startServerProcess({
+    PATH: process.env.PATH!,
+    HOME: process.env.HOME ?? dir,
+    DATA_DIR: dir,
+    CATALOG_FILE: catalog,
+    PORT: '0',
+    SITE_PORT: '0',
+    FAKE_PROVIDER_KEY: 'sk-fake',
+    ADMIN_TOKEN: TOKEN,
+    LOG_LEVEL: 'info',
+    ACCOUNT_RPM_LIMIT: '0',
+    ACCOUNT_CONCURRENCY_LIMIT: '0',
+    ...stores,
+  })
+  return {
+    server,
+    async operator<T>(method: string, path: string, body?: unknown): Promise<T> {
+      const response = await fetch(`${server.siteUrl}/operator/v1${path}`, {
+        method,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      expect(response.status).toBeLessThan(300)
+      return (await response.json()) as T
+    },
+    async close() {
+      server.process.kill('SIGKILL')
+      await server.process.exited
+      await upstream.stop()
+      await rm(dir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** A new account with USD 1,000 and a key without caps. */
+export async function fundedKey(
+  gateway: FaultGateway,
+): Promise<{ accountId: string; key: string }> {
+  const { accountId } = await gateway.operator<{ accountId: string }>('POST', '/accounts', {
+    creditNano: 1_000_000_000_000,
+  })
+  const { key } = await gateway.operator<{ key: string }>('POST', '/keys', {
+    accountId,
+    name: 'load',
+    dailyLimitNano: null,
+    monthlyLimitNano: null,
+  })
+  return { accountId, key }
+}
+
+/** Eight clients sending requests one after another until `stop()`; what they got, by request. */
+export function startLoad(gateway: FaultGateway, key: string) {
+  const answered: string[] = []
+  const refusals = new Map<string, number>()
+  let lastServedAt = 0
+  let stopped = false
+  const clients = Array.from({ length: 8 }, async () => {
+    while (!stopped) {
+      const response = await fetch(`${gateway.server.apiUrl}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'hello' }],
+          max_tokens: 10,
+        }),
+      })
+      await response.arrayBuffer()
+      if (response.status === 200) {
+        answered.push(response.headers.get('x-request-id')!)
+        lastServedAt = Date.now()
+      } else {
+        const code = `${response.status} ${response.headers.get('x-service-error-code')}`
+        refusals.set(code, (refusals.get(code) ?? 0) + 1)
+        await Bun.sleep(20)
+      }
+    }
+  })
+  return {
+    answered,
+    refusals,
+    lastServedAt: () => lastServedAt,
+    async stop() {
+      stopped = true
+      await Promise.all(clients)
+    },
+  }
+}
+
+/**
+ * The checks once the system is healthy again: every hold ended, the ledger equals the balance and is
+ * not negative, and every answered request is in the request log exactly once. Returns the account's
+ * ledger rows of charges and write-offs, for the case's own checks.
+ */
+export async function expectSettled(
+  gateway: FaultGateway,
+  sql: Sql,
+  accountId: string,
+  answered: string[],
+): Promise<{ request_id: string; kind: string }[]> {
+  let state = { balanceNano: -1, ledgerBalanceNano: -2, heldNano: -1, inFlight: -1 }
+  for (let attempt = 0; attempt < 150; attempt++) {
+    state = await gateway.operator('GET', `/accounts/${accountId}`)
+    if (
+      state.balanceNano === state.ledgerBalanceNano &&
+      state.heldNano === 0 &&
+      state.inFlight === 0
+    )
+      break
+    await Bun.sleep(200)
+  }
+  expect(state).toMatchObject({ heldNano: 0, inFlight: 0 })
+  expect(state.balanceNano).toBe(state.ledgerBalanceNano)
+  expect(state.balanceNano).toBeGreaterThanOrEqual(0)
+  // Request-log rows follow the ledger's in the same flush.
+  let logged: { request_id: string }[] = []
+  for (let attempt = 0; attempt < 100 && logged.length < answered.length; attempt++) {
+    logged = await sql<{ request_id: string }[]>`
+      SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND status = 200`
+    if (logged.length < answered.length) await Bun.sleep(200)
+  }
+  expect(logged.map((row) => row.request_id).sort()).toEqual([...answered].sort())
+  return sql<{ request_id: string; kind: string }[]>`
+    SELECT request_id, kind FROM ledger WHERE account_id = ${accountId} AND kind IN ('charge', 'writeoff')`
+}
