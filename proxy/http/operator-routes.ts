@@ -31,13 +31,12 @@ import { replaceLink, revokeLink } from '../accounts/people/accountless.ts'
 import { dashboardLink, siteBase } from '../accounts/people/site-url.ts'
 import { createKey, revokeKey, updateKey } from '../accounts/keys.ts'
 import { liftSuspension, suspendAccount } from '../accounts/suspension.ts'
-import { decideHeld, findPayments, type Payment } from '../accounts/payments/payments.ts'
+import { decideHeld, findPayments } from '../accounts/payments/payments.ts'
 import {
   OperatorPayment,
   OperatorPayments,
   PaymentsQuery,
 } from '../../shared/schemas/admin/billing.ts'
-import { nanoToUsd } from '../../shared/money.ts'
 import { digestsEqual } from '../core/api-key.ts'
 import { envelope, validate, type Envelope } from '../pipeline/validate.ts'
 import {
@@ -52,11 +51,6 @@ import { readLimits, setLimits } from '../accounts/settings/limits.ts'
 import { clearRouting, setRouting } from '../accounts/settings/routing.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
 import { supportOperatorRoutes } from './support-operator-routes.ts'
-
-const operatorPayment = (payment: Payment) => ({
-  ...payment,
-  amountUsd: nanoToUsd(payment.amountNano),
-})
 
 /** A body checked against a shared schema, refused in the gateway's error shape naming the field. */
 const bodyOf = <T>(schema: TSchema & { properties: object }) =>
@@ -129,7 +123,7 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
     .get(
       '/payments',
       async ({ query }) => ({
-        payments: (await findPayments(deps.sql, query)).map(operatorPayment),
+        payments: await findPayments(deps.sql, query),
       }),
       {
         query: PaymentsQuery,
@@ -139,22 +133,14 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
         },
       },
     )
-    .post(
-      '/payments/:id/release',
-      async ({ params }) => operatorPayment(await decideHeld(deps, params.id, 'release')),
-      {
-        response: OperatorPayment,
-        detail: { summary: 'Credit a held payment (a sanctions-screening hit cleared)' },
-      },
-    )
-    .post(
-      '/payments/:id/reject',
-      async ({ params }) => operatorPayment(await decideHeld(deps, params.id, 'reject')),
-      {
-        response: OperatorPayment,
-        detail: { summary: 'Fail a held payment: it is never credited' },
-      },
-    )
+    .post('/payments/:id/release', ({ params }) => decideHeld(deps, params.id, 'release'), {
+      response: OperatorPayment,
+      detail: { summary: 'Credit a held payment (a sanctions-screening hit cleared)' },
+    })
+    .post('/payments/:id/reject', ({ params }) => decideHeld(deps, params.id, 'reject'), {
+      response: OperatorPayment,
+      detail: { summary: 'Fail a held payment: it is never credited' },
+    })
     .post('/keys', async ({ body, set }) => {
       const { accountId, ...input } = parse(body, envelopes.newKey)
       const created = await createKey(deps, accountId, input)

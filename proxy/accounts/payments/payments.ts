@@ -9,6 +9,7 @@
  */
 import type { Sql } from 'postgres'
 import { ServiceError } from '../../../shared/errors.ts'
+import { nanoToUsd } from '../../../shared/money.ts'
 import { applyToBalance } from '../accounts.ts'
 import { newPaymentId } from '../ids.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
@@ -22,6 +23,7 @@ export type Payment = {
   provider: PaymentProvider
   externalId: string
   amountNano: number
+  amountUsd: string
   currency: string
   state: PaymentState
   createdAt: string
@@ -48,6 +50,7 @@ const view = (row: Row): Payment => ({
   provider: row.provider,
   externalId: row.external_id,
   amountNano: row.amount_nano,
+  amountUsd: nanoToUsd(row.amount_nano),
   currency: row.currency,
   state: row.state,
   createdAt: row.created_at.toISOString(),

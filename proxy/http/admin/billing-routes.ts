@@ -13,7 +13,6 @@ import {
   TopUp,
   TopUpRequest,
 } from '../../../shared/schemas/admin/billing.ts'
-import { nanoToUsd } from '../../../shared/money.ts'
 import { listPayments } from '../../accounts/payments/payments.ts'
 import { siteBase } from '../../accounts/people/site-url.ts'
 import { readLedger } from '../../accounts/usage/ledger-entries.ts'
@@ -68,10 +67,7 @@ export function billingRoutes(deps: AdminDeps) {
         const session = await requireSession(deps, request, 'read')
         const payments = await listPayments(deps.sql, session.accountId)
         return {
-          payments: payments.map(({ accountId: _, externalId: __, ...payment }) => ({
-            ...payment,
-            amountUsd: nanoToUsd(payment.amountNano),
-          })),
+          payments: payments.map(({ accountId: _, externalId: __, ...payment }) => payment),
         }
       },
       {
