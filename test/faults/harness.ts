@@ -135,7 +135,11 @@ export async function expectSettled(
 ): Promise<{ request_id: string; kind: string }[]> {
   let state = { balanceNano: -1, ledgerBalanceNano: -2, heldNano: -1, inFlight: -1 }
   for (let attempt = 0; attempt < 150; attempt++) {
-    state = await gateway.operator('GET', `/accounts/${accountId}`)
+    // A read may fail while the system recovers (a pooled connection the outage broke): read again.
+    const response = await fetch(`${gateway.server.siteUrl}/operator/v1/accounts/${accountId}`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    })
+    if (response.ok) state = (await response.json()) as typeof state
     if (
       state.balanceNano === state.ledgerBalanceNano &&
       state.heldNano === 0 &&
