@@ -65,7 +65,7 @@ export type App = {
   stop(options?: { drainMs?: number }): Promise<void>
 }
 
-export type AppOverrides = { catalog?: Catalog; database?: Database; holdDeadlineMs?: number }
+export type AppOverrides = { catalog?: Catalog; database?: Database }
 
 export async function createApp(config: Config, overrides: AppOverrides = {}): Promise<App> {
   const catalog =
@@ -93,7 +93,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     location: database.location,
   })
 
-  const { store, redis } = await openStore(config, overrides.holdDeadlineMs)
+  const { store, redis } = await openStore(config)
   log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
 
   const sql = database.sql
@@ -122,7 +122,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     listing: catalogListing(catalog, new Date()),
   }
   const writer = new RecordWriter(sql, store, config.LEDGER_FLUSH_MS)
-  const inflight = new Inflight()
+  const inflight = new Inflight(config.HOLD_DEADLINE_MS)
   const health = new RouteHealth({
     failures: config.BREAKER_FAILURES,
     openMs: config.BREAKER_OPEN_MS,
@@ -256,7 +256,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       writer.start()
       stopMaintenance = startMaintenance(
         { sql, store, inflight, responses: gateway.responses },
-        config.SWEEP_INTERVAL_MS,
+        // Often enough that running requests extend their holds before the deadline.
+        Math.min(config.SWEEP_INTERVAL_MS, Math.floor(config.HOLD_DEADLINE_MS / 4)),
       )
       alerts.start(config.ALERT_DELIVERY_INTERVAL_MS)
       pauseTimer = setInterval(
@@ -305,10 +306,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
 }
 
-async function openStore(
-  config: Config,
-  holdDeadlineMs?: number,
-): Promise<{ store: AdmissionStore; redis?: RedisClient }> {
+async function openStore(config: Config): Promise<{ store: AdmissionStore; redis?: RedisClient }> {
+  const holdDeadlineMs = config.HOLD_DEADLINE_MS
   if (!config.REDIS_URL) return { store: new MemoryAdmissionStore(Date.now, holdDeadlineMs) }
   const redis: RedisAdmissionStore = await createRedisStore({
     url: config.REDIS_URL,

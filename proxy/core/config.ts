@@ -92,6 +92,12 @@ export const ConfigSchema = Type.Object({
     default: 300,
     description: 'Bound on one admission-store call before 502 admission_unconfirmed.',
   }),
+  HOLD_DEADLINE_MS: Type.Integer({
+    minimum: 100,
+    default: 1_200_000,
+    description:
+      'How long a hold stays open unless its request settles or extends it (spec: a hold after admission_unconfirmed releases within 20 minutes). Running requests extend theirs after a quarter of it.',
+  }),
   ADMISSION_LEASE_MS: Type.Integer({
     minimum: 0,
     default: 20,

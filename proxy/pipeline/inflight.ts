@@ -1,9 +1,9 @@
 /**
  * The holds this process has open, so that long-running requests (streams) can keep their holds from
- * expiring: every minute, holds older than HOLD_EXTEND_AFTER_MS get a new deadline. At shutdown the same
+ * expiring: holds not extended for a quarter of the hold deadline get a new deadline. At shutdown the same
  * list tells when every hold has ended, and cuts the streams still running past the drain deadline.
  */
-import { HOLD_EXTEND_AFTER_MS, type AdmissionStore } from '../stores/admission/store.ts'
+import { HOLD_DEADLINE_MS, type AdmissionStore } from '../stores/admission/store.ts'
 import { log } from '../core/log.ts'
 
 type Open = { accountId: string; extendedAtMs: number; cut?: () => void }
@@ -12,6 +12,12 @@ export class Inflight {
   private readonly open = new Map<string, Open>()
   private waiters: (() => void)[] = []
   private readonly endWaiters = new Map<string, (() => void)[]>()
+  private readonly extendAfterMs: number
+
+  /** `holdDeadlineMs`: the admission store's; holds are extended after a quarter of it. */
+  constructor(holdDeadlineMs = HOLD_DEADLINE_MS) {
+    this.extendAfterMs = Math.floor(holdDeadlineMs / 4)
+  }
 
   add(requestId: string, accountId: string): void {
     this.open.set(requestId, { accountId, extendedAtMs: Date.now() })
@@ -88,7 +94,7 @@ export class Inflight {
   async extendOld(store: AdmissionStore, nowMs = Date.now()): Promise<void> {
     const byAccount = new Map<string, string[]>()
     for (const [requestId, entry] of this.open) {
-      if (nowMs - entry.extendedAtMs < HOLD_EXTEND_AFTER_MS) continue
+      if (nowMs - entry.extendedAtMs < this.extendAfterMs) continue
       entry.extendedAtMs = nowMs
       byAccount.set(entry.accountId, [...(byAccount.get(entry.accountId) ?? []), requestId])
     }

@@ -56,7 +56,6 @@ export type TestGatewayOptions = {
   /** Catalog sections beside providers and models: aliases, auto, images. */
   catalog?: Record<string, unknown>
   env?: Record<string, string>
-  holdDeadlineMs?: number
   /** Another test gateway whose database, Redis prefix and fake upstream this one shares (a second process). */
   sibling?: TestGateway
 }
@@ -138,7 +137,7 @@ export async function startTestGateway(options: TestGatewayOptions): Promise<Tes
     ...(options.store === 'redis' ? { REDIS_URL: redisUrl!, REDIS_KEY_PREFIX: redisPrefix } : {}),
     ...options.env,
   })
-  const app = await createApp(config, { catalog, database, holdDeadlineMs: options.holdDeadlineMs })
+  const app = await createApp(config, { catalog, database })
   app.gateway.writer.start()
   return {
     app,

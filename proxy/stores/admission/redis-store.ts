@@ -56,10 +56,13 @@ export type RedisStoreOptions = {
   holdDeadlineMs?: number
 }
 
-/** Accounts admitted into recently are registered for the sweep at most this often per process. */
+/**
+ * An account stays in the sweep's set this long past the deadline of the last hold or lease opened in
+ * it, so that the sweep also finds the outbox entries a stopped process left (whatever the clocks' skew).
+ */
+const KEEP_AFTER_DEADLINE_MS = 40 * 60_000
+/** Each process registers an account again at most this often (for the same deadline). */
 const REGISTER_EVERY_MS = 30_000
-/** An account with no admission for this long has no open hold or tombstone left to sweep. */
-const ACTIVE_WINDOW_MS = HOLD_DEADLINE_MS * 3
 const SWEEP_LOCK_MS = 5_000
 
 /** A key's and its account's limits in the order the scripts read them (admit.lua, lease.lua). */
@@ -109,19 +112,23 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
     const { accountId, keyLimits: key, accountLimits: account } = input
-    this.register(accountId)
-    const reply = await this.decide(accountId, [
-      'admit',
-      input.requestId,
-      input.keyId,
-      input.holdNano,
-      input.tokens,
-      ...limitArguments(key, account),
-      input.holdDeadlineMs ?? this.holdDeadlineMs,
-      input.guardrail?.id ?? '',
-      input.guardrail?.budgetNano ?? 0,
-      input.freePerDay ?? -1,
-    ])
+    const holdDeadlineMs = input.holdDeadlineMs ?? this.holdDeadlineMs
+    const reply = await this.decide(
+      accountId,
+      [
+        'admit',
+        input.requestId,
+        input.keyId,
+        input.holdNano,
+        input.tokens,
+        ...limitArguments(key, account),
+        holdDeadlineMs,
+        input.guardrail?.id ?? '',
+        input.guardrail?.budgetNano ?? 0,
+        input.freePerDay ?? -1,
+      ],
+      holdDeadlineMs,
+    )
     return parseAdmit(reply)
   }
 
@@ -174,7 +181,7 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   async extend(accountId: string, requestIds: string[]): Promise<number> {
     if (requestIds.length === 0) return 0
-    this.register(accountId, true)
+    this.register(accountId, this.holdDeadlineMs)
     return this.redis.gwExtend(redisKeys.holds(accountId), this.holdDeadlineMs, ...requestIds)
   }
 
@@ -186,11 +193,7 @@ export class RedisAdmissionStore implements AdmissionStore {
     if (locked !== 'OK') return { expired }
     try {
       const nowMs = await this.serverTime()
-      await this.redis.zremrangebyscore(
-        redisKeys.activeAccounts,
-        '-inf',
-        String(nowMs - ACTIVE_WINDOW_MS),
-      )
+      await this.redis.zremrangebyscore(redisKeys.activeAccounts, '-inf', String(nowMs))
       for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
         const [requestIds] = await this.redis.gwSweep(
           redisKeys.state(accountId),
@@ -247,9 +250,15 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   /**
    * Sends a decision at once when the account has no call in flight; otherwise it waits with the others
-   * for the call in flight to return, and they go together (group commit). Any decision of decide.lua.
+   * for the call in flight to return, and they go together (group commit). Any decision of decide.lua;
+   * `holdDeadlineMs` is the longest a hold or lease it opens may stay open unextended.
    */
-  decide(accountId: string, args: (string | number)[]): Promise<Reply> {
+  decide(
+    accountId: string,
+    args: (string | number)[],
+    holdDeadlineMs = this.holdDeadlineMs,
+  ): Promise<Reply> {
+    this.register(accountId, holdDeadlineMs)
     return new Promise((resolve, reject) => {
       let queue = this.queues.get(accountId)
       if (!queue) {
@@ -293,14 +302,16 @@ export class RedisAdmissionStore implements AdmissionStore {
       })
   }
 
-  private register(accountId: string, force = false): void {
+  /** Keeps the account in the sweep's set past the deadline of any hold opened now (score: until when). */
+  private register(accountId: string, holdDeadlineMs: number): void {
     const now = Date.now()
-    const last = this.registered.get(accountId)
-    if (!force && last !== undefined && now - last < REGISTER_EVERY_MS) return
-    this.registered.set(accountId, now)
+    const until = now + holdDeadlineMs + KEEP_AFTER_DEADLINE_MS
+    const registered = this.registered.get(accountId)
+    if (registered !== undefined && registered >= until - REGISTER_EVERY_MS) return
+    this.registered.set(accountId, until)
     if (this.registered.size > 100_000) this.registered.clear()
     this.redis
-      .zadd(redisKeys.activeAccounts, String(now), accountId)
+      .zadd(redisKeys.activeAccounts, 'GT', until, accountId)
       .catch(() => this.registered.delete(accountId))
   }
 

@@ -160,7 +160,5 @@ export interface AdmissionStore {
   ping(): Promise<void>
 }
 
-/** Spec: a hold whose admission was never confirmed is released within 20 minutes. */
+/** Spec: a hold whose admission was never confirmed is released within 20 minutes (HOLD_DEADLINE_MS). */
 export const HOLD_DEADLINE_MS = 20 * 60_000
-/** Running requests extend their hold well before that deadline. */
-export const HOLD_EXTEND_AFTER_MS = 5 * 60_000

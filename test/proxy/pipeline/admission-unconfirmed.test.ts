@@ -18,7 +18,7 @@ describeWith('postgres', 'admission store unreachable', () => {
   let accountId: string
   let key: string
   beforeAll(async () => {
-    const started = await startGatewayOnOwnRedis({ holdDeadlineMs: 1_000 })
+    const started = await startGatewayOnOwnRedis({ env: { HOLD_DEADLINE_MS: '1000' } })
     ;[gw, redis] = [started, started.redis]
     accountId = await gw.account('1')
     key = (await gw.key(accountId)).key

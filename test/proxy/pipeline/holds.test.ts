@@ -157,7 +157,12 @@ for (const { store, database, needs } of storeSetups) {
       })
 
       test('a hold whose settlement never comes expires at its deadline and charges nothing', async () => {
-        const short = await startTestGateway({ store, database, models, holdDeadlineMs: 200 })
+        const short = await startTestGateway({
+          store,
+          database,
+          models,
+          env: { HOLD_DEADLINE_MS: '200' },
+        })
         try {
           const account = await short.account('1')
           const { id: keyId } = await short.key(account)
