@@ -4,7 +4,8 @@
  * serving only the API server on the same port (reusePort), each with its own store connections.
  * On SIGINT/SIGTERM it drains: /readyz answers 503, the listeners close, open requests get
  * SHUTDOWN_DRAIN_MS to finish before they are cut and settled, then queued ledger rows are written and
- * the stores closed. Workers get SIGTERM from the first process and drain the same way.
+ * the stores closed (within STOP_WRITES_MS, or it exits anyway). Workers get SIGTERM from the first
+ * process and drain the same way.
  *
  * Bun's fetch keeps at most BUN_CONFIG_MAX_HTTP_REQUESTS requests in flight per process (256 unless the
  * environment sets it, read once when the process starts); past it, provider requests would queue behind
@@ -25,6 +26,8 @@ import { reportWorkerMetrics, sumWorkerMetrics, type MetricsMessage } from './op
 const FETCH_LIMIT = '65535'
 /** Marks a process started by another gateway process. */
 const CHILD_FLAG = '--child'
+/** After the drain, how long writing what is queued and closing the stores may take before the process exits anyway. */
+const STOP_WRITES_MS = 20_000
 
 async function main(): Promise<void> {
   const config = loadConfig()
@@ -66,6 +69,14 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     log.info(`${signal}: draining`, { drainMs: config.SHUTDOWN_DRAIN_MS, workers: workers.length })
+    // Writing what is queued needs Postgres; one that does not answer must not keep the process alive
+    // (charges wait in Redis's outbox for another process's recovery).
+    setTimeout(() => {
+      log.error('stop did not finish; exiting with what is queued unwritten', {
+        pending: app.gateway.writer.pending,
+      })
+      process.exit(1)
+    }, config.SHUTDOWN_DRAIN_MS + STOP_WRITES_MS).unref()
     for (const worker of workers) worker.kill('SIGTERM')
     try {
       await Promise.all([

@@ -9,13 +9,17 @@ import type { Sql } from 'postgres'
 import type { AdmissionStore, LedgerEntry } from '../stores/admission/store.ts'
 import type { Inflight } from '../pipeline/inflight.ts'
 import { endExpiredImageRequests } from '../stores/image-requests.ts'
-import { insertLedger } from '../stores/ledger/record-writer.ts'
-import type { LedgerRow } from '../stores/ledger/rows.ts'
+import { insertLedger, insertRequestLogs } from '../stores/ledger/record-writer.ts'
+import type { LedgerRow, RequestLogRow } from '../stores/ledger/rows.ts'
 import { log } from '../core/log.ts'
 import type { ResponseStore } from '../stores/stored-responses.ts'
 
-/** An outbox entry older than this was not written by the process that settled it. */
-const ORPHAN_AFTER_MS = 60_000
+/**
+ * An outbox entry older than this was not written by the process that settled it (which writes within
+ * LEDGER_FLUSH_MS while Postgres answers). Writing one that process still has queued does no harm: both
+ * writes are idempotent.
+ */
+const ORPHAN_AFTER_MS = 10_000
 
 export type MaintenanceDeps = {
   sql: Sql
@@ -69,6 +73,7 @@ export async function recoverOutbox(
   const entries = await store.pendingLedger(olderThanMs)
   if (entries.length === 0) return 0
   await insertLedger(sql, entries.flatMap(outboxRows))
+  await insertRequestLogs(sql, entries.flatMap(outboxRecord))
   await store.ackLedger(entries)
   log.info('outbox entries recovered into the ledger', { count: entries.length })
   return entries.length
@@ -99,6 +104,17 @@ function outboxRows(entry: LedgerEntry): LedgerRow[] {
       reason: 'recovered',
     })
   return rows
+}
+
+/** The request's log row kept with the charge (its charged amount the one the store decided). */
+function outboxRecord(entry: LedgerEntry): RequestLogRow[] {
+  if (!entry.record) return []
+  try {
+    return [{ ...(JSON.parse(entry.record) as RequestLogRow), chargedNano: entry.chargedNano }]
+  } catch {
+    log.warn('outbox entry with an unreadable request-log row', { requestId: entry.requestId })
+    return []
+  }
 }
 
 async function reconcileCredits(sql: Sql, store: AdmissionStore): Promise<void> {

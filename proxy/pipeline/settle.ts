@@ -7,7 +7,7 @@
 import type { AdmissionStore, SettleResult } from '../stores/admission/store.ts'
 import type { TokenUsage } from '../core/catalog/pricing.ts'
 import type { RecordWriter } from '../stores/ledger/record-writer.ts'
-import type { LedgerRow } from '../stores/ledger/rows.ts'
+import type { LedgerRow, RequestLogRow } from '../stores/ledger/rows.ts'
 import { log, logs } from '../core/log.ts'
 import type { Call } from '../core/call.ts'
 import type { Inflight } from './inflight.ts'
@@ -38,6 +38,7 @@ export async function finishCall(
 }
 
 async function endHold(deps: SettleDeps, call: Call, settlement: Settlement): Promise<void> {
+  let row: RequestLogRow | undefined
   if (call.admitted) {
     call.admitted = false
     const accountId = call.key!.accountId
@@ -46,6 +47,9 @@ async function endHold(deps: SettleDeps, call: Call, settlement: Settlement): Pr
     } else {
       call.usage = settlement.usage
       call.costNano = settlement.costNano
+      // The log row goes into the outbox with the charge (which sets its charged amount there).
+      row = requestLogRow(call)
+      const record = JSON.stringify(row)
       const result = await retrying(call, () =>
         deps.store.settle({
           requestId: call.requestId,
@@ -53,17 +57,19 @@ async function endHold(deps: SettleDeps, call: Call, settlement: Settlement): Pr
           costNano: settlement.costNano,
           tokens: settlement.usage.inputTokens + settlement.usage.outputTokens,
           forgive: settlement.forgive,
+          record,
         }),
       )
       if (result?.status === 'settled' && result.recorded && !(await result.recorded)) {
         // The charge never reached the shared store (it stopped answering until the process closed).
         deps.writer.addLedger(ledgerRows(call, { status: 'missing', availableNano: 0 }))
       } else if (result) deps.writer.addLedger(ledgerRows(call, result, settlement.reason))
+      row.chargedNano = call.chargedNano
     }
   }
   recordCall(call)
   if (!call.key) return
-  const row = requestLogRow(call)
+  row ??= requestLogRow(call)
   deps.writer.addRequestLog(row)
   if (logs('debug')) log.debug('request', { ...row, keyPrefix: call.key.prefix })
 }
@@ -135,7 +141,7 @@ function ledgerRows(call: Call, result: SettleResult, reason?: string): LedgerRo
   return rows
 }
 
-function requestLogRow(call: Call) {
+function requestLogRow(call: Call): RequestLogRow {
   const finishedAtMs = Date.now()
   return {
     requestId: call.requestId,

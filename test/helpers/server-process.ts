@@ -1,6 +1,8 @@
 /**
  * The gateway as an operator starts it: `bun proxy/main.ts` in its own process, from the repository's
- * root, with the environment a test gives it; ready once it has printed both servers' URLs.
+ * root, with the environment a test gives it; ready once it has printed both servers' URLs. The fetch
+ * limit is set as `bun run start` sets it, so that the process is the server itself (without it main.ts
+ * runs itself again as a child, and a signal to the parent would not reach the server as it is).
  */
 import { join } from 'node:path'
 
@@ -19,7 +21,7 @@ export async function startServerProcess(
 ): Promise<ServerProcess> {
   const child = Bun.spawn(['bun', 'proxy/main.ts'], {
     cwd: repositoryRoot,
-    env,
+    env: { BUN_CONFIG_MAX_HTTP_REQUESTS: '65535', ...env },
     stdin: 'ignore',
     stdout: 'pipe',
     stderr: 'pipe',

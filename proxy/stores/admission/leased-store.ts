@@ -55,6 +55,8 @@ type Charge = {
   requestId: string
   chargedNano: number
   writtenOffNano: number
+  /** The request's log row (JSON), for the outbox. */
+  record: string
   /** Settles `recorded` of the settle's answer: true once Redis has the charge. */
   done: (recorded: boolean) => void
 }
@@ -201,6 +203,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
         requestId: input.requestId,
         chargedNano,
         writtenOffNano,
+        record: input.record ?? '',
         done: resolve,
       })
       recorded = promise
@@ -355,7 +358,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
               charge.requestId,
               charge.chargedNano,
               charge.writtenOffNano,
-              1,
+              charge.record,
             ]),
           ])
         } catch (error) {

@@ -205,6 +205,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
         chargedNano: charged,
         writtenOffNano: writtenOff,
         atMs: now,
+        record: input.record,
       })
     }
     return {

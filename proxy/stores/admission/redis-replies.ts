@@ -74,7 +74,7 @@ export function parseOutboxEntry(
   requestId: string,
   value: string,
 ): LedgerEntry | undefined {
-  const [keyId, charged, writtenOff, at] = value.split('|')
+  const [keyId, charged, writtenOff, at, ...record] = value.split('|')
   if (!keyId || charged === undefined || writtenOff === undefined || at === undefined)
     return undefined
   return {
@@ -84,6 +84,8 @@ export function parseOutboxEntry(
     chargedNano: Number(charged),
     writtenOffNano: Number(writtenOff),
     atMs: Number(at),
+    // The record is JSON, which may hold the separator itself.
+    record: record.join('|') || undefined,
   }
 }
 

@@ -140,6 +140,7 @@ export class RedisAdmissionStore implements AdmissionStore {
       input.costNano,
       input.tokens,
       input.forgive ? 1 : 0,
+      input.record ?? '',
     ])
     return parseEnded(reply)
   }

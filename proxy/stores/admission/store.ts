@@ -65,6 +65,11 @@ export type SettleInput = {
   tokens: number
   /** Write the whole cost off (a broken stream that delivered under 50 output tokens). */
   forgive: boolean
+  /**
+   * The request's log row (JSON), kept with the charge in the outbox: a process that stops before
+   * Postgres has the charge loses neither (the recovery writes both).
+   */
+  record?: string
 }
 
 /**
@@ -98,6 +103,8 @@ export type LedgerEntry = {
   chargedNano: number
   writtenOffNano: number
   atMs: number
+  /** The request's log row (JSON) given to the settle, if any. */
+  record?: string
 }
 
 /** What Postgres knows of an account, to load its state when the store has none. */

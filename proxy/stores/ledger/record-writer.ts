@@ -1,8 +1,9 @@
 /**
  * Writes ledger and request-log rows to Postgres in batches, off the request path: one INSERT per table
- * per flush (one array parameter per column, unnested), idempotent by request ID (and kind), so a retried batch or a recovered outbox
- * entry never writes a row twice. Ledger rows stay queued until Postgres has them; then their outbox
- * entries in the admission store are acknowledged. The hourly usage rollup is kept in the same statement
+ * per flush (one array parameter per column, unnested), idempotent by request ID (and kind), so a
+ * retried batch or a recovered outbox entry never writes a row twice. Ledger rows stay queued until
+ * Postgres has them; their outbox entries in the admission store (which also hold the requests' log
+ * rows) are acknowledged once Postgres has the request-log rows queued with them as well. The hourly usage rollup is kept in the same statement
  * as the request-log insert (usage-rollup.ts).
  */
 import type { Sql } from 'postgres'
@@ -18,6 +19,8 @@ const MAX_QUEUED_LOGS = 200_000
 export class RecordWriter {
   private ledger: LedgerRow[] = []
   private logs: RequestLogRow[] = []
+  /** Ledger rows written whose request-log rows Postgres did not take yet. */
+  private unacknowledged: LedgerRow[] = []
   private lastUsed = new Map<string, number>()
   private timer: Timer | undefined
   private flushing: Promise<void> | undefined
@@ -74,14 +77,20 @@ export class RecordWriter {
     await this.drain()
   }
 
-  /** Writes a queue in batches, oldest first; a batch leaves the queue only once Postgres has it. */
+  /**
+   * Writes the rows a queue held when the flush began, in batches, oldest first; a batch leaves the queue
+   * only once Postgres has it. Rows queued meanwhile wait for the next flush: under steady load the
+   * ledger queue is never empty, and writing on until it is would keep the request log from ever being
+   * written (its queue growing with every request until the oldest rows are dropped).
+   */
   private async writeBatches<Row>(
     what: string,
     queue: Row[],
     insert: (batch: Row[]) => Promise<void>,
   ): Promise<boolean> {
-    while (queue.length > 0) {
-      const batch = queue.slice(0, MAX_BATCH)
+    for (let left = queue.length; left > 0; ) {
+      const batch = queue.slice(0, Math.min(MAX_BATCH, left))
+      left -= batch.length
       try {
         await insert(batch)
       } catch (error) {
@@ -99,23 +108,21 @@ export class RecordWriter {
   }
 
   private async writeQueued(): Promise<void> {
+    const written: LedgerRow[] = []
     const ledgerWritten = await this.writeBatches('ledger', this.ledger, async (batch) => {
       await insertLedger(this.sql, batch)
-      // Postgres has these charges now: their outbox entries can go.
-      await this.store
-        .ackLedger(batch)
-        .catch((error) =>
-          log.warn('outbox acknowledgement failed; recovery will retry it', { error }),
-        )
+      written.push(...batch)
       this.reportCharged(batch)
     })
-    if (
-      !ledgerWritten ||
-      !(await this.writeBatches('request log', this.logs, (batch) =>
+    // A request's log row is queued with (or before) its ledger rows, so it is in this flush's logs.
+    const logsWritten =
+      ledgerWritten &&
+      (await this.writeBatches('request log', this.logs, (batch) =>
         insertRequestLogs(this.sql, batch),
       ))
-    )
-      return
+    if (logsWritten) await this.acknowledge(written)
+    else this.unacknowledged.push(...written)
+    if (!logsWritten) return
     if (this.failing) log.info('record writes recovered')
     this.failing = false
     if (this.lastUsed.size > 0) {
@@ -130,6 +137,18 @@ export class RecordWriter {
         },
       )
     }
+  }
+
+  /** Postgres has these charges and their requests' log rows now: their outbox entries can go. */
+  private async acknowledge(written: LedgerRow[]): Promise<void> {
+    const rows = this.unacknowledged.length > 0 ? [...this.unacknowledged, ...written] : written
+    this.unacknowledged = []
+    if (rows.length === 0) return
+    await this.store
+      .ackLedger(rows)
+      .catch((error) =>
+        log.warn('outbox acknowledgement failed; recovery will retry it', { error }),
+      )
   }
 
   private reportCharged(batch: LedgerRow[]): void {
@@ -164,7 +183,8 @@ export async function insertLedger(sql: Sql, rows: LedgerRow[]): Promise<void> {
  * Inserts the rows not yet in the log and adds those it inserted to the hourly rollup, in one statement
  * (one round trip, atomic): a request ID already logged, or twice in the batch, is counted once.
  */
-async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void> {
+export async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void> {
+  if (rows.length === 0) return
   const column = <T>(pick: (row: RequestLogRow) => T) => rows.map(pick)
   await sql`
     WITH added AS (

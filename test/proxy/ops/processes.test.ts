@@ -59,7 +59,7 @@ function scaleOut(name: string, target: 'redis' | 'cluster') {
           `  - { id: fake, style: openai, baseUrl: "${upstream.url}/v1", apiKeyEnv: FAKE_PROVIDER_KEY }`,
           'models:',
           model('test/cheap', 'fake'),
-          model('test/slow', 'fake?delay=700'),
+          model('test/slow', 'fake?delay=1500'),
           '',
         ].join('\n'),
       )

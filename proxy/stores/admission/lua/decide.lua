@@ -6,12 +6,12 @@
 
   KEYS[1] state   KEYS[2] holds   KEYS[3] outbox
   ARGV: a sequence of decisions, each its name and then its arguments:
-    'settle'  request id, cost, actual tokens, forgive
+    'settle'  request id, cost, actual tokens, forgive, record
     'release' request id
     'admit'   request id, key id, hold, tokens, 5 key limits, 3 account limits, hold deadline,
               guardrail id, guardrail budget, free allowance
     'charge'  lease id, key id, guardrail id, count, then per charge: request id, charged, written off,
-              outbox
+              record
     'grow'    lease id, key id, guardrail id, deadline, amount, requests, tokens, slots, 5 key limits,
               3 account limits, guardrail budget, open
     'shrink'  lease id, amount kept, slots kept, unused requests, unused tokens, deadline
@@ -29,7 +29,7 @@ while at <= #ARGV do
     at = at + 17
   elseif name == 'settle' then
     replies[#replies + 1] = settle(state, holds, outbox, ARGV, at + 1, now)
-    at = at + 5
+    at = at + 6
   elseif name == 'release' then
     replies[#replies + 1] = release(state, holds, outbox, ARGV, at + 1, now)
     at = at + 2

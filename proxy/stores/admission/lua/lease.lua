@@ -11,10 +11,12 @@
 
   charge(state, holds, outbox, args, at, now): args[at..at+3] are
     lease id, key id, guardrail id ('' for none), count, then `count` charges of 4 values each:
-    request id, charged (nano), written off (nano), outbox (1: put the ledger entry in the outbox; 0:
-    Postgres has it already)
+    request id, charged (nano), written off (nano), record (the request's log row, kept with its ledger
+    entry in the outbox; may be empty)
     The charges leave the balance and the lease (which held them; a lease that expired holds nothing)
-    and join the key's and the guardrail's spend of the current UTC day and month.
+    and join the key's and the guardrail's spend of the current UTC day and month. A charge whose request
+    is in the outbox already was taken by an earlier call (sent again after its answer was lost): it is
+    not taken twice.
     Returns {'charged', availableNano} or {'cold'}.
 
   lease_grow(state, holds, args, at, now): args[at..at+17] are
@@ -45,10 +47,15 @@ local function charge(state, holds, outbox, args, at, now)
   for i = 0, count - 1 do
     local base = at + 4 + i * 4
     local request_id, amount, written_off = args[base], tonumber(args[base + 1]), tonumber(args[base + 2])
+    -- A charge sent again after a call that was applied but not answered in time is in the outbox: it
+    -- is taken once.
+    if (amount > 0 or written_off > 0) and redis.call('HEXISTS', outbox, request_id) == 1 then
+      amount, written_off = 0, 0
+    end
     charged = charged + amount
-    if args[base + 3] == '1' and (amount > 0 or written_off > 0) then
+    if amount > 0 or written_off > 0 then
       entries[#entries + 1] = request_id
-      entries[#entries + 1] = key_id .. '|' .. string.format('%d|%d|%d', amount, written_off, now)
+      entries[#entries + 1] = key_id .. '|' .. string.format('%d|%d|%d|', amount, written_off, now) .. args[base + 3]
     end
   end
 

@@ -11,7 +11,8 @@
                   'g:G'  -> "held|mw|ms"  guardrail G: open holds and spend of the UTC month
     holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs|guardrailId|free"
                   (open holds only; guardrailId may be empty; free is 1 for a request on the free allowance)
-    outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs", until Postgres has it
+    outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs|record", until Postgres has
+                  it; record: the request's log row (JSON, may be empty), so that both reach Postgres
   Money is integer nano-USD; amounts stay below 2^53 so Lua numbers hold them exactly. Each record is one
   field, read and written whole: one HMGET and one HSET per decision instead of one call per counter.
 ]]

@@ -5,8 +5,9 @@
   the hold's token estimate is corrected to the actual count, and the ledger entry is put in the outbox in
   the same step, so Postgres can always be brought level with the balance.
 
-  settle(state, holds, outbox, args, at, now): args[at..at+3] are
-    request id, cost (nano-USD), actual tokens, forgive (1 or 0)
+  settle(state, holds, outbox, args, at, now): args[at..at+4] are
+    request id, cost (nano-USD), actual tokens, forgive (1 or 0), record (the request's log row, kept
+    with the ledger entry in the outbox; may be empty)
 
   Returns one of
     {'settled', chargedNano, writtenOffNano, availableAfterNano}
@@ -27,7 +28,8 @@ local function settle(state, holds, outbox, args, at, now)
   local avail = end_hold(state, hold, actual_tokens, charged, now, false)
   redis.call('HDEL', holds, request_id)
   if charged > 0 or written_off > 0 then
-    redis.call('HSET', outbox, request_id, hold.key .. '|' .. string.format('%d|%d|%d', charged, written_off, now))
+    redis.call('HSET', outbox, request_id,
+      hold.key .. '|' .. string.format('%d|%d|%d|', charged, written_off, now) .. args[at + 4])
   end
   return { 'settled', charged, written_off, avail }
 end

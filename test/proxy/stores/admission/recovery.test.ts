@@ -63,7 +63,7 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
     })
   })
 
-  test('charges a stopped process left in the outbox reach the ledger once', async () => {
+  test('charges a stopped process left in the outbox reach the ledger once, with their log rows', async () => {
     const accountId = await gw.account('1')
     const { id: keyId } = await gw.key(accountId)
     const { store, sql } = gw.app.gateway
@@ -90,11 +90,33 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
       await store.settle({
         requestId: 'req_orphan_a',
         accountId,
-        costNano: 7_000,
+        costNano: 9_500,
         tokens: 1,
         forgive: false,
+        record: JSON.stringify({
+          requestId: 'req_orphan_a',
+          accountId,
+          keyId,
+          apiStyle: 'chat',
+          model: 'test/cheap',
+          servedModel: 'test/cheap',
+          provider: 'fake|one',
+          stream: false,
+          status: 200,
+          errorCode: null,
+          inputTokens: 1,
+          cachedTokens: 0,
+          outputTokens: 0,
+          costNano: 9_500,
+          chargedNano: 0,
+          latencyMs: 3,
+          firstByteMs: null,
+          redactions: null,
+          startedAtMs: Date.now() - 3,
+          finishedAtMs: Date.now(),
+        }),
       }),
-    ).toMatchObject({ chargedNano: 7_000 })
+    ).toMatchObject({ chargedNano: 9_000, writtenOffNano: 500 })
     expect((await ledgerOf(gw, accountId)).some((row) => row.request_id === 'req_orphan_a')).toBe(
       false,
     )
@@ -105,8 +127,15 @@ describeWith(['postgres', 'redis'], 'recovery', () => {
       ledger
         .filter((row) => row.request_id === 'req_orphan_a')
         .map((row) => [row.kind, row.amount_nano]),
-    ).toEqual([['charge', -7_000]])
+    ).toEqual([
+      ['charge', -9_000],
+      ['writeoff', 0],
+    ])
     expect((await store.snapshot(accountId)).balanceNano).toBe(sumOf(ledger))
+    // The request's log row came with the charge, with the amount the store charged.
+    expect([
+      ...(await sql`SELECT provider, cost_nano, charged_nano FROM request_logs WHERE request_id = 'req_orphan_a'`),
+    ]).toEqual([{ provider: 'fake|one', cost_nano: 9_500, charged_nano: 9_000 }])
   })
 
   test('a key revoked in one process is refused at once by another', async () => {
