@@ -167,6 +167,22 @@ async function attempt(
       }
     }
     if (!options.stream) return { served: { body: await response.text() } }
+    const type = response.headers.get('content-type')
+    if (type && !type.startsWith('text/event-stream')) {
+      // Not a stream (an HTML error page, a JSON body): nothing has reached the client, so another
+      // route may still answer.
+      await response.body?.cancel().catch(() => undefined)
+      return {
+        failure: {
+          error: new ServiceError(
+            'upstream_response_invalid',
+            `The provider's response failed validation: a stream was asked for and the answer is ${type.split(';')[0]}.`,
+          ),
+          fallback: true,
+        },
+        timedOut: false,
+      }
+    }
     const reader = response.body!.getReader()
     const first = await reader.read()
     if (first.done || !first.value) {

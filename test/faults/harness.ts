@@ -26,9 +26,13 @@ export type FaultGateway = {
 
 /**
  * A gateway process on `stores` (DATABASE_URL, REDIS_URL, other settings), serving from a fake provider
- * `test/cheap` (five tokens at once) and `test/stream` (200 tokens, one every 50 ms when streamed).
+ * `test/cheap` (five tokens at once), `test/stream` (200 tokens, one every 50 ms when streamed) and
+ * `models` (model id -> the fake provider's model, which says how it behaves: fake-upstream/plan.ts).
  */
-export async function startFaultGateway(stores: Record<string, string>): Promise<FaultGateway> {
+export async function startFaultGateway(
+  stores: Record<string, string>,
+  models: Record<string, string> = {},
+): Promise<FaultGateway> {
   const upstream: FakeUpstream = startFakeUpstream()
   const dir = await mkdtemp(join(tmpdir(), 'gateway-fault-'))
   const catalog = join(dir, 'catalog.yaml')
@@ -37,8 +41,16 @@ export async function startFaultGateway(stores: Record<string, string>): Promise
     `providers:
   - { id: fake, style: openai, baseUrl: "${upstream.url}/v1", apiKeyEnv: FAKE_PROVIDER_KEY }
 models:
-  - { id: test/cheap, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: fake } ] }
-  - { id: test/stream, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: "fake?tokens=200&chunkDelay=50" } ] }
+${Object.entries({
+  'test/cheap': 'fake',
+  'test/stream': 'fake?tokens=200&chunkDelay=50',
+  ...models,
+})
+  .map(
+    ([id, model]) =>
+      `  - { id: ${id}, contextLength: 100000, maxOutputTokens: 1000, pricing: { inputPerMTok: 1, outputPerMTok: 2 }, routes: [ { provider: fake, model: "${model}" } ] }`,
+  )
+  .join('\n')}
 `,
   )
   const env = {
@@ -152,7 +164,8 @@ export function startLoad(gateway: FaultGateway, key: string) {
 /**
  * The checks once the system is healthy again: every hold ended, the ledger equals the balance and is
  * not negative, every answered request is in the request log exactly once, and every charge is of a
- * logged request. `uncertain` requests (answered as a process was killed) may be logged or not, once.
+ * logged request. `uncertain` requests (answered as a process was killed, or whose client left) may be
+ * logged or not, once.
  * Returns the account's ledger rows of charges and write-offs, for the case's own checks.
  */
 export async function expectSettled(
@@ -160,7 +173,7 @@ export async function expectSettled(
   sql: Sql,
   accountId: string,
   answered: string[],
-  uncertain = new Set<string>(),
+  uncertain: (requestId: string) => boolean = () => false,
 ): Promise<{ request_id: string; kind: string }[]> {
   let state = { balanceNano: -1, ledgerBalanceNano: -2, heldNano: -1, inFlight: -1 }
   for (let attempt = 0; attempt < 150; attempt++) {
@@ -181,22 +194,24 @@ export async function expectSettled(
   expect(state.balanceNano).toBe(state.ledgerBalanceNano)
   expect(state.balanceNano).toBeGreaterThanOrEqual(0)
   // Request-log rows follow the ledger's in the same flush.
-  let logged: { request_id: string }[] = []
-  for (let attempt = 0; attempt < 100 && logged.length < answered.length; attempt++) {
-    logged = await sql<{ request_id: string }[]>`
-      SELECT request_id FROM request_logs WHERE account_id = ${accountId} AND status = 200`
-    if (logged.length < answered.length) await Bun.sleep(200)
+  let logged: { request_id: string; status: number }[] = []
+  const answeredLogged = () => logged.filter((row) => row.status === 200)
+  for (let attempt = 0; attempt < 100 && answeredLogged().length < answered.length; attempt++) {
+    logged = await sql<{ request_id: string; status: number }[]>`
+      SELECT request_id, status FROM request_logs WHERE account_id = ${accountId}`
+    if (answeredLogged().length < answered.length) await Bun.sleep(200)
   }
-  const loggedIds = logged.map((row) => row.request_id)
-  expect(new Set(loggedIds).size).toBe(loggedIds.length)
-  expect(loggedIds.filter((requestId) => !uncertain.has(requestId)).sort()).toEqual(
-    [...answered].sort(),
-  )
+  const loggedIds = new Set(logged.map((row) => row.request_id))
+  expect(loggedIds.size).toBe(logged.length)
+  expect(
+    answeredLogged()
+      .map((row) => row.request_id)
+      .filter((requestId) => !uncertain(requestId))
+      .sort(),
+  ).toEqual([...answered].sort())
   const rows = await sql<{ request_id: string; kind: string }[]>`
     SELECT request_id, kind FROM ledger WHERE account_id = ${accountId} AND kind IN ('charge', 'writeoff')`
-  const unlogged = rows.filter(
-    (row) => row.kind === 'charge' && !loggedIds.includes(row.request_id),
-  )
+  const unlogged = rows.filter((row) => row.kind === 'charge' && !loggedIds.has(row.request_id))
   expect(unlogged).toEqual([])
   return rows
 }

@@ -27,6 +27,12 @@ const models = [
       { provider: 'fake-b', model: 'route-b' },
     ],
   }),
+  testModel('test/garbage-first', 'unused', {
+    routes: [
+      { provider: 'fake', model: 'route-a?garbage=1' },
+      { provider: 'fake-b', model: 'route-b' },
+    ],
+  }),
   testModel('test/notools', 'notools', { capabilities: { tools: false } }),
   testModel('test/small', 'small', { contextLength: 1_000, maxOutputTokens: 100 }),
   testModel('test/free-a', 'free-a', { pricing: free, free: true }),
@@ -229,6 +235,12 @@ describeWith(['postgres', 'redis'], 'routing', () => {
     test("a failing route gives way to the model's next route", async () => {
       const response = await chat({ model: 'test/two-routes' })
       expect(served(response)).toEqual({ model: 'test/two-routes', provider: 'fake-b' })
+    })
+
+    test('a stream asked for and a page answered: nothing reached the client, so the next route serves', async () => {
+      const response = await chat({ model: 'test/garbage-first', stream: true })
+      expect(served(response)).toEqual({ model: 'test/garbage-first', provider: 'fake-b' })
+      expect(await response.text()).toContain('data: [DONE]')
     })
 
     test('order, only and ignore choose among routes', async () => {
