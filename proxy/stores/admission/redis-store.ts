@@ -188,6 +188,7 @@ export class RedisAdmissionStore implements AdmissionStore {
 
   async sweep(): Promise<SweepResult> {
     const expired: SweepResult['expired'] = []
+    await this.registerAgain()
     // One sweeper at a time; the scripts are safe to run twice, but there is no need to.
     const token = crypto.randomUUID()
     const locked = await this.redis.set(redisKeys.sweepLock, token, 'PX', SWEEP_LOCK_MS, 'NX')
@@ -301,6 +302,19 @@ export class RedisAdmissionStore implements AdmissionStore {
         queue.inFlight -= 1
         this.send(accountId, queue)
       })
+  }
+
+  /**
+   * Writes this process's registrations again (a Redis that restarted or failed over may have lost
+   * some, and the process would not register those accounts again until their next admission).
+   */
+  private async registerAgain(): Promise<void> {
+    const now = Date.now()
+    const entries = [...this.registered].filter(([, until]) => until > now)
+    for (let start = 0; start < entries.length; start += 1_000) {
+      const members = entries.slice(start, start + 1_000).flatMap(([id, until]) => [until, id])
+      await this.redis.zadd(redisKeys.activeAccounts, 'GT', ...members)
+    }
   }
 
   /** Keeps the account in the sweep's set past the deadline of any hold opened now (score: until when). */
