@@ -1,7 +1,8 @@
 /**
  * Light correctness checks around the load: one request of each kind to every target before it
  * (status 200; through the gateway also `usage.cost` and the closing `data: [DONE]`), and after it the
- * account's live state (every hold ended, live balance against the ledger).
+ * account's live state (every hold ended, live balance against the ledger); and a summary of the
+ * gateway's warnings and errors.
  */
 import type { AccountState, OperatorClient } from './gateway.ts'
 
@@ -58,5 +59,29 @@ export async function settledAccount(
     if ((holdsEnded && ledgerMatches) || waitedMs >= timeoutMs)
       return { state, holdsEnded, ledgerMatches, waitedMs }
     await Bun.sleep(250)
+  }
+}
+
+/** Warning and error lines the gateway wrote (its two startup lines aside). */
+export async function gatewayLogProblems(
+  logFile: string,
+): Promise<{ lines: number; samples: string[] }> {
+  const lines = (await Bun.file(logFile).text())
+    .split('\n')
+    .filter((line) => line.trim() && !/^(API|Site) server:/.test(line))
+  const counts = new Map<string, number>()
+  for (const line of lines) {
+    let key = line.slice(0, 200)
+    try {
+      const entry = JSON.parse(line) as { level?: string; msg?: string }
+      key = `${entry.level}: ${entry.msg}`
+    } catch {
+      // Not a structured log line; counted as it is.
+    }
+    counts.set(key, (counts.get(key) ?? 0) + 1)
+  }
+  return {
+    lines: lines.length,
+    samples: [...counts].slice(0, 8).map(([key, count]) => `${key} (×${count})`),
   }
 }

@@ -60,6 +60,8 @@ export async function startGateway(options: {
   workers: number
   /** Options for Bun itself, before the script (the profiler's, for `--profile`). */
   bunArgs?: string[]
+  /** Settings of the gateway that replace the bench's. */
+  env?: Record<string, string>
 }): Promise<RunningGateway> {
   const catalogFile = join(options.scratchDir, 'catalog.yaml')
   await Bun.write(catalogFile, catalogYaml(options.upstreamOrigin))
@@ -84,6 +86,7 @@ export async function startGateway(options: {
     WORKERS: String(options.workers),
     // As `bun run start` sets it: the gateway process itself, not a restarted child, is the one measured.
     BUN_CONFIG_MAX_HTTP_REQUESTS: '65535',
+    ...options.env,
   }
   const child = spawnChild(
     'gateway',

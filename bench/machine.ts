@@ -1,6 +1,7 @@
-/** The machine a benchmark ran on, for the report. */
+/** The machine a benchmark ran on and the code it ran, for the report. */
 import { readFile } from 'node:fs/promises'
 import { cpus, release, totalmem } from 'node:os'
+import { capture } from './processes.ts'
 
 /** A /proc file's text (Bun.file sees them as empty: their size is 0), or undefined where there is none. */
 async function proc(path: string): Promise<string | undefined> {
@@ -41,4 +42,24 @@ export async function machineBusy(ms = 1000): Promise<number | undefined> {
   const after = await sample()
   if (!before || !after || after.total === before.total) return undefined
   return 1 - (after.idle - before.idle) / (after.total - before.total)
+}
+
+/** The commit the gateway ran from, and whether its code had uncommitted changes. */
+export async function gatewayRevision(repoDir: string): Promise<string> {
+  const head = await capture(['git', '-C', repoDir, 'rev-parse', '--short', 'HEAD'])
+  if (head.exitCode !== 0) return 'unknown (not a git checkout)'
+  const dirty = await capture([
+    'git',
+    '-C',
+    repoDir,
+    'status',
+    '--porcelain',
+    '--',
+    'proxy',
+    'shared',
+    'sql',
+    'package.json',
+    'bun.lock',
+  ])
+  return `commit ${head.stdout.trim()}${dirty.stdout.trim() ? ' with uncommitted changes' : ''}`
 }

@@ -81,10 +81,13 @@ export function spawnChild(
   return child
 }
 
-/** Runs a command to its end and returns what it printed; killed with the bench if interrupted. */
+/**
+ * Runs a command to its end and returns what it printed and the CPU seconds it used; killed with the
+ * bench if interrupted.
+ */
 export async function capture(
   cmd: string[],
-): Promise<{ stdout: string; stderr: string; exitCode: number }> {
+): Promise<{ stdout: string; stderr: string; exitCode: number; cpuS: number }> {
   const child = Bun.spawn(cmd, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   children.add(child)
   try {
@@ -93,7 +96,8 @@ export async function capture(
       new Response(child.stderr).text(),
       child.exited,
     ])
-    return { stdout, stderr, exitCode }
+    const cpuS = Number(child.resourceUsage()?.cpuTime.total ?? 0) / 1e6
+    return { stdout, stderr, exitCode, cpuS }
   } finally {
     children.delete(child)
   }

@@ -8,12 +8,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { usdToNano } from '../shared/money.ts'
-import { checkTarget, settledAccount, type Probe } from './checks.ts'
+import { checkTarget, gatewayLogProblems, settledAccount, type Probe } from './checks.ts'
 import { benchModels, startGateway, type BenchModel } from './gateway.ts'
-import { describeMachine, machineBusy } from './machine.ts'
+import { describeMachine, gatewayRevision, machineBusy } from './machine.ts'
 import { parseOptions, usage, UsageError, type BenchOptions } from './options.ts'
 import {
-  capture,
   cleanup,
   cleanUpOnSignals,
   freePort,
@@ -53,54 +52,12 @@ function requestBody(model: string, stream: boolean): string {
   })
 }
 
-/** The commit the gateway ran from, and whether its code had uncommitted changes. */
-async function gatewayRevision(): Promise<string> {
-  const head = await capture(['git', '-C', REPO_DIR, 'rev-parse', '--short', 'HEAD'])
-  if (head.exitCode !== 0) return 'unknown (not a git checkout)'
-  const dirty = await capture([
-    'git',
-    '-C',
-    REPO_DIR,
-    'status',
-    '--porcelain',
-    '--',
-    'proxy',
-    'shared',
-    'sql',
-    'package.json',
-    'bun.lock',
-  ])
-  return `commit ${head.stdout.trim()}${dirty.stdout.trim() ? ' with uncommitted changes' : ''}`
-}
-
 function cellsOf(options: BenchOptions): Cell[] {
   return [false, true].flatMap((stream) =>
     [0, 50].flatMap((delayMs) =>
       options.connections.map((connections) => ({ stream, delayMs, connections })),
     ),
   )
-}
-
-/** Warning and error lines the gateway wrote (its two startup lines aside). */
-async function gatewayLogProblems(logFile: string): Promise<{ lines: number; samples: string[] }> {
-  const lines = (await Bun.file(logFile).text())
-    .split('\n')
-    .filter((line) => line.trim() && !/^(API|Site) server:/.test(line))
-  const counts = new Map<string, number>()
-  for (const line of lines) {
-    let key = line.slice(0, 200)
-    try {
-      const entry = JSON.parse(line) as { level?: string; msg?: string }
-      key = `${entry.level}: ${entry.msg}`
-    } catch {
-      // Not a structured log line; counted as it is.
-    }
-    counts.set(key, (counts.get(key) ?? 0) + 1)
-  }
-  return {
-    lines: lines.length,
-    samples: [...counts].slice(0, 8).map(([key, count]) => `${key} (×${count})`),
-  }
 }
 
 async function benchmark(options: BenchOptions, scratchDir: string): Promise<string> {
@@ -221,7 +178,7 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
     startedAt,
     machine,
     busyBefore,
-    revision: await gatewayRevision(),
+    revision: await gatewayRevision(REPO_DIR),
     workers: options.workers,
     tool: tool.label,
     stores,
@@ -276,7 +233,7 @@ async function profileRun(options: BenchOptions, scratchDir: string): Promise<st
   return [
     '# Gateway CPU per request, by stage',
     '',
-    `${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; ${await gatewayRevision()}; ${tool.label}.`,
+    `${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; ${await gatewayRevision(REPO_DIR)}; ${tool.label}.`,
     `Stores: ${stores.database}; ${stores.admission}. 64 connections, zero-delay upstream,`,
     `${options.warmupS} s warm-up, ${options.durationS} s measured per column, a fresh gateway per column.`,
     '',

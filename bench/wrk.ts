@@ -62,7 +62,7 @@ function firstLine(printed: { stdout: string; stderr: string }, fallback: string
 }
 
 /** A Lua long string that cannot be closed by anything inside `text`. */
-function luaString(text: string): string {
+export function luaString(text: string): string {
   let level = 1
   while (text.includes(`]${'='.repeat(level)}]`)) level += 1
   const eq = '='.repeat(level)

@@ -2,7 +2,8 @@
  * The in-process cache of key records, by stored prefix (unknown prefixes are cached too, as empty).
  * A warm request reads no Postgres. Changes to keys and accounts invalidate entries at once on every
  * process: in-process directly, and across processes over Redis pub/sub when Redis is configured. A TTL
- * bounds how long an entry can outlive a lost invalidation message.
+ * bounds how long an entry can outlive a lost invalidation message; entries past it are dropped once a
+ * TTL, so the cache holds the prefixes of recent lookups, not of every key ever presented.
  */
 import type { RedisClient } from '../redis-client.ts'
 import { log } from '../../core/log.ts'
@@ -18,6 +19,7 @@ export class KeyCache {
   private publisher: RedisClient | undefined
   private subscriber: RedisClient | undefined
   private channel = ''
+  private prunedAt = performance.now()
 
   constructor(
     private readonly load: (prefix: string) => Promise<KeyRecord[]>,
@@ -34,8 +36,10 @@ export class KeyCache {
       pending = this.load(prefix)
         .then((records) => {
           // An invalidation that arrived during the read wins: do not cache what it may have replaced.
-          if (this.loading.get(prefix) === pending)
+          if (this.loading.get(prefix) === pending) {
             this.entries.set(prefix, { records, loadedAt: startedAt })
+            this.pruneStale()
+          }
           return records
         })
         .finally(() => {
@@ -44,6 +48,24 @@ export class KeyCache {
       this.loading.set(prefix, pending)
     }
     return pending
+  }
+
+  /** Entries held, fresh or stale. */
+  get size(): number {
+    return this.entries.size
+  }
+
+  /**
+   * Drops entries past their TTL, at most once a TTL: a stale entry is read again on its next use
+   * anyway, and without this every prefix ever looked up (each unknown key's too) would stay in
+   * memory.
+   */
+  private pruneStale(): void {
+    const now = performance.now()
+    if (now - this.prunedAt < this.ttlMs) return
+    this.prunedAt = now
+    for (const [prefix, entry] of this.entries)
+      if (now - entry.loadedAt >= this.ttlMs) this.entries.delete(prefix)
   }
 
   /** Drops entries locally and tells the other processes to do the same (they fall back to the TTL if that fails). */

@@ -227,4 +227,26 @@ describeWith('redis', 'admission leases', () => {
       1_000_000_000_000 - pending.reduce((sum, entry) => sum + entry.chargedNano, 0),
     )
   })
+
+  test('a charge call that Redis applied but did not answer in time is sent again and taken once', async () => {
+    const flaky = await processStore()
+    const decide = flaky.inner.decide.bind(flaky.inner)
+    let unanswered = 0
+    flaky.inner.decide = async (accountId, args) => {
+      const reply = await decide(accountId, args)
+      // The first charge call reaches Redis, and its answer comes too late (the call timed out).
+      if (args[0] === 'charge' && unanswered === 0) {
+        unanswered += 1
+        throw new Error('Command timed out')
+      }
+      return reply
+    }
+    const accountId = await account(1_000_000_000_000)
+    const charged = await run(flaky, accountId, 200)
+    const snapshot = await settled(accountId)
+    expect(unanswered).toBe(1)
+    const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
+    expect(pending.reduce((sum, entry) => sum + entry.chargedNano, 0)).toBe(charged)
+    expect(snapshot.balanceNano).toBe(1_000_000_000_000 - charged)
+  })
 })
