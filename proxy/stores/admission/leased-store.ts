@@ -45,6 +45,12 @@ const IDLE_MS = 1_000
 const MAX_CHARGES = 500
 /** Requests a lease aims to hold room for, at least. */
 const MIN_REQUESTS = 16
+/**
+ * A key's first lease is taken only once it has had this many admissions without a second's pause: a key
+ * used now and then is decided in Redis request by request (a lease would add a call to take it and one
+ * to give it back, and a round every interval, to every request).
+ */
+const LEASE_AFTER_REQUESTS = 4
 const LEASE_PREFIX = 'lease:'
 /** The lease id of charges whose lease expired: no hold has it. */
 const EXPIRED = `${LEASE_PREFIX}expired`
@@ -297,7 +303,15 @@ export class LeasedAdmissionStore implements AdmissionStore {
   }
 
   private tickAll(): void {
-    for (const lease of this.leases.values()) void this.tick(lease)
+    const now = Date.now()
+    for (const lease of this.leases.values()) {
+      // A key without a lease in Redis has nothing to send or renew (its admissions start its rounds):
+      // it is only forgotten once idle.
+      const held = lease.inRedis || lease.closing || lease.charges.length > 0
+      if (held || lease.round) void this.tick(lease)
+      else if (lease.openCount === 0 && now - lease.lastUsedMs > IDLE_MS)
+        this.leases.delete(lease.name)
+    }
   }
 
   /**
@@ -401,7 +415,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
       tokens: Math.max(0, target * lease.largestTokens - lease.tokens),
       slots: Math.max(0, slotTarget - freeSlots),
     }
-    const wanted = lease.demand > 0 && short
+    const wanted = lease.demand >= (lease.inRedis ? 1 : LEASE_AFTER_REQUESTS) && short
     const renew = lease.inRedis && now - lease.renewedMs > this.options.ttlMs / 4
     if (!wanted && !renew) return
     if (!wanted) Object.assign(add, { requests: 0, amount: 0, tokens: 0, slots: 0 })
