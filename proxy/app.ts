@@ -36,7 +36,7 @@ import type { OpsDeps } from './http/ops-routes.ts'
 import { resolveOperatorToken } from './ops/operator-token.ts'
 import { siteServer } from './http/site-server.ts'
 import type { AdminDeps } from './http/admin/admin-deps.ts'
-import { systemClock } from './core/clock.ts'
+import { systemClock, type Clock } from './core/clock.ts'
 import { createMailer, outboxPath } from './accounts/people/mailer.ts'
 import { resolveAltchaKey } from './accounts/people/altcha-key.ts'
 import { CreditAlerts } from './accounts/alerts/credit-alerts.ts'
@@ -93,7 +93,9 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     location: database.location,
   })
 
-  const { store, redis } = await openStore(config)
+  // One clock for key expiry, sessions and the in-process admission store, so a test moves them together.
+  const clock = systemClock()
+  const { store, redis } = await openStore(config, clock)
   log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
 
   const sql = database.sql
@@ -127,7 +129,6 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     failures: config.BREAKER_FAILURES,
     openMs: config.BREAKER_OPEN_MS,
   })
-  const clock = systemClock()
   await health.refreshPauses(sql)
   const gateway: Gateway = {
     catalog,
@@ -306,9 +307,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   }
 }
 
-async function openStore(config: Config): Promise<{ store: AdmissionStore; redis?: RedisClient }> {
+async function openStore(
+  config: Config,
+  clock: Clock,
+): Promise<{ store: AdmissionStore; redis?: RedisClient }> {
   const holdDeadlineMs = config.HOLD_DEADLINE_MS
-  if (!config.REDIS_URL) return { store: new MemoryAdmissionStore(Date.now, holdDeadlineMs) }
+  // Redis takes its time from Redis (TIME); the in-process store from the service's clock.
+  if (!config.REDIS_URL)
+    return { store: new MemoryAdmissionStore(() => clock.now(), holdDeadlineMs) }
   const redis: RedisAdmissionStore = await createRedisStore({
     url: config.REDIS_URL,
     keyPrefix: config.REDIS_KEY_PREFIX,

@@ -7,6 +7,7 @@
 // and every request the gateway answered is in the request log exactly once.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import type { Database } from '../../proxy/stores/db/database.ts'
+import { prng, seedFrom } from '../helpers/prng.ts'
 import {
   createTestDatabase,
   deleteRedisKeys,
@@ -95,18 +96,8 @@ type Outcome = {
   error: string | null
 }
 
-/** A seeded generator, so that a failing mix can be run again (the seed is in the test's name). */
-function generator(seed: number) {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
-const seed = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1e9))
+// Seeded, so that a failing mix can be run again (the seed is in the test's name).
+const seed = seedFrom('FAULT_SEED')
 
 describeWith(['postgres', 'redis'], 'providers and clients misbehaving under load', () => {
   let db: Database
@@ -136,7 +127,7 @@ describeWith(['postgres', 'redis'], 'providers and clients misbehaving under loa
   })
 
   test(`a seeded mix of faults (FAULT_SEED=${seed}): answers in shape, charges by delivery, the money adds up`, async () => {
-    const random = generator(seed)
+    const random = prng(seed).next
     const { accountId, key } = await fundedKey(gateway)
     const outcomes: Outcome[] = []
 

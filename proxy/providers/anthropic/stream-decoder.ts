@@ -42,7 +42,10 @@ export function messagesStreamDecoder(): StreamDecoder {
       }
       switch (data.type ?? event.event) {
         case 'message_start': {
-          usage = readMessagesUsage(data.message?.usage)
+          // Its output count (1, before any content) is not the answer's: a stream left or broken before
+          // its first delta has delivered no output, and is not charged for any.
+          const started = readMessagesUsage(data.message?.usage)
+          usage = started && { ...started, outputTokens: 0 }
           const start: StreamEvent = {
             type: 'start',
             model: typeof data.message?.model === 'string' ? data.message.model : undefined,

@@ -7,8 +7,9 @@
  * Money stays exact because a lease is a hold: the sum of what every process may admit never passes the
  * balance, a cap or a limit. A lease grows only while every limit keeps 16 times the growth for everyone
  * else, so near the end of the balance or a limit no lease grows and requests are decided one by one in
- * Redis, exactly as without leases; a request refused there while this process's own lease still holds
- * something gives the lease back and is decided again. A lease idle for a second is given back. When a
+ * Redis, exactly as without leases; a request refused there while this process's leases of the account
+ * still hold something gives them back and is decided again, and a lease is given back before it admits
+ * under limits other than those it was granted under. A lease idle for a second is given back. When a
  * process dies, its leases expire at their deadline (LEASE_TTL_MS) like any hold: what they held returns
  * and nothing is charged, so what it delivered since its last call (at most one interval) is not charged.
  *
@@ -85,6 +86,8 @@ class Lease {
   sharedNano = 0
   /** Local admissions may use the lease (it grew, and has not been given back since). */
   granted = false
+  /** The limits its last growth was decided under (limitsOf). */
+  grantedLimits = ''
   /** Redis has the lease's hold (it grew once and was not removed since). */
   inRedis = false
   /** The round in flight (tick), if any. */
@@ -129,6 +132,14 @@ class Lease {
   }
 }
 
+/** The limits a lease's growth is decided under: the key's, the account's and the guardrail's budget. */
+function limitsOf(input: AdmitInput): string {
+  return [
+    ...limitArguments(input.keyLimits, input.accountLimits),
+    input.guardrail?.budgetNano ?? 0,
+  ].join(',')
+}
+
 export class LeasedAdmissionStore implements AdmissionStore {
   readonly kind = 'redis'
   private readonly leases = new Map<string, Lease>()
@@ -154,6 +165,13 @@ export class LeasedAdmissionStore implements AdmissionStore {
     lease.lastUsedMs = Date.now()
     lease.largestHoldNano = Math.max(lease.largestHoldNano, input.holdNano)
     lease.largestTokens = Math.max(lease.largestTokens, input.tokens)
+    // The limits changed since the lease grew (an operator lowered a cap, say): what it holds was granted
+    // under the old ones, so it is given back first and the request is decided in Redis under the new ones.
+    if (lease.granted && lease.grantedLimits !== limitsOf(input)) {
+      lease.closing = true
+      await lease.round
+      await this.tick(lease)
+    }
     if (lease.fits(input)) {
       lease.openNano += input.holdNano
       lease.openCount += 1
@@ -171,12 +189,19 @@ export class LeasedAdmissionStore implements AdmissionStore {
     void this.tick(lease)
     const result = await this.inner.admit(input)
     if (result.ok || !('availableNano' in result) || result.reason === 'free') return result
-    // Refused in Redis while this lease holds room the request could have used: give the room back and
-    // decide again, so a lease never makes a request fail that would pass without one.
-    if (!lease.hasRoom()) return result
-    lease.closing = true
-    await lease.round
-    await this.tick(lease)
+    // Refused in Redis while leases of this process hold room of the account the request could have
+    // used (this key's, or another key's holding the balance), or were giving it back meanwhile: give the
+    // room back and decide again, so a lease never makes a request fail that would pass without one.
+    const holding = [...this.leases.values()].filter(
+      (other) =>
+        other.input.accountId === input.accountId && (other.hasRoom() || other.round !== undefined),
+    )
+    if (holding.length === 0) return result
+    for (const other of holding) if (other.hasRoom()) other.closing = true
+    for (const other of holding) {
+      await other.round
+      if (other.closing) await this.tick(other)
+    }
     return this.inner.admit(input)
   }
 
@@ -446,6 +471,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
     lease.peakOpen = lease.openCount
     if (granted === 1) {
       lease.granted = true
+      lease.grantedLimits = limitsOf(input)
       lease.inRedis = true
       lease.amountNano += add.amount
       lease.requests += add.requests

@@ -10,6 +10,7 @@
  *                  loop for bytes and random cuts, so a long stream stays fast)
  *   crlf=1         CRLF line endings
  */
+import { prng } from '../prng.ts'
 
 export type WireMode = 'event' | 'bytes' | 'random' | 'one' | 'batch'
 
@@ -43,7 +44,7 @@ export class WireWriter {
     private readonly wire: Wire,
     private readonly cancelled: () => boolean,
   ) {
-    this.random = seeded(wire.seed)
+    this.random = prng(wire.seed).next
   }
 
   /** One SSE event (its text ends with the blank line). */
@@ -100,17 +101,5 @@ export class WireWriter {
     const gapMs =
       this.wire.gapMs ?? (this.wire.mode === 'bytes' || this.wire.mode === 'random' ? 0 : 1)
     await (gapMs > 0 ? Bun.sleep(gapMs) : new Promise((resolve) => setImmediate(resolve)))
-  }
-}
-
-/** A small deterministic generator (mulberry32), so a random cut can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
   }
 }

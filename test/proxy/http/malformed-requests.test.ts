@@ -5,23 +5,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { testModel } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
+import { prng } from '../../helpers/prng.ts'
 import { startImageGateway, type ImageGateway } from '../pipeline/images/image-gateway.ts'
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125)
 const REQUESTS = 10_000
 const AT_ONCE = 8
-
-/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
-function random(seed: number): () => number {
-  let state = seed >>> 0
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 type Shot = {
   server: 'api' | 'site'
@@ -240,7 +229,7 @@ function malformed(stores: { store: 'memory' | 'redis'; database: 'postgres' | '
   afterAll(() => gw?.close())
 
   test(`${REQUESTS} random malformed requests: no 5xx, structured errors with their headers, memory flat (seed ${SEED})`, async () => {
-    const shoot = generator(random(SEED), key)
+    const shoot = generator(prng(SEED).next, key)
     const problems: string[] = []
     const statuses = new Map<number, number>()
     const send = async (shot: Shot) => {
