@@ -12,7 +12,10 @@ import { invalidKeyRefusal, type InvalidKeyLimits } from '../policy/invalid-keys
 import type { KeyRecord } from '../core/key-record.ts'
 import { log } from '../core/log.ts'
 
-export type AuthResult = { ok: true; key: KeyRecord } | { ok: false; error: ServiceError }
+/** A refusal carries the key when it was found (a suspended account's): its balance goes on the answer. */
+export type AuthResult =
+  | { ok: true; key: KeyRecord }
+  | { ok: false; error: ServiceError; key?: KeyRecord }
 
 const invalidKey = () =>
   new ServiceError(
@@ -69,6 +72,7 @@ export function checkKey(key: KeyRecord, nowMs: number): AuthResult {
     return {
       ok: false,
       error: new ServiceError('account_suspended', 'This account is suspended. Contact support.'),
+      key,
     }
   }
   return { ok: true, key }
@@ -89,5 +93,6 @@ export async function authenticateRequest(
   return {
     ok: false,
     error: await invalidKeyRefusal(gw.invalidKeys, options.address(), auth.error),
+    key: auth.key,
   }
 }

@@ -90,8 +90,8 @@ async function withBalance(
     response.status !== 403 &&
     response.status !== 503
   ) {
-    const auth = await authenticate(presentedKey(request.headers, true), gw.keys, gw.clock.now())
-    if (auth.ok) key = auth.key
+    // A suspended account's key is found too: its balance goes on the answer as well.
+    key = (await authenticate(presentedKey(request.headers, true), gw.keys, gw.clock.now())).key
   }
   if (key === undefined) return response
   const available = await availableBalance(gw.store, gw.sql, key.accountId)
@@ -128,8 +128,8 @@ export function keyEndpoint(
       allowXApiKey: endpoint.allowXApiKey ?? false,
       address: endpoint.address,
     })
-    if (!auth.ok) return errorResponse(call, auth.error, render)
     call.key = auth.key
+    if (!auth.ok) return errorResponse(call, auth.error, render)
     try {
       const { body, status = 200 } = await handle(auth.key, call)
       call.status = status

@@ -119,7 +119,10 @@ async function run<Body>(
   const auth = as
     ? checkKey(as, gw.clock.now())
     : await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
-  if (!auth.ok) return refuse(auth.error)
+  if (!auth.ok) {
+    call.key = auth.key
+    return refuse(auth.error)
+  }
   const key = (call.key = auth.key)
   const prepared = await style.prepare?.(body, key.accountId)
   if (prepared) return refuse(prepared)

@@ -217,6 +217,9 @@ describeWith(['postgres', 'redis'], 'providers and clients misbehaving under loa
       if (outcome.left || outcome.status === null) continue
       const fault = faults[outcome.fault]
       const answer = outcome.status === 200 ? null : `${outcome.status} ${outcome.code}`
+      // A cut whose reset reaches a busy gateway before it read the stream's first bytes drops them
+      // (TCP discards what was not read): a failure before the first byte, as the gateway saw it.
+      if (fault.broken && answer === '503 model_unavailable') continue
       const brokenStream = outcome.stream && fault.broken && answer === null
       expect({ ...outcome, answer }, context).toEqual({
         ...outcome,

@@ -141,7 +141,7 @@ export class MoneyModel {
     })
     if (!ask.valid) return refuse('invalid_request', false)
     if (!known || !account) return refuse('invalid_api_key', false)
-    if (account.suspended) return refuse('account_suspended', false)
+    if (account.suspended) return refuse('account_suspended', true)
     const candidates = ask.models.map((id) => this.catalog.get(id))
     if (candidates.some((model) => !model)) return refuse('unknown_model', true)
     const allowed = known.limits.allowedModels

@@ -250,15 +250,14 @@ export class Referee {
   }
 
   /**
-   * The balance header: on every answer once the key is known (spec), the account's available balance.
-   * Two differences from the spec are reported and not asserted here: answers to the key of a suspended
-   * account carry no balance, and with Redis leases the balance is the process's view as of its last
-   * lease round, which leaves out what leases hold (so only its presence is compared).
+   * The balance header: on every answer once the key is known (spec), the account's available balance,
+   * a suspended account's too. One difference from the spec is reported and not asserted here: with
+   * Redis leases the balance is the process's view as of its last lease round, which leaves out what
+   * leases hold (so only its presence is compared).
    */
   checkBalanceHeader(response: Response, decision: Decision, expected: number | undefined): void {
     const header = response.headers.get('x-service-balance-usd')
     const account = decision.accountId ? this.model.accounts.get(decision.accountId) : undefined
-    if (account?.suspended) return
     const what = `x-service-balance-usd of ${response.status} ${response.headers.get('x-service-error-code') ?? ''}`
     if (this.leased) {
       this.same(header !== null, account !== undefined, `${what} (present)`)

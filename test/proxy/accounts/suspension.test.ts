@@ -11,7 +11,10 @@ import { expectRefusal, operator } from './settings/operator-client.ts'
 type Json = Record<string, any>
 const hello = [{ role: 'user', content: 'hello' }]
 
-/** One request of each kind the API server authenticates, as its status and error code. */
+/**
+ * One request of each kind the API server authenticates, as its status and error code; every answer
+ * carries the account's balance (the key is known, suspended or not), a malformed body's refusal too.
+ */
 async function everyStyle(
   gw: TestGateway,
   key: string,
@@ -29,6 +32,10 @@ async function everyStyle(
     )
     const body = (await response.json()) as Json
     expect(response.headers.get('x-service-error-code') ?? undefined).toBe(body.error?.code)
+    expect({ path, balance: response.headers.get('x-service-balance-usd') }).toEqual({
+      path,
+      balance: expect.stringMatching(/^\d+\.\d+$/),
+    })
     return { status: response.status, code: body.error?.code as string | undefined }
   }
   const bearer = { authorization: `Bearer ${key}` }
@@ -48,6 +55,10 @@ async function everyStyle(
     alias: await send('/api/v1/chat/completions', {
       headers: bearer,
       body: { model: 'test/cheap', messages: hello },
+    }),
+    malformed: await send('/v1/chat/completions', {
+      headers: bearer,
+      body: { model: 'test/cheap', messages: 'not a list' },
     }),
     models: await send('/v1/models', { method: 'GET', headers: bearer }),
     imageStatus: await send('/v1/images/status?request_id=req_unknown', {
@@ -77,6 +88,7 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     expect(working.chat).toEqual({ status: 200, code: undefined })
     expect(working.messages).toEqual({ status: 200, code: undefined })
     expect(working.responses).toEqual({ status: 200, code: undefined })
+    expect(working.malformed).toEqual({ status: 400, code: 'invalid_request' })
     expect(working.imageStatus).toEqual({ status: 404, code: 'not_found' })
     expect(working.rotate).toEqual({ status: 404, code: 'not_found' })
 
@@ -92,7 +104,10 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
       note: 'report #12',
     })
     const refused = await everyStyle(gw, key)
-    for (const [style, outcome] of Object.entries(refused))
+    const { malformed, ...authenticated } = refused
+    // A body refused before the key is read is refused for the body, whoever sends it.
+    expect(malformed).toEqual({ status: 400, code: 'invalid_request' })
+    for (const [style, outcome] of Object.entries(authenticated))
       expect({ style, ...outcome }).toEqual({ style, status: 403, code: 'account_suspended' })
 
     const lifted = await operator(gw, 'POST', `/accounts/${accountId}/unsuspend`)
