@@ -20,7 +20,8 @@ import { answeredTotal, takeReading, type Reading, type Sources } from './accoun
 import { gatewayLogProblems } from './checks.ts'
 import { startGateway, type AccountState, type OperatorClient } from './gateway.ts'
 import { describeMachine, gatewayRevision, machineBusy } from './machine.ts'
-import { cleanup, cleanUpOnSignals, interrupted, startService } from './processes.ts'
+import { UsageError } from './options.ts'
+import { cleanup, cleanUpOnSignals, runCommand, startService } from './processes.ts'
 import { prepareStores } from './stores.ts'
 
 const REPO_DIR = join(import.meta.dir, '..')
@@ -44,8 +45,6 @@ const usage = `Usage: bun run bench:accounts [--accounts N] [--duration D] [--co
 Needs DATABASE_URL and REDIS_URL. The gateway gets a fresh database (dropped at the end) and a unique
 key prefix in a Redis database of its own (the first empty one of 1 to 15, unless REDIS_URL names one;
 its keys are deleted at the end). WRK_PATH names the wrk binary (default /usr/bin/wrk, then PATH).`
-
-class UsageError extends Error {}
 
 type Options = {
   accounts: number
@@ -702,18 +701,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    if (interrupted()) return
-    const badUsage =
-      error instanceof UsageError ||
-      String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
-    console.error(
-      badUsage
-        ? `${(error as Error).message}\n\n${usage}`
-        : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`,
-    )
-    process.exit(badUsage ? 2 : 1)
-  },
-)
+runCommand(main, usage)

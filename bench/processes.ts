@@ -7,6 +7,7 @@ import type { Subprocess } from 'bun'
 import { closeSync, openSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
+import { UsageError } from './options.ts'
 
 type Step = { name: string; run: () => Promise<void> | void }
 
@@ -39,6 +40,28 @@ process.on('exit', () => {
 })
 
 let interruptedBy: string | undefined
+
+/**
+ * Runs a bench command and exits with its status: a usage error prints the usage (2), another failure
+ * its message (1); one after an interruption is its consequence and says nothing more.
+ */
+export function runCommand(main: () => Promise<number>, usage: string): void {
+  main().then(
+    (code) => process.exit(code),
+    (error) => {
+      if (interrupted()) return
+      const badUsage =
+        error instanceof UsageError ||
+        String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
+      console.error(
+        badUsage
+          ? `${(error as Error).message}\n\n${usage}`
+          : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`,
+      )
+      process.exit(badUsage ? 2 : 1)
+    },
+  )
+}
 
 /** The signal that interrupted the run, if one did: failures after it are its consequence, not news. */
 export function interrupted(): string | undefined {

@@ -17,7 +17,7 @@ import {
   cleanUpOnSignals,
   freePort,
   startService,
-  interrupted,
+  runCommand,
   spawnChild,
   tail,
   waitForHttp,
@@ -276,18 +276,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error) => {
-    if (interrupted()) return
-    const badUsage =
-      error instanceof UsageError ||
-      String((error as { code?: unknown }).code).startsWith('ERR_PARSE_ARGS')
-    console.error(
-      badUsage
-        ? `${(error as Error).message}\n\n${usage}`
-        : `Benchmark failed: ${error instanceof Error ? error.message : String(error)}`,
-    )
-    process.exit(badUsage ? 2 : 1)
-  },
-)
+runCommand(main, usage)
