@@ -243,12 +243,19 @@ describeWith(['postgres', 'redis'], 'providers and clients misbehaving under loa
       [...answered],
       (requestId) => !answered.has(requestId),
     )
-    const logged = (
-      await db.sql<{ request_id: string }[]>`
-        SELECT request_id FROM request_logs WHERE account_id = ${accountId}`
-    ).map((row) => row.request_id)
-    expect(new Set(logged).size, context).toBe(logged.length)
-    const loggedSet = new Set(logged)
+    // A refusal answered just now is logged within the writer's next flush.
+    let logged: string[] = []
+    let loggedSet = new Set<string>()
+    for (let attempt = 0; attempt < 50; attempt++) {
+      logged = (
+        await db.sql<{ request_id: string }[]>`
+          SELECT request_id FROM request_logs WHERE account_id = ${accountId}`
+      ).map((row) => row.request_id)
+      loggedSet = new Set(logged)
+      if (begun.every((outcome) => loggedSet.has(outcome.requestId!))) break
+      await Bun.sleep(100)
+    }
+    expect(loggedSet.size, context).toBe(logged.length)
     expect(
       begun.filter((outcome) => !loggedSet.has(outcome.requestId!)),
       context,
