@@ -6,7 +6,7 @@
  * gateway's cost.
  */
 import { capture } from './processes.ts'
-import { luaString } from './wrk.ts'
+import { luaString, WRK_DONE, wrkResult } from './wrk.ts'
 
 export type TrafficKind = {
   style: 'chat' | 'responses' | 'messages'
@@ -69,7 +69,6 @@ export function trafficKinds(model: string): TrafficKind[] {
   return kinds
 }
 
-const RESULT_MARK = 'BENCH_RESULT '
 const KEY_MARK = '@KEY@'
 
 /** The wrk script: `wrk … -s SCRIPT URL -- KEYS_FILE SEED`. */
@@ -105,13 +104,7 @@ function request()
   return template[1] .. keys[math.random(#keys)] .. template[2]
 end
 
-done = function(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format('${RESULT_MARK}{"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n',
-    summary.requests, summary.duration, math.floor(latency:percentile(50)), math.floor(latency:percentile(99)),
-    e.connect, e.read, e.write, e.status, e.timeout))
-end
-`
+${WRK_DONE}`
 }
 
 export type MixedResult = {
@@ -153,19 +146,7 @@ export async function runMixedLoad(options: {
     options.keysFile,
     String(options.seed),
   ])
-  const line = printed.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_MARK))
-  if (!line) throw new Error(`wrk printed no result:\n${printed.stdout}${printed.stderr}`)
-  const r = JSON.parse(line.slice(RESULT_MARK.length)) as {
-    requests: number
-    durationUs: number
-    p50Us: number
-    p99Us: number
-    connect: number
-    read: number
-    write: number
-    status: number
-    timeout: number
-  }
+  const r = wrkResult(printed, options.origin)
   const durationS = r.durationUs / 1e6
   return {
     requests: r.requests,

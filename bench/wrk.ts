@@ -77,16 +77,19 @@ function wrkScript(spec: LoadSpec): string {
 wrk.body = ${luaString(spec.body)}
 ${headers}
 
-done = function(summary, latency, requests)
+${WRK_DONE}`
+}
+
+/** The `done` function of a wrk script: one line with the run's totals, read back by `wrkResult`. */
+export const WRK_DONE = `done = function(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('${RESULT_MARK}{"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}\\n',
     summary.requests, summary.duration, math.floor(latency:percentile(50)), math.floor(latency:percentile(99)),
     e.connect, e.read, e.write, e.status, e.timeout))
 end
 `
-}
 
-type WrkLine = {
+export type WrkLine = {
   requests: number
   durationUs: number
   p50Us: number
@@ -96,6 +99,14 @@ type WrkLine = {
   write: number
   status: number
   timeout: number
+}
+
+/** The totals a script ending in WRK_DONE printed. */
+export function wrkResult(printed: { stdout: string; stderr: string }, what: string): WrkLine {
+  const line = printed.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_MARK))
+  if (!line)
+    throw new Error(`wrk printed no result for ${what}:\n${printed.stdout}${printed.stderr}`)
+  return JSON.parse(line.slice(RESULT_MARK.length)) as WrkLine
 }
 
 async function runWrk(wrk: string, scriptPath: string, spec: LoadSpec): Promise<LoadResult> {
@@ -112,10 +123,7 @@ async function runWrk(wrk: string, scriptPath: string, spec: LoadSpec): Promise<
     spec.url,
   ]
   const printed = await capture(cmd)
-  const line = printed.stdout.split('\n').find((candidate) => candidate.startsWith(RESULT_MARK))
-  if (!line)
-    throw new Error(`wrk printed no result for ${spec.url}:\n${printed.stdout}${printed.stderr}`)
-  const r = JSON.parse(line.slice(RESULT_MARK.length)) as WrkLine
+  const r = wrkResult(printed, spec.url)
   return {
     requests: r.requests,
     rps: r.durationUs > 0 ? r.requests / (r.durationUs / 1e6) : 0,
