@@ -147,11 +147,14 @@ export async function keyDefaults(
   >`SELECT kind FROM accounts WHERE id = ${accountId}`
   if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
   const caps = account.kind === 'accountless' ? deps.keyDefaults.accountless : deps.keyDefaults
+  // A configured default of 0 is no cap, which a key records as null.
+  const cap = (nano: number) => (nano > 0 ? nano : null)
+  const usd = (nano: number) => (nano > 0 ? nanoToUsd(nano) : null)
   return {
-    dailyLimitNano: caps.dailyLimitNano,
-    dailyLimitUsd: nanoToUsd(caps.dailyLimitNano),
-    monthlyLimitNano: caps.monthlyLimitNano,
-    monthlyLimitUsd: nanoToUsd(caps.monthlyLimitNano),
+    dailyLimitNano: cap(caps.dailyLimitNano),
+    dailyLimitUsd: usd(caps.dailyLimitNano),
+    monthlyLimitNano: cap(caps.monthlyLimitNano),
+    monthlyLimitUsd: usd(caps.monthlyLimitNano),
   }
 }
 

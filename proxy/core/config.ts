@@ -277,12 +277,12 @@ export const ConfigSchema = Type.Object({
   KEY_DAILY_LIMIT_USD: Type.String({
     ...Usd,
     default: '50',
-    description: 'Default daily spend cap of a new key.',
+    description: 'Default daily spend cap of a new key (0: none).',
   }),
   KEY_MONTHLY_LIMIT_USD: Type.String({
     ...Usd,
     default: '500',
-    description: 'Default monthly spend cap of a new key.',
+    description: 'Default monthly spend cap of a new key (0: none).',
   }),
   ACCOUNTLESS_KEY_DAILY_LIMIT_USD: Type.String({
     ...Usd,

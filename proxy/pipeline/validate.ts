@@ -43,7 +43,7 @@ export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): V
     const param = fieldName(first.path)
     return {
       ok: false,
-      error: new ServiceError('invalid_request', `${param}: ${describe(first)}`, { param }),
+      error: new ServiceError('invalid_request', `${param}: ${describeValueError(first)}`, { param }),
     }
   }
   const value = body as T
@@ -62,7 +62,8 @@ export function fieldName(path: string): string {
     )
 }
 
-function describe(error: ValueError): string {
+/** What a value that fails a schema check must be, in the words of the API's error messages. */
+export function describeValueError(error: ValueError): string {
   const schema = error.schema as {
     minItems?: number
     maxItems?: number

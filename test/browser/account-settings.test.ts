@@ -61,6 +61,32 @@ describeBrowser(
     )
 
     browserTest(
+      'a key form refuses a limit or cap of 0 (none is empty, or “No cap”), naming the field',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedIn(site, accountId)
+        await page.goto('/dashboard/keys')
+        await page.getByRole('button', { name: 'Create key' }).click()
+        await page.getByLabel('Name', { exact: true }).fill('zero')
+        const invalid = (label: string) =>
+          page.getByLabel(label).and(page.locator('[aria-invalid="true"]'))
+        await page.getByLabel('Daily spend cap (USD)').fill('0')
+        await page.getByRole('button', { name: 'Create', exact: true }).click()
+        await invalid('Daily spend cap (USD)').waitFor()
+        await page.getByText('Enter a daily cap above zero, or choose “No daily cap”.').waitFor()
+        await page.getByLabel('Daily spend cap (USD)').fill('')
+        await page.getByLabel('Requests per minute').fill('0')
+        await page.getByRole('button', { name: 'Create', exact: true }).click()
+        await invalid('Requests per minute').waitFor()
+        await page.getByLabel('Requests per minute').fill('')
+        await page.getByRole('button', { name: 'Create', exact: true }).click()
+        expect(await page.getByLabel('API key', { exact: true }).inputValue()).toMatch(/^svc-live-/)
+        expect(await seriousViolations(page)).toEqual([])
+      },
+    )
+
+    browserTest(
       'the dashboard link of an accountless account: replaced (shown once, the old one ends) and revoked',
       () => site,
       async () => {

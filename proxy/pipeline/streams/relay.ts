@@ -50,7 +50,15 @@ export type RelayOptions = {
   onEnd: (outcome: StreamOutcome) => void
 }
 
-const encoder = new TextEncoder()
+/**
+ * The response body's controller (Bun's direct stream): text is written as it is, without a queue of
+ * chunks in between, and sent when flushed.
+ */
+type Sink = {
+  write(text: string): number | Promise<number>
+  flush(): number | Promise<number>
+  close(): void
+}
 
 const inputOnly = (inputTokens: number): TokenUsage => ({
   inputTokens,
@@ -69,7 +77,8 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   let sawFinish = false
   /** Set the moment the stream starts to end (before any wait), so nothing else ends it twice. */
   let ended = false
-  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
+  /** Set once the response starts to read the stream. */
+  let stream: Sink | undefined
   const chargedNano = (charged: TokenUsage) => Math.min(options.price(charged), options.holdNano)
   const costUsd = (charged: TokenUsage) => Number(nanoToUsd(chargedNano(charged)))
 
@@ -117,7 +126,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   }
 
   const fail = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
+    controller: Sink,
     kind: StreamEnd,
     failure: ServiceError,
     charged?: TokenUsage,
@@ -126,7 +135,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     options.upstream.abort()
     options.onEnd({ end: kind, usage: charged ?? (await deliveredUsage()), failure })
     try {
-      controller.enqueue(encoder.encode(output.fail(failure)))
+      controller.write(output.fail(failure))
       controller.close()
     } catch {
       // The client side of the stream is already gone.
@@ -151,7 +160,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     )
   }
 
-  const stopAtHold = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+  const stopAtHold = async (controller: Sink) => {
     const charged = await deliveredUsage()
     const cost = nanoToUsd(chargedNano(charged))
     const stop = new ServiceError(
@@ -162,13 +171,10 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   }
 
   /** Relays what a read completed; false when the client got nothing from it and the stream goes on. */
-  const relay = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
-    raws: SseEvent[],
-  ): Promise<boolean> => {
+  const relay = async (controller: Sink, raws: SseEvent[]): Promise<boolean> => {
     let out = ''
     const send = () => {
-      if (out) controller.enqueue(encoder.encode(out))
+      if (out) controller.write(out)
       return out !== ''
     }
     for (const raw of raws) {
@@ -211,21 +217,19 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     return undefined
   }
 
-  const complete = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+  const complete = async (controller: Sink) => {
     if (!end()) return
     const final = reportedUsage() ?? (await deliveredUsage())
     options.onEnd({ end: 'complete', usage: final })
-    controller.enqueue(
-      encoder.encode(
-        output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined }),
-      ),
+    controller.write(
+      output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined }),
     )
     controller.close()
   }
 
   /** The next bytes from the provider; undefined once the stream is ending (failed or aborted). */
   const read = async (
-    controller: ReadableStreamDefaultController<Uint8Array>,
+    controller: Sink,
   ): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
     if (pendingFirst) {
       const value = pendingFirst
@@ -249,17 +253,18 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     }
   }
 
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      stream = controller
-    },
+  const source: DirectSource = {
+    type: 'direct',
     async pull(controller) {
+      stream = controller
       while (!ended) {
         const result = await read(controller)
         if (!result) return
         idle.refresh()
         if (!result.done) {
-          if (await relay(controller, splitter.push(result.value))) return
+          // Sent: wait until the client's socket takes it (a slow reader slows the relay, not memory).
+          if ((await relay(controller, splitter.push(result.value))) && !ended)
+            await controller.flush()
           continue
         }
         await relay(controller, splitter.flush())
@@ -277,12 +282,21 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
         return
       }
     },
+    // The client went away: writes after this go nowhere, so the loop above stops at `ended`.
     async cancel() {
       if (!end()) return
       options.upstream.abort()
       options.onEnd({ end: 'client_closed', usage: await deliveredUsage() })
     },
-  })
+  }
+  return new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>)
+}
+
+/** Bun's direct source: `pull` is called once and writes the whole body. */
+type DirectSource = {
+  type: 'direct'
+  pull(controller: Sink): Promise<void>
+  cancel(): Promise<void>
 }
 
 function idleError(idleTimeoutMs: number): ServiceError {

@@ -6,8 +6,9 @@
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.ts'
 
-const Limit = Type.Integer({ minimum: 0 })
-const Nano = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })
+/** A key's limits and caps are positive: null, not 0, is "none" (0 would read as a limit of nothing). */
+const Limit = Type.Integer({ minimum: 1 })
+const Nano = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const ModelIds = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })
 
 /**
@@ -81,13 +82,13 @@ export type ApiKeyChanges = Static<typeof ApiKeyChanges>
 
 /**
  * The spend caps a new key gets when its create call leaves them out (`GET /keys/defaults`): the
- * configured defaults, lower for accountless accounts.
+ * configured defaults, lower for accountless accounts; null: new keys get no such cap.
  */
 export const KeyDefaults = Type.Object({
-  dailyLimitNano: Type.Integer(),
-  dailyLimitUsd: Type.String(),
-  monthlyLimitNano: Type.Integer(),
-  monthlyLimitUsd: Type.String(),
+  dailyLimitNano: Nullable(Type.Integer()),
+  dailyLimitUsd: Nullable(Type.String()),
+  monthlyLimitNano: Nullable(Type.Integer()),
+  monthlyLimitUsd: Nullable(Type.String()),
 })
 export type KeyDefaults = Static<typeof KeyDefaults>
 

@@ -66,6 +66,13 @@ export function KeyForm(props: Props) {
   ): number | null | undefined => {
     if (off) return null
     const nano = readUsd(text, param)
+    if (nano === 0)
+      throw new ApiError(
+        400,
+        'invalid_request',
+        `Enter a ${period} cap above zero, or choose “No ${period} cap”.`,
+        param,
+      )
     if (nano !== null) return nano
     if (!start) return undefined
     throw new ApiError(
@@ -78,8 +85,8 @@ export function KeyForm(props: Props) {
 
   const read = (): NewApiKey => ({
     name: name().trim(),
-    rpmLimit: readWhole(rpm(), 'rpmLimit'),
-    tpmLimit: readWhole(tpm(), 'tpmLimit'),
+    rpmLimit: readWhole(rpm(), 'rpmLimit', 1),
+    tpmLimit: readWhole(tpm(), 'tpmLimit', 1),
     concurrency: readWhole(concurrency(), 'concurrency', 1),
     dailyLimitNano: cap(daily(), noDaily(), 'dailyLimitNano', 'daily'),
     monthlyLimitNano: cap(monthly(), noMonthly(), 'monthlyLimitNano', 'monthly'),
@@ -133,6 +140,7 @@ export function KeyForm(props: Props) {
     const span = period === 'daily' ? 'UTC day' : 'UTC month'
     if (start)
       return `Requests are refused for the rest of the ${span} once the key has spent this much.`
+    if (amount === null) return `Empty: no ${period} cap, the default for new keys.`
     return amount === undefined
       ? `Empty: the default cap for new keys.`
       : `Empty: the default for new keys, ${usd(amount)} a ${period === 'daily' ? 'day' : 'month'}.`
@@ -193,7 +201,7 @@ export function KeyForm(props: Props) {
             <TextField
               label="Daily spend cap (USD)"
               inputmode="decimal"
-              placeholder={start ? undefined : props.defaults?.dailyLimitUsd}
+              placeholder={start ? undefined : (props.defaults?.dailyLimitUsd ?? undefined)}
               disabled={noDaily()}
               value={noDaily() ? '' : daily()}
               onValue={setDaily}
@@ -206,7 +214,7 @@ export function KeyForm(props: Props) {
             <TextField
               label="Monthly spend cap (USD)"
               inputmode="decimal"
-              placeholder={start ? undefined : props.defaults?.monthlyLimitUsd}
+              placeholder={start ? undefined : (props.defaults?.monthlyLimitUsd ?? undefined)}
               disabled={noMonthly()}
               value={noMonthly() ? '' : monthly()}
               onValue={setMonthly}

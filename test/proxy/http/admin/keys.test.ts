@@ -164,6 +164,16 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
     expect(await refused({ allowedModels: ['test/nope'] }, 'allowedModels')).toContain('test/nope')
     await refused({ rpmLimit: -1 }, 'rpmLimit')
     await refused({ dailyLimitNano: 1.5 }, 'dailyLimitNano')
+    // 0 would read as "a limit of nothing" and was taken as none: null is none, 0 is refused.
+    for (const field of [
+      'rpmLimit',
+      'tpmLimit',
+      'concurrency',
+      'dailyLimitNano',
+      'monthlyLimitNano',
+    ])
+      expect(await refused({ [field]: 0 }, field)).toContain('1')
+    expect((await call(gw, 'POST', '/keys', owner, { monthlyLimitNano: 0 })).status).toBe(400)
     await refused({ secret: 'x' }, 'secret')
     expect(await refused({})).toContain('Nothing to change')
     const foreign = await call(
@@ -254,5 +264,38 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
         ]),
       )
     })
+  })
+})
+
+describe('a configured default cap of 0', () => {
+  let gw: TestGateway
+  beforeAll(async () => {
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'embedded',
+      env: { KEY_DAILY_LIMIT_USD: '0', ACCOUNTLESS_KEY_DAILY_LIMIT_USD: '0' },
+    })
+  })
+  afterAll(() => gw?.close())
+
+  test('gives new keys no such cap, shown as none; a key never stores a limit of 0', async () => {
+    const accountId = await gw.account('1')
+    const { cookie } = await sessionFor(gw, accountId, 'owner')
+    expect((await call(gw, 'GET', '/keys/defaults', cookie)).body).toEqual({
+      dailyLimitNano: null,
+      dailyLimitUsd: null,
+      monthlyLimitNano: 100_000_000_000,
+      monthlyLimitUsd: '100',
+    })
+    const created = await call(gw, 'POST', '/keys', cookie, {})
+    expect(created.body).toMatchObject({ dailyLimitNano: null, dailyLimitUsd: null })
+    expect((await gw.chat(created.body.key, { model: 'test/cheap', messages: hello })).status).toBe(
+      200,
+    )
+    const stored = await gw.app.operator.sql`
+      UPDATE api_keys SET rpm_limit = 0 WHERE id = ${created.body.id} RETURNING id`.catch(
+      (error) => error,
+    )
+    expect(String(stored)).toContain('api_keys_rpm_limit_check')
   })
 })
