@@ -1,9 +1,10 @@
 /**
  * Relays a provider's stream to the client as it arrives. Every provider event is decoded into neutral
- * events (for accounting), and the client style's output decides what the client receives. A read that
- * yields nothing for the client (a keep-alive, half an event, an event with no counterpart in the
- * client's style) is followed by the next read at once: the client's reader only asks again after it
- * was given something, so the relay must not return empty-handed.
+ * events (for accounting), and the client style's output decides what the client receives. The relay
+ * writes into the response's direct stream in one loop: what a read completes is written as text and
+ * flushed (a read that yields nothing for the client, such as a keep-alive, half an event or an event
+ * with no counterpart in the client's style, writes nothing), and the next read waits until the client's
+ * socket took the last flush.
  *
  * Delivered output is counted as it goes, so a stream that breaks, is left by the client, reaches its
  * hold or goes idle is charged for what was delivered. The hold is never exceeded: an event whose
