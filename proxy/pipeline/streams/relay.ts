@@ -1,10 +1,9 @@
 /**
  * Relays a provider's stream to the client as it arrives. Every provider event is decoded into neutral
- * events (for accounting), and the client style's output decides what the client receives. The relay
- * writes into the response's direct stream in one loop: what a read completes is written as text and
- * flushed (a read that yields nothing for the client, such as a keep-alive, half an event or an event
- * with no counterpart in the client's style, writes nothing), and the next read waits until the client's
- * socket took the last flush.
+ * events (for accounting), and the client style's output decides what the client receives. A read that
+ * yields nothing for the client (a keep-alive, half an event, an event with no counterpart in the
+ * client's style) is followed by the next read at once: the client's reader only asks again after it
+ * was given something, so the relay must not return empty-handed.
  *
  * Delivered output is counted as it goes, so a stream that breaks, is left by the client, reaches its
  * hold or goes idle is charged for what was delivered. The hold is never exceeded: an event whose
@@ -51,15 +50,7 @@ export type RelayOptions = {
   onEnd: (outcome: StreamOutcome) => void
 }
 
-/**
- * The response body's controller (Bun's direct stream): text is written as it is, without a queue of
- * chunks in between, and sent when flushed.
- */
-type Sink = {
-  write(text: string): number | Promise<number>
-  flush(): number | Promise<number>
-  close(): void
-}
+const encoder = new TextEncoder()
 
 const inputOnly = (inputTokens: number): TokenUsage => ({
   inputTokens,
@@ -78,8 +69,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   let sawFinish = false
   /** Set the moment the stream starts to end (before any wait), so nothing else ends it twice. */
   let ended = false
-  /** Set once the response starts to read the stream. */
-  let stream: Sink | undefined
+  let stream: ReadableStreamDefaultController<Uint8Array> | undefined
   const chargedNano = (charged: TokenUsage) => Math.min(options.price(charged), options.holdNano)
   const costUsd = (charged: TokenUsage) => Number(nanoToUsd(chargedNano(charged)))
 
@@ -127,7 +117,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   }
 
   const fail = async (
-    controller: Sink,
+    controller: ReadableStreamDefaultController<Uint8Array>,
     kind: StreamEnd,
     failure: ServiceError,
     charged?: TokenUsage,
@@ -136,7 +126,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     options.upstream.abort()
     options.onEnd({ end: kind, usage: charged ?? (await deliveredUsage()), failure })
     try {
-      controller.write(output.fail(failure))
+      controller.enqueue(encoder.encode(output.fail(failure)))
       controller.close()
     } catch {
       // The client side of the stream is already gone.
@@ -161,7 +151,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     )
   }
 
-  const stopAtHold = async (controller: Sink) => {
+  const stopAtHold = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
     const charged = await deliveredUsage()
     const cost = nanoToUsd(chargedNano(charged))
     const stop = new ServiceError(
@@ -172,10 +162,13 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   }
 
   /** Relays what a read completed; false when the client got nothing from it and the stream goes on. */
-  const relay = async (controller: Sink, raws: SseEvent[]): Promise<boolean> => {
+  const relay = async (
+    controller: ReadableStreamDefaultController<Uint8Array>,
+    raws: SseEvent[],
+  ): Promise<boolean> => {
     let out = ''
     const send = () => {
-      if (out) controller.write(out)
+      if (out) controller.enqueue(encoder.encode(out))
       return out !== ''
     }
     for (const raw of raws) {
@@ -218,19 +211,21 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     return undefined
   }
 
-  const complete = async (controller: Sink) => {
+  const complete = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
     if (!end()) return
     const final = reportedUsage() ?? (await deliveredUsage())
     options.onEnd({ end: 'complete', usage: final })
-    controller.write(
-      output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined }),
+    controller.enqueue(
+      encoder.encode(
+        output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined }),
+      ),
     )
     controller.close()
   }
 
   /** The next bytes from the provider; undefined once the stream is ending (failed or aborted). */
   const read = async (
-    controller: Sink,
+    controller: ReadableStreamDefaultController<Uint8Array>,
   ): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
     if (pendingFirst) {
       const value = pendingFirst
@@ -254,18 +249,17 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     }
   }
 
-  const source: DirectSource = {
-    type: 'direct',
-    async pull(controller) {
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
       stream = controller
+    },
+    async pull(controller) {
       while (!ended) {
         const result = await read(controller)
         if (!result) return
         idle.refresh()
         if (!result.done) {
-          // Sent: wait until the client's socket takes it (a slow reader slows the relay, not memory).
-          if ((await relay(controller, splitter.push(result.value))) && !ended)
-            await controller.flush()
+          if (await relay(controller, splitter.push(result.value))) return
           continue
         }
         await relay(controller, splitter.flush())
@@ -283,21 +277,12 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
         return
       }
     },
-    // The client went away: writes after this go nowhere, so the loop above stops at `ended`.
     async cancel() {
       if (!end()) return
       options.upstream.abort()
       options.onEnd({ end: 'client_closed', usage: await deliveredUsage() })
     },
-  }
-  return new ReadableStream(source as unknown as UnderlyingDefaultSource<Uint8Array>)
-}
-
-/** Bun's direct source: `pull` is called once and writes the whole body. */
-type DirectSource = {
-  type: 'direct'
-  pull(controller: Sink): Promise<void>
-  cancel(): Promise<void>
+  })
 }
 
 function idleError(idleTimeoutMs: number): ServiceError {
