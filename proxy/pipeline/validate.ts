@@ -43,7 +43,9 @@ export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): V
     const param = fieldName(first.path)
     return {
       ok: false,
-      error: new ServiceError('invalid_request', `${param}: ${describeValueError(first)}`, { param }),
+      error: new ServiceError('invalid_request', `${param}: ${describeValueError(first)}`, {
+        param,
+      }),
     }
   }
   const value = body as T
