@@ -74,7 +74,7 @@ export async function recoverOutbox(
   if (entries.length === 0) return 0
   await insertLedger(sql, entries.flatMap(outboxRows))
   await insertRequestLogs(sql, entries.flatMap(outboxRecord))
-  await store.ackLedger(entries)
+  await store.ackRecovered(entries)
   log.info('outbox entries recovered into the ledger', { count: entries.length })
   return entries.length
 }

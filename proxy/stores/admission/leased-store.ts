@@ -292,6 +292,10 @@ export class LeasedAdmissionStore implements AdmissionStore {
     return this.inner.ackLedger(entries)
   }
 
+  ackRecovered(entries: LedgerEntry[]): Promise<void> {
+    return this.inner.ackRecovered(entries)
+  }
+
   snapshot(accountId: string): Promise<AccountSnapshot> {
     return this.inner.snapshot(accountId)
   }

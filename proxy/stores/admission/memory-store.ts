@@ -317,6 +317,11 @@ export class MemoryAdmissionStore implements AdmissionStore {
     for (const entry of entries) this.accounts.get(entry.accountId)?.outbox.delete(entry.requestId)
   }
 
+  /** In one process every call is answered: nothing is sent again after recovery, so no mark is kept. */
+  ackRecovered(entries: LedgerEntry[]): Promise<void> {
+    return this.ackLedger(entries)
+  }
+
   async snapshot(accountId: string): Promise<AccountSnapshot> {
     const account = this.accounts.get(accountId)
     if (!account)

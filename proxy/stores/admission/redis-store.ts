@@ -61,6 +61,13 @@ export type RedisStoreOptions = {
  * it, so that the sweep also finds the outbox entries a stopped process left (whatever the clocks' skew).
  */
 const KEEP_AFTER_DEADLINE_MS = 40 * 60_000
+/**
+ * An outbox entry recovery wrote to Postgres is kept this long as a mark (its value starts with
+ * RECOVERED_MARK), so a charge its process sends again after a lost answer is taken once. Shorter than
+ * KEEP_AFTER_DEADLINE_MS, so the sweep still visits the account when the mark is to go.
+ */
+const RECOVERED_KEPT_MS = 30 * 60_000
+const RECOVERED_MARK = '~'
 /** Each process registers an account again at most this often (for the same deadline). */
 const REGISTER_EVERY_MS = 30_000
 const SWEEP_LOCK_MS = 5_000
@@ -211,15 +218,21 @@ export class RedisAdmissionStore implements AdmissionStore {
     return { expired }
   }
 
+  /** Also drops the marks of recovered entries once they are past their hour (see `ackRecovered`). */
   async pendingLedger(olderThanMs: number): Promise<LedgerEntry[]> {
-    const cutoff = (await this.serverTime()) - olderThanMs
+    const now = await this.serverTime()
     const entries: LedgerEntry[] = []
     for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
       const outbox = await this.redis.hgetall(redisKeys.outbox(accountId))
+      const spent: string[] = []
       for (const [requestId, value] of Object.entries(outbox)) {
-        const entry = parseOutboxEntry(accountId, requestId, value)
-        if (entry && entry.atMs <= cutoff) entries.push(entry)
+        const recovered = value.startsWith(RECOVERED_MARK)
+        const entry = parseOutboxEntry(accountId, requestId, recovered ? value.slice(1) : value)
+        if (!entry) continue
+        if (!recovered && entry.atMs <= now - olderThanMs) entries.push(entry)
+        if (recovered && entry.atMs <= now - RECOVERED_KEPT_MS) spent.push(requestId)
       }
+      if (spent.length > 0) await this.redis.hdel(redisKeys.outbox(accountId), ...spent)
     }
     return entries
   }
@@ -234,6 +247,20 @@ export class RedisAdmissionStore implements AdmissionStore {
     await Promise.all(
       [...byAccount].map(([accountId, ids]) =>
         this.redis.hdel(redisKeys.outbox(accountId), ...ids),
+      ),
+    )
+  }
+
+  async ackRecovered(entries: LedgerEntry[]): Promise<void> {
+    // The mark keeps what the scripts read of an entry (key, amounts, time): a settle sent again answers
+    // with the charge taken, a lease charge sent again is skipped. The request's log row is not kept.
+    await Promise.all(
+      entries.map((entry) =>
+        this.redis.hset(
+          redisKeys.outbox(entry.accountId),
+          entry.requestId,
+          `${RECOVERED_MARK}${entry.keyId}|${entry.chargedNano}|${entry.writtenOffNano}|${entry.atMs}|`,
+        ),
       ),
     )
   }

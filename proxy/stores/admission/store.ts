@@ -159,8 +159,14 @@ export interface AdmissionStore {
   sweep(): Promise<SweepResult>
   /** Outbox entries older than `olderThanMs` (left by a process that stopped before writing them). */
   pendingLedger(olderThanMs: number): Promise<LedgerEntry[]>
-  /** Removes outbox entries once Postgres has their ledger rows. */
+  /** Removes outbox entries once Postgres has their ledger rows (written by the process that settled them). */
   ackLedger(entries: Pick<LedgerEntry, 'accountId' | 'requestId'>[]): Promise<void>
+  /**
+   * Outbox entries recovery wrote to Postgres. The process that settled them may still send them again
+   * (its answer lost, its retry not yet through): they stay as marks for an hour, so such a charge is
+   * still taken once, and are no longer returned by `pendingLedger`.
+   */
+  ackRecovered(entries: LedgerEntry[]): Promise<void>
   snapshot(accountId: string): Promise<AccountSnapshot>
   close(): Promise<void>
   /** Resolves when the store answers (readiness probe); rejects when it does not. */

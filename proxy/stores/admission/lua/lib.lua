@@ -12,7 +12,9 @@
     holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs|guardrailId|free"
                   (open holds only; guardrailId may be empty; free is 1 for a request on the free allowance)
     outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs|record", until Postgres has
-                  it; record: the request's log row (JSON, may be empty), so that both reach Postgres
+                  it; record: the request's log row (JSON, may be empty), so that both reach Postgres.
+                  An entry recovery wrote to Postgres stays for a while as "~keyId|charged|writtenOff|at|",
+                  so a settle or lease charge sent again after a lost answer still finds it taken
   Money is integer nano-USD; amounts stay below 2^53 so Lua numbers hold them exactly. Each record is one
   field, read and written whole: one HMGET and one HSET per decision instead of one call per counter.
 ]]

@@ -249,4 +249,32 @@ describeWith('redis', 'admission leases', () => {
     expect(pending.reduce((sum, entry) => sum + entry.chargedNano, 0)).toBe(charged)
     expect(snapshot.balanceNano).toBe(1_000_000_000_000 - charged)
   })
+
+  test('a charge sent again after recovery already wrote it to Postgres is still taken once', async () => {
+    const flaky = await processStore()
+    const decide = flaky.inner.decide.bind(flaky.inner)
+    let recovered = 0
+    flaky.inner.decide = async (accountId, args) => {
+      const reply = await decide(accountId, args)
+      // The first charge call reaches Redis and its answer is lost; before the process sends it again
+      // (a failover, a slow machine), another process's recovery finds the entries old and writes them.
+      if (args[0] === 'charge' && recovered === 0) {
+        const orphans = (await store.pendingLedger(0)).filter(
+          (entry) => entry.accountId === accountId,
+        )
+        recovered = orphans.length
+        await store.ackRecovered(orphans)
+        throw new Error('Command timed out')
+      }
+      return reply
+    }
+    const accountId = await account(1_000_000_000_000)
+    const charged = await run(flaky, accountId, 200)
+    const snapshot = await settled(accountId)
+    expect(recovered).toBeGreaterThan(0)
+    expect(snapshot.balanceNano).toBe(1_000_000_000_000 - charged)
+    // Recovered entries stay as marks, not as entries to write again.
+    const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
+    expect(pending.reduce((sum, entry) => sum + entry.chargedNano, 0)).toBeLessThan(charged)
+  })
 })
