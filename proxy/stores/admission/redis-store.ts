@@ -218,7 +218,7 @@ export class RedisAdmissionStore implements AdmissionStore {
     return { expired }
   }
 
-  /** Also drops the marks of recovered entries once they are past their hour (see `ackRecovered`). */
+  /** Also drops the marks of recovered entries once they are past their keeping (see `ackRecovered`). */
   async pendingLedger(olderThanMs: number): Promise<LedgerEntry[]> {
     const now = await this.serverTime()
     const entries: LedgerEntry[] = []

@@ -163,7 +163,7 @@ export interface AdmissionStore {
   ackLedger(entries: Pick<LedgerEntry, 'accountId' | 'requestId'>[]): Promise<void>
   /**
    * Outbox entries recovery wrote to Postgres. The process that settled them may still send them again
-   * (its answer lost, its retry not yet through): they stay as marks for an hour, so such a charge is
+   * (its answer lost, its retry not yet through): they stay as marks for 30 minutes, so such a charge is
    * still taken once, and are no longer returned by `pendingLedger`.
    */
   ackRecovered(entries: LedgerEntry[]): Promise<void>
