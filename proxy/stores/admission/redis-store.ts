@@ -104,17 +104,27 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
   const client = connectRedis(options.url, redisClientOptions(options))
   client.on('error', () => {}) // connection errors surface as failed commands
   await client.connect()
-  return new RedisAdmissionStore(await withScripts(client), options.holdDeadlineMs)
+  const store = new RedisAdmissionStore(
+    await withScripts(client),
+    options.holdDeadlineMs,
+    options.timeoutMs,
+  )
+  await store.serverTime().catch(() => undefined) // measured again by every sweep
+  return store
 }
 
 export class RedisAdmissionStore implements AdmissionStore {
   readonly kind = 'redis'
   private readonly registered = new Map<string, number>()
   private readonly queues = new Map<string, AccountQueue>()
+  /** Redis's clock minus this process's, as last measured (every sweep reads it). */
+  private clockOffsetMs = 0
 
   constructor(
     readonly redis: ScriptClient,
     private readonly holdDeadlineMs = HOLD_DEADLINE_MS,
+    /** How long a call is waited for (the client's command timeout); a call past it is not applied. */
+    private readonly callTimeoutMs = 60_000,
   ) {}
 
   async admit(input: AdmitInput): Promise<AdmitResult> {
@@ -314,11 +324,16 @@ export class RedisAdmissionStore implements AdmissionStore {
       decision.args[0] === 'admit' ? 1 : decision.args[0] === 'grow' ? 2 : 0
     const batch = [0, 1, 2].flatMap((at) => waiting.filter((decision) => phase(decision) === at))
     queue.inFlight += 1
+    // The cluster client sends a call again by itself after its connection closed (a master killed),
+    // possibly once this store stopped waiting and sent the decisions again: past the wait, the script
+    // refuses it, so a decision is never applied behind the back of the one that replaced it.
+    const notAfterMs = Date.now() + this.clockOffsetMs + this.callTimeoutMs
     this.redis
       .gwDecide(
         redisKeys.state(accountId),
         redisKeys.holds(accountId),
         redisKeys.outbox(accountId),
+        notAfterMs,
         ...batch.flatMap((decision) => decision.args),
       )
       .then(
@@ -357,8 +372,12 @@ export class RedisAdmissionStore implements AdmissionStore {
       .catch(() => this.registered.delete(accountId))
   }
 
-  private async serverTime(): Promise<number> {
+  /** Redis's clock (the one the scripts read); also corrects this process's estimate of it. */
+  async serverTime(): Promise<number> {
+    const sentAt = Date.now()
     const [seconds, micros] = await this.redis.time()
-    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+    const server = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+    this.clockOffsetMs = server - Math.round((sentAt + Date.now()) / 2)
+    return server
   }
 }

@@ -5,7 +5,10 @@
   batching only saves round trips and per-call overhead.
 
   KEYS[1] state   KEYS[2] holds   KEYS[3] outbox
-  ARGV: a sequence of decisions, each its name and then its arguments:
+  ARGV[1]: the time (ms) after which the caller no longer waits for the answer. A call that runs later
+    (sent again by the client library after a connection closed) is refused whole with an error: the
+    caller has treated it as unconfirmed and may have sent its decisions again.
+  ARGV[2..]: a sequence of decisions, each its name and then its arguments:
     'settle'  request id, cost, actual tokens, forgive, record
     'release' request id
     'admit'   request id, key id, hold, tokens, 5 key limits, 3 account limits, hold deadline,
@@ -21,7 +24,8 @@
 
 local state, holds, outbox = KEYS[1], KEYS[2], KEYS[3]
 local now = now_ms()
-local replies, at = {}, 1
+if now > tonumber(ARGV[1]) then return redis.error_reply('LATE decide: the caller stopped waiting') end
+local replies, at = {}, 2
 while at <= #ARGV do
   local name = ARGV[at]
   if name == 'admit' then

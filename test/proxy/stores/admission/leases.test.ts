@@ -8,6 +8,7 @@ import {
   createRedisStore,
   type RedisAdmissionStore,
 } from '../../../../proxy/stores/admission/redis-store.ts'
+import { redisKeys } from '../../../../proxy/stores/admission/redis-keys.ts'
 import type { AdmitInput } from '../../../../proxy/stores/admission/store.ts'
 import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
 
@@ -248,6 +249,33 @@ describeWith('redis', 'admission leases', () => {
     const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
     expect(pending.reduce((sum, entry) => sum + entry.chargedNano, 0)).toBe(charged)
     expect(snapshot.balanceNano).toBe(1_000_000_000_000 - charged)
+  })
+
+  test('a decision call that runs after its caller stopped waiting is refused whole', async () => {
+    // What the cluster client does after a master died: it sends the call again, perhaps after the store
+    // gave up on it and sent the charges again itself.
+    const accountId = await account(1_000_000_000_000)
+    const before = await store.snapshot(accountId)
+    const late = (notAfterMs: number) =>
+      store.inner.redis.gwDecide(
+        redisKeys.state(accountId),
+        redisKeys.holds(accountId),
+        redisKeys.outbox(accountId),
+        notAfterMs,
+        'charge',
+        'lease_gone',
+        'key_a',
+        '',
+        1,
+        'req_late',
+        500,
+        0,
+        '',
+      )
+    expect(String(await late(Date.now() - 1_000).catch((error) => error))).toContain('LATE')
+    expect(await store.snapshot(accountId)).toEqual(before)
+    expect((await late(Date.now() + 5_000))[0]).toEqual(['charged', 1_000_000_000_000 - 500])
+    expect((await store.snapshot(accountId)).balanceNano).toBe(1_000_000_000_000 - 500)
   })
 
   test('a charge sent again after recovery already wrote it to Postgres is still taken once', async () => {
