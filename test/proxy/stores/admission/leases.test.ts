@@ -229,23 +229,34 @@ describeWith('redis', 'admission leases', () => {
     )
   })
 
-  test('a charge call that Redis applied but did not answer in time is sent again and taken once', async () => {
+  /**
+   * A process whose first charge call reaches Redis and whose answer comes too late (the call timed out);
+   * `beforeLoss` runs between the two. `lost()` counts such calls (one at most).
+   */
+  async function losingFirstCharge(
+    beforeLoss: (accountId: string) => Promise<void> = async () => {},
+  ) {
     const flaky = await processStore()
     const decide = flaky.inner.decide.bind(flaky.inner)
-    let unanswered = 0
+    let lost = 0
     flaky.inner.decide = async (accountId, args) => {
       const reply = await decide(accountId, args)
-      // The first charge call reaches Redis, and its answer comes too late (the call timed out).
-      if (args[0] === 'charge' && unanswered === 0) {
-        unanswered += 1
+      if (args[0] === 'charge' && lost === 0) {
+        lost += 1
+        await beforeLoss(accountId)
         throw new Error('Command timed out')
       }
       return reply
     }
+    return { flaky, lost: () => lost }
+  }
+
+  test('a charge call that Redis applied but did not answer in time is sent again and taken once', async () => {
+    const { flaky, lost } = await losingFirstCharge()
     const accountId = await account(1_000_000_000_000)
     const charged = await run(flaky, accountId, 200)
     const snapshot = await settled(accountId)
-    expect(unanswered).toBe(1)
+    expect(lost()).toBe(1)
     const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
     expect(pending.reduce((sum, entry) => sum + entry.chargedNano, 0)).toBe(charged)
     expect(snapshot.balanceNano).toBe(1_000_000_000_000 - charged)
@@ -279,23 +290,16 @@ describeWith('redis', 'admission leases', () => {
   })
 
   test('a charge sent again after recovery already wrote it to Postgres is still taken once', async () => {
-    const flaky = await processStore()
-    const decide = flaky.inner.decide.bind(flaky.inner)
     let recovered = 0
-    flaky.inner.decide = async (accountId, args) => {
-      const reply = await decide(accountId, args)
-      // The first charge call reaches Redis and its answer is lost; before the process sends it again
-      // (a failover, a slow machine), another process's recovery finds the entries old and writes them.
-      if (args[0] === 'charge' && recovered === 0) {
-        const orphans = (await store.pendingLedger(0)).filter(
-          (entry) => entry.accountId === accountId,
-        )
-        recovered = orphans.length
-        await store.ackRecovered(orphans)
-        throw new Error('Command timed out')
-      }
-      return reply
-    }
+    // Before the process sends the lost call again (a failover, a slow machine), another process's
+    // recovery finds its entries old and writes them.
+    const { flaky } = await losingFirstCharge(async (accountId) => {
+      const orphans = (await store.pendingLedger(0)).filter(
+        (entry) => entry.accountId === accountId,
+      )
+      recovered = orphans.length
+      await store.ackRecovered(orphans)
+    })
     const accountId = await account(1_000_000_000_000)
     const charged = await run(flaky, accountId, 200)
     const snapshot = await settled(accountId)
