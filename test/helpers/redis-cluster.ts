@@ -5,6 +5,7 @@
  * replica has taken over.
  */
 import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freePort } from '../../bench/processes.ts'
@@ -28,7 +29,7 @@ export async function startRedisCluster(masters = 3, replicas = 0): Promise<Redi
   const ports: number[] = []
   const children: Bun.Subprocess[] = []
   for (let i = 0; i < masters * (1 + replicas); i++) {
-    const port = await freePort()
+    const port = await clusterPort()
     ports.push(port)
     children.push(
       Bun.spawn(
@@ -61,7 +62,7 @@ export async function startRedisCluster(masters = 3, replicas = 0): Promise<Redi
     await rm(dir, { recursive: true, force: true })
   }
   try {
-    for (const port of ports) await waitForPing(port)
+    for (const [index, port] of ports.entries()) await waitForPing(port, children[index]!)
     const create = Bun.spawn(
       [
         redisCliBinary,
@@ -135,8 +136,30 @@ async function cli(port: number, ...args: string[]): Promise<string> {
   return text
 }
 
-async function waitForPing(port: number): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+/** Redis's highest port with a cluster bus: the bus listens 10,000 ports higher. */
+const HIGHEST_CLUSTER_PORT = 65_535 - 10_000
+
+/** A free port for a cluster node whose bus port (10,000 higher) is free as well. */
+async function clusterPort(): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = await freePort()
+    if (port <= HIGHEST_CLUSTER_PORT && (await canListen(port + 10_000))) return port
+  }
+  throw new Error('no free port pair for a cluster node')
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer()
+    server.once('error', () => resolve(false))
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+  })
+}
+
+async function waitForPing(port: number, child: Bun.Subprocess): Promise<void> {
+  for (let attempt = 0; attempt < 400; attempt++) {
+    if (child.exitCode !== null)
+      throw new Error(`redis-server on ${port} exited with status ${child.exitCode}`)
     if ((await cli(port, 'ping')).trim() === 'PONG') return
     await Bun.sleep(25)
   }
