@@ -1,7 +1,7 @@
 /** Command-line options of `bun run bench`. */
 import { parseArgs } from 'node:util'
 
-export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--open-streams N] [--profile] [--out FILE]
+export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S] [--connections 1,16,64] [--workers N] [--open-streams N] [--profile] [--perf] [--out FILE]
 
   --quick          short smoke run: 1 s per cell, no warm-up
   --duration S     measured seconds per target and cell (default 5)
@@ -13,6 +13,9 @@ export const usage = `Usage: bun run bench [--quick] [--duration S] [--warmup S]
   --profile        only the 64-connection zero-delay cell, streaming and not, with the gateway under
                    Bun's CPU profiler: CPU per request by pipeline stage, per gateway thread, and of
                    Redis, PostgreSQL and the upstream
+  --perf           only the 64-connection zero-delay cell, streaming and not, through the bare proxy and
+                   the gateway with Linux perf sampling the main thread: CPU per request in the kernel,
+                   in native code and in JavaScript, by innermost JavaScript function (needs perf)
   --out FILE       also write the Markdown report to FILE
 
 Environment: DATABASE_URL and REDIS_URL (optional) make the gateway use those servers: a fresh database
@@ -29,6 +32,7 @@ export type BenchOptions = {
   firstByteSamples: number
   openStreams: number
   profile: boolean
+  perf: boolean
   out: string | undefined
 }
 
@@ -59,6 +63,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
       workers: { type: 'string' },
       'open-streams': { type: 'string' },
       profile: { type: 'boolean' },
+      perf: { type: 'boolean' },
       out: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -75,6 +80,7 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     firstByteSamples: values.quick ? 100 : 500,
     openStreams: wholeNumber(values['open-streams'], 'open-streams', values.quick ? 200 : 1_000, 0),
     profile: values.profile ?? false,
+    perf: values.perf ?? false,
     out: values.out,
   }
 }

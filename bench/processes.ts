@@ -195,11 +195,12 @@ export async function startService(
   script: string,
   args: string[],
   scratchDir: string,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ origin: string; pid: number }> {
   const port = await freePort()
   const logFile = join(scratchDir, `${name}.log`)
   // Bun's fetch keeps 256 requests in flight unless told otherwise; the gateway runs with it raised.
-  const env = { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65535' }
+  const env = { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: '65535', ...extraEnv }
   const child = spawnChild(
     name,
     [process.execPath, join(import.meta.dir, script), String(port), ...args],

@@ -23,6 +23,7 @@ import {
   waitForHttp,
 } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
+import { perfRun } from './perf-profile.ts'
 import { profileCell, renderProfile, type StageProfile } from './profile.ts'
 import { prepareStores } from './stores.ts'
 import {
@@ -261,9 +262,18 @@ async function main(): Promise<number> {
     else progress(`logs kept in ${scratchDir}`)
   })
   try {
-    const markdown = options.profile
-      ? await profileRun(options, scratchDir)
-      : await benchmark(options, scratchDir)
+    const markdown = options.perf
+      ? await perfRun({
+          options,
+          scratchDir,
+          repoDir: REPO_DIR,
+          creditUsd: CREDIT_USD,
+          requestBody,
+          progress,
+        })
+      : options.profile
+        ? await profileRun(options, scratchDir)
+        : await benchmark(options, scratchDir)
     console.log(markdown)
     if (options.out) {
       await Bun.write(options.out, markdown)
