@@ -1,27 +1,18 @@
 /**
- * `bun run bench --perf`: the main thread's CPU per request, the bare proxy's against the gateway's, from
+ * The main thread's CPU per request, the bare proxy's against the gateway's, from
  * Linux `perf` rather than Bun's profiler. Bun's profiler sees JavaScript only; here every sample of the
  * main thread counts, and each is put where its cost belongs: the kernel or native code with no
  * JavaScript on the stack (the event loop, the HTTP server, socket work), or the innermost JavaScript
  * function on the stack, together with the native code it called (fetch, Response, JSON.parse). The
  * gateway runs with JavaScriptCore's JIT dump on, which names its compiled functions.
  */
-import { mkdir, readdir } from 'node:fs/promises'
-import { join } from 'node:path'
-import { benchModels, startGateway } from './gateway.ts'
-import { describeMachine, gatewayRevision } from './machine.ts'
-import type { BenchOptions } from './options.ts'
-import { capture, startService } from './processes.ts'
-import { prepareStores } from './stores.ts'
-import { loadTool } from './wrk.ts'
+import { functionName, jitLookup, readJitDumps } from './jit-dump.ts'
+import { capture } from './processes.ts'
 
 /** perf's sampling frequency, per second. */
-const SAMPLE_HZ = 999
+export const SAMPLE_HZ = 999
 /** Innermost JavaScript functions listed per column. */
 const TOP_FUNCTIONS = 14
-
-/** One JIT-compiled function: where its code was and from when (monotonic ns, as perf's -k 1 clock). */
-type JitCode = { start: number; end: number; name: string; at: number }
 
 export type MainThreadProfile = {
   target: string
@@ -44,11 +35,6 @@ export async function findPerf(): Promise<string> {
   if (check.exitCode !== 0)
     throw new Error(`perf cannot record here: ${check.stderr.trim().split('\n')[0]}`)
   return perf
-}
-
-/** The environment that makes a Bun process write its JIT dump into `dir` (read by `profileOf`). */
-export function jitDumpEnv(dir: string): Record<string, string> {
-  return { BUN_JSC_useJITDump: '1', BUN_JSC_jitDumpDirectory: dir }
 }
 
 /** Samples the main thread of `pid` (its thread ID is the process ID) for `seconds`. */
@@ -77,66 +63,10 @@ export async function recordMainThread(
   if (printed.exitCode !== 0) throw new Error(`perf record failed: ${printed.stderr.trim()}`)
 }
 
-/** Reads the JIT_CODE_LOAD records of every dump in `dir` (the jitdump format of Linux perf). */
-async function readJitDumps(dir: string): Promise<JitCode[]> {
-  const codes: JitCode[] = []
-  const files = (await readdir(dir).catch(() => [] as string[])).filter((name) =>
-    name.endsWith('.dump'),
-  )
-  for (const name of files) {
-    const bytes = new Uint8Array(await Bun.file(join(dir, name)).arrayBuffer())
-    const view = new DataView(bytes.buffer)
-    let offset = view.getUint32(8, true)
-    while (offset + 16 <= bytes.length) {
-      const id = view.getUint32(offset, true)
-      const size = view.getUint32(offset + 4, true)
-      if (size === 0 || offset + size > bytes.length) break
-      if (id === 0) {
-        const at = Number(view.getBigUint64(offset + 8, true))
-        const start = Number(view.getBigUint64(offset + 32, true))
-        const length = Number(view.getBigUint64(offset + 40, true))
-        const nameStart = offset + 56
-        const nameEnd = bytes.indexOf(0, nameStart)
-        const name = new TextDecoder().decode(bytes.subarray(nameStart, nameEnd))
-        codes.push({ start, end: start + length, name, at })
-      }
-      offset += size
-    }
-  }
-  return codes.sort((a, b) => a.start - b.start)
-}
-
-/** Finds the code at `address` as it was at `at`: JIT memory is reused, so the latest load before then. */
-function jitLookup(codes: JitCode[]): (address: number, at: number) => string | undefined {
-  const longest = codes.reduce((most, code) => Math.max(most, code.end - code.start), 0)
-  return (address, at) => {
-    let low = 0
-    let high = codes.length
-    while (low < high) {
-      const middle = (low + high) >> 1
-      if (codes[middle]!.start <= address) low = middle + 1
-      else high = middle
-    }
-    let best: JitCode | undefined
-    for (let index = low - 1; index >= 0 && codes[index]!.start > address - longest; index--) {
-      const code = codes[index]!
-      if (address < code.end && code.at <= at && (!best || code.at > best.at)) best = code
-    }
-    return best?.name
-  }
-}
-
-/** "JSC-FTL: attempt#BkZ9ur" → "attempt"; thunks and inline caches are glue, not functions. */
-function functionName(jitName: string): string | undefined {
-  if (/Thunk|InlineCache/.test(jitName)) return undefined
-  const name = jitName.replace(/^JSC-[A-Za-z]+: /, '').replace(/#.*$/, '')
-  return name || '(anonymous)'
-}
-
-type Sample = { at: number; frames: { address: number; object: string }[] }
+export type Sample = { at: number; frames: { address: number; object: string }[] }
 
 /** `perf script -F time,ip,dso`: a time line, then one frame per line (innermost first), then a blank. */
-function parseScript(text: string): Sample[] {
+export function parseScript(text: string): Sample[] {
   const samples: Sample[] = []
   let current: Sample | undefined
   for (const line of text.split('\n')) {
@@ -153,7 +83,48 @@ function parseScript(text: string): Sample[] {
   return samples
 }
 
-/** Attributes the samples of `file` (perf record of `seconds` at `rps`) to where their cost belongs. */
+/** Samples counted by where their cost belongs. */
+export type Attribution = {
+  samples: number
+  kernel: number
+  native: number
+  script: number
+  /** Innermost JavaScript function → samples. */
+  functions: Map<string, number>
+}
+
+/**
+ * Each sample goes to the innermost JavaScript function on its stack (with the native code it called);
+ * a sample with none goes to the kernel or to native code, by its innermost frame.
+ */
+export function attribute(
+  samples: Sample[],
+  lookup: (address: number, at: number) => string | undefined,
+): Attribution {
+  const counted: Attribution = {
+    samples: samples.length,
+    kernel: 0,
+    native: 0,
+    script: 0,
+    functions: new Map(),
+  }
+  for (const sample of samples) {
+    let innermost: string | undefined
+    for (const frame of sample.frames) {
+      const jit = lookup(frame.address, sample.at)
+      innermost = jit && functionName(jit)
+      if (innermost) break
+    }
+    if (innermost) {
+      counted.script += 1
+      counted.functions.set(innermost, (counted.functions.get(innermost) ?? 0) + 1)
+    } else if (sample.frames[0]?.object.includes('kernel')) counted.kernel += 1
+    else counted.native += 1
+  }
+  return counted
+}
+
+/** Attributes the samples of `file` (perf record of `seconds` at `rps`) and turns them into µs per request. */
 export async function profileOf(options: {
   perf: string
   file: string
@@ -164,45 +135,26 @@ export async function profileOf(options: {
   seconds: number
 }): Promise<MainThreadProfile> {
   const printed = await capture([options.perf, 'script', '-F', 'time,ip,dso', '-i', options.file])
-  const samples = parseScript(printed.stdout)
   const lookup = jitLookup(options.jitDir ? await readJitDumps(options.jitDir) : [])
+  const counted = attribute(parseScript(printed.stdout), lookup)
   const usPerSample = 1e6 / SAMPLE_HZ / (options.rps * options.seconds)
-  let kernel = 0
-  let native = 0
-  let script = 0
-  const functions = new Map<string, number>()
-  for (const sample of samples) {
-    let innermost: string | undefined
-    for (const frame of sample.frames) {
-      const jit = lookup(frame.address, sample.at)
-      const name = jit && functionName(jit)
-      if (name) {
-        innermost = name
-        break
-      }
-    }
-    if (innermost) {
-      script += 1
-      functions.set(innermost, (functions.get(innermost) ?? 0) + 1)
-    } else if (sample.frames[0]?.object.includes('kernel')) kernel += 1
-    else native += 1
-  }
   return {
     target: options.target,
     stream: options.stream,
     rps: options.rps,
-    totalUs: samples.length * usPerSample,
-    kernelUs: kernel * usPerSample,
-    nativeUs: native * usPerSample,
-    scriptUs: script * usPerSample,
-    functions: [...functions]
+    totalUs: counted.samples * usPerSample,
+    kernelUs: counted.kernel * usPerSample,
+    nativeUs: counted.native * usPerSample,
+    scriptUs: counted.script * usPerSample,
+    functions: [...counted.functions]
       .sort((a, b) => b[1] - a[1])
       .slice(0, TOP_FUNCTIONS)
       .map(([name, count]) => [name, count * usPerSample]),
   }
 }
 
-const us = (value: number) => value.toFixed(1)
+/** µs with one decimal. */
+export const us = (value: number) => value.toFixed(1)
 
 /** The Markdown tables: one column per target and mode, then each gateway column's functions. */
 export function renderPerfProfiles(profiles: MainThreadProfile[]): string {
@@ -233,120 +185,4 @@ export function renderPerfProfiles(profiles: MainThreadProfile[]): string {
     )
   }
   return lines.join('\n')
-}
-
-/**
- * The 64-connection zero-delay cell, non-streaming and streaming, through the bare proxy and the
- * gateway in turn: a warm-up, then `durationS` of load with perf sampling the target's main thread.
- */
-export async function perfRun(context: {
-  options: BenchOptions
-  scratchDir: string
-  repoDir: string
-  creditUsd: string
-  requestBody: (model: string, stream: boolean) => string
-  progress: (message: string) => void
-}): Promise<string> {
-  const { options, scratchDir } = context
-  const perf = await findPerf()
-  const [machine, tool] = await Promise.all([describeMachine(), loadTool(scratchDir)])
-  const stores = await prepareStores(
-    process.env.DATABASE_URL || undefined,
-    process.env.REDIS_URL || undefined,
-    String(Date.now()),
-  )
-  const jitDirs = { bare: join(scratchDir, 'jit-bare'), gateway: join(scratchDir, 'jit-gateway') }
-  await Promise.all(Object.values(jitDirs).map((dir) => mkdir(dir, { recursive: true })))
-  const upstream = await startService('fake-upstream', 'fake-upstream.ts', [], scratchDir)
-  const bare = await startService(
-    'bare-proxy',
-    'bare-proxy.ts',
-    [upstream.origin],
-    scratchDir,
-    jitDumpEnv(jitDirs.bare),
-  )
-  const gateway = await startGateway({
-    repoDir: context.repoDir,
-    scratchDir,
-    upstreamOrigin: upstream.origin,
-    storeEnv: stores.env,
-    workers: 1,
-    env: jitDumpEnv(jitDirs.gateway),
-  })
-  try {
-    const key = await gateway.operator.createKey(
-      await gateway.operator.createAccount(context.creditUsd),
-    )
-    const targets: {
-      name: string
-      pid: number
-      jitDir: string
-      url: string
-      model: string
-      headers: Record<string, string>
-    }[] = [
-      {
-        name: 'bare proxy',
-        pid: bare.pid,
-        jitDir: jitDirs.bare,
-        url: bare.origin,
-        model: benchModels['bench/fast'],
-        headers: {},
-      },
-      {
-        name: 'gateway',
-        pid: gateway.pid,
-        jitDir: jitDirs.gateway,
-        url: gateway.apiUrl,
-        model: 'bench/fast',
-        headers: { authorization: `Bearer ${key}` },
-      },
-    ]
-    const profiles: MainThreadProfile[] = []
-    for (const stream of [false, true]) {
-      for (const target of targets) {
-        const spec = {
-          url: `${target.url}/v1/chat/completions`,
-          body: context.requestBody(target.model, stream),
-          headers: { 'content-type': 'application/json', ...target.headers },
-          connections: 64,
-        }
-        if (options.warmupS > 0) await tool.run({ ...spec, durationS: options.warmupS })
-        const file = join(
-          scratchDir,
-          `perf-${target.name.replace(' ', '-')}-${stream ? 'stream' : 'plain'}.data`,
-        )
-        // perf samples the middle of the load: it starts a second in and stops a second before the end.
-        const [load] = await Promise.all([
-          tool.run({ ...spec, durationS: options.durationS + 2 }),
-          Bun.sleep(1_000).then(() => recordMainThread(perf, target.pid, options.durationS, file)),
-        ])
-        const profile = await profileOf({
-          perf,
-          file,
-          jitDir: target.jitDir,
-          target: target.name,
-          stream,
-          rps: load.rps,
-          seconds: options.durationS,
-        })
-        profiles.push(profile)
-        context.progress(
-          `perf ${target.name}, ${stream ? 'streaming' : 'non-streaming'}: ${Math.round(load.rps)} requests/s, main thread ${us(profile.totalUs)} µs a request`,
-        )
-      }
-    }
-    return [
-      '# Main-thread CPU per request (perf)',
-      '',
-      `${machine.cpu}, ${machine.cores} cores, Bun ${machine.bun}; ${await gatewayRevision(context.repoDir)}; ${tool.label}.`,
-      `Gateway stores: ${stores.database}; ${stores.admission}. 64 connections, zero-delay upstream,`,
-      `${options.warmupS} s warm-up, ${options.durationS} s sampled at ${SAMPLE_HZ} Hz per column.`,
-      '',
-      renderPerfProfiles(profiles),
-      '',
-    ].join('\n')
-  } finally {
-    await gateway.stop()
-  }
 }

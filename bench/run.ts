@@ -23,7 +23,7 @@ import {
   waitForHttp,
 } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
-import { perfRun } from './perf-profile.ts'
+import { perfRun } from './perf-run.ts'
 import { profileCell, renderProfile, type StageProfile } from './profile.ts'
 import { prepareStores } from './stores.ts'
 import {
