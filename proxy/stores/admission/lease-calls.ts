@@ -12,7 +12,8 @@ import {
   type Charge,
   type Lease,
 } from './lease.ts'
-import { limitArguments, type RedisAdmissionStore } from './redis-store.ts'
+import type { RedisAdmissionStore } from './redis-store.ts'
+import { limitArguments } from './scripts.ts'
 import type { Reply } from './redis-replies.ts'
 
 /** Charges in one call at most. */

@@ -4,7 +4,7 @@
  * requests admitted here use. The store (leased-store.ts) decides when a lease grows or is given back;
  * lease-calls.ts makes those calls to Redis.
  */
-import { limitArguments } from './redis-store.ts'
+import { limitArguments } from './scripts.ts'
 import type { AdmitInput } from './store.ts'
 
 /** A lease with no admission for this long is given back. */

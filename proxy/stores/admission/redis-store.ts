@@ -8,16 +8,11 @@
  */
 import type { RedisOptions } from 'ioredis'
 import { connectRedis, type RedisClient } from '../redis-client.ts'
-import type { AccountLimits, KeyLimits } from '../../core/key-record.ts'
+import { DecisionQueue } from './decision-queue.ts'
+import { ackOutbox, markRecovered, pendingOutbox } from './redis-outbox.ts'
 import { redisKeys } from './redis-keys.ts'
-import {
-  parseAdmit,
-  parseEnded,
-  parseOutboxEntry,
-  snapshotFromFields,
-  type Reply,
-} from './redis-replies.ts'
-import { withScripts, type ScriptCommands } from './scripts.ts'
+import { parseAdmit, parseEnded, snapshotFromFields, type Reply } from './redis-replies.ts'
+import { limitArguments, withScripts, type ScriptCommands } from './scripts.ts'
 import {
   HOLD_DEADLINE_MS,
   type AccountSeed,
@@ -35,18 +30,6 @@ import {
 
 type ScriptClient = RedisClient & ScriptCommands
 
-type Decision = {
-  args: (string | number)[]
-  resolve: (reply: Reply) => void
-  reject: (error: unknown) => void
-}
-type AccountQueue = { inFlight: number; waiting: Decision[] }
-
-/** Most decisions in one call. */
-const MAX_BATCH = 32
-/** Calls in flight per account; decisions arriving meanwhile wait and go together. */
-const MAX_IN_FLIGHT = 2
-
 export type RedisStoreOptions = {
   url: string
   keyPrefix?: string
@@ -61,30 +44,9 @@ export type RedisStoreOptions = {
  * it, so that the sweep also finds the outbox entries a stopped process left (whatever the clocks' skew).
  */
 const KEEP_AFTER_DEADLINE_MS = 40 * 60_000
-/**
- * An outbox entry recovery wrote to Postgres is kept this long as a mark (its value starts with
- * RECOVERED_MARK), so a charge its process sends again after a lost answer is taken once. Shorter than
- * KEEP_AFTER_DEADLINE_MS, so the sweep still visits the account when the mark is to go.
- */
-const RECOVERED_KEPT_MS = 30 * 60_000
-const RECOVERED_MARK = '~'
 /** Each process registers an account again at most this often (for the same deadline). */
 const REGISTER_EVERY_MS = 30_000
 const SWEEP_LOCK_MS = 5_000
-
-/** A key's and its account's limits in the order the scripts read them (admit.lua, lease.lua). */
-export function limitArguments(key: KeyLimits, account: AccountLimits): number[] {
-  return [
-    key.rpm,
-    key.tpm,
-    key.concurrency,
-    key.dailyNano,
-    key.monthlyNano,
-    account.rpm,
-    account.tpm,
-    account.concurrency,
-  ]
-}
 
 export function redisClientOptions(options: RedisStoreOptions): RedisOptions {
   return {
@@ -116,7 +78,7 @@ export async function createRedisStore(options: RedisStoreOptions): Promise<Redi
 export class RedisAdmissionStore implements AdmissionStore {
   readonly kind = 'redis'
   private readonly registered = new Map<string, number>()
-  private readonly queues = new Map<string, AccountQueue>()
+  private readonly decisions = new DecisionQueue((accountId, args) => this.call(accountId, args))
   /** Redis's clock minus this process's, as last measured (every sweep reads it). */
   private clockOffsetMs = 0
 
@@ -228,51 +190,16 @@ export class RedisAdmissionStore implements AdmissionStore {
     return { expired }
   }
 
-  /** Also drops the marks of recovered entries once they are past their keeping (see `ackRecovered`). */
   async pendingLedger(olderThanMs: number): Promise<LedgerEntry[]> {
-    const now = await this.serverTime()
-    const entries: LedgerEntry[] = []
-    for (const accountId of await this.redis.zrange(redisKeys.activeAccounts, '0', '-1')) {
-      const outbox = await this.redis.hgetall(redisKeys.outbox(accountId))
-      const spent: string[] = []
-      for (const [requestId, value] of Object.entries(outbox)) {
-        const recovered = value.startsWith(RECOVERED_MARK)
-        const entry = parseOutboxEntry(accountId, requestId, recovered ? value.slice(1) : value)
-        if (!entry) continue
-        if (!recovered && entry.atMs <= now - olderThanMs) entries.push(entry)
-        if (recovered && entry.atMs <= now - RECOVERED_KEPT_MS) spent.push(requestId)
-      }
-      if (spent.length > 0) await this.redis.hdel(redisKeys.outbox(accountId), ...spent)
-    }
-    return entries
+    return pendingOutbox(this.redis, await this.serverTime(), olderThanMs)
   }
 
-  async ackLedger(entries: { accountId: string; requestId: string }[]): Promise<void> {
-    const byAccount = new Map<string, string[]>()
-    for (const entry of entries) {
-      const ids = byAccount.get(entry.accountId) ?? []
-      ids.push(entry.requestId)
-      byAccount.set(entry.accountId, ids)
-    }
-    await Promise.all(
-      [...byAccount].map(([accountId, ids]) =>
-        this.redis.hdel(redisKeys.outbox(accountId), ...ids),
-      ),
-    )
+  ackLedger(entries: { accountId: string; requestId: string }[]): Promise<void> {
+    return ackOutbox(this.redis, entries)
   }
 
-  async ackRecovered(entries: LedgerEntry[]): Promise<void> {
-    // The mark keeps what the scripts read of an entry (key, amounts, time): a settle sent again answers
-    // with the charge taken, a lease charge sent again is skipped. The request's log row is not kept.
-    await Promise.all(
-      entries.map((entry) =>
-        this.redis.hset(
-          redisKeys.outbox(entry.accountId),
-          entry.requestId,
-          `${RECOVERED_MARK}${entry.keyId}|${entry.chargedNano}|${entry.writtenOffNano}|${entry.atMs}|`,
-        ),
-      ),
-    )
+  ackRecovered(entries: LedgerEntry[]): Promise<void> {
+    return markRecovered(this.redis, entries)
   }
 
   async snapshot(accountId: string): Promise<AccountSnapshot> {
@@ -288,8 +215,7 @@ export class RedisAdmissionStore implements AdmissionStore {
   }
 
   /**
-   * Sends a decision at once when the account has no call in flight; otherwise it waits with the others
-   * for the call in flight to return, and they go together (group commit). Any decision of decide.lua;
+   * Any decision of decide.lua, grouped with the account's others (decision-queue.ts).
    * `holdDeadlineMs` is the longest a hold or lease it opens may stay open unextended.
    */
   decide(
@@ -298,52 +224,22 @@ export class RedisAdmissionStore implements AdmissionStore {
     holdDeadlineMs = this.holdDeadlineMs,
   ): Promise<Reply> {
     this.register(accountId, holdDeadlineMs)
-    return new Promise((resolve, reject) => {
-      let queue = this.queues.get(accountId)
-      if (!queue) {
-        queue = { inFlight: 0, waiting: [] }
-        this.queues.set(accountId, queue)
-      }
-      queue.waiting.push({ args, resolve, reject })
-      if (queue.inFlight < MAX_IN_FLIGHT) this.send(accountId, queue)
-    })
+    return this.decisions.decide(accountId, args)
   }
 
-  /**
-   * One call with the account's waiting decisions: settles, releases, lease charges and shrinks first
-   * (they free what admissions may need), then admissions in arrival order, then lease growth (which
-   * takes only what the admissions left).
-   */
-  private send(accountId: string, queue: AccountQueue): void {
-    const waiting = queue.waiting.splice(0, MAX_BATCH)
-    if (waiting.length === 0) {
-      if (queue.inFlight === 0) this.queues.delete(accountId)
-      return
-    }
-    const phase = (decision: Decision) =>
-      decision.args[0] === 'admit' ? 1 : decision.args[0] === 'grow' ? 2 : 0
-    const batch = [0, 1, 2].flatMap((at) => waiting.filter((decision) => phase(decision) === at))
-    queue.inFlight += 1
+  /** One call of decide.lua with a batch of an account's decisions. */
+  private call(accountId: string, args: (string | number)[]): Promise<Reply[]> {
     // The cluster client sends a call again by itself after its connection closed (a master killed),
     // possibly once this store stopped waiting and sent the decisions again: past the wait, the script
     // refuses it, so a decision is never applied behind the back of the one that replaced it.
     const notAfterMs = Date.now() + this.clockOffsetMs + this.callTimeoutMs
-    this.redis
-      .gwDecide(
-        redisKeys.state(accountId),
-        redisKeys.holds(accountId),
-        redisKeys.outbox(accountId),
-        notAfterMs,
-        ...batch.flatMap((decision) => decision.args),
-      )
-      .then(
-        (replies) => batch.forEach((decision, index) => decision.resolve(replies[index]!)),
-        (error) => batch.forEach((decision) => decision.reject(error)),
-      )
-      .finally(() => {
-        queue.inFlight -= 1
-        this.send(accountId, queue)
-      })
+    return this.redis.gwDecide(
+      redisKeys.state(accountId),
+      redisKeys.holds(accountId),
+      redisKeys.outbox(accountId),
+      notAfterMs,
+      ...args,
+    )
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import type { RedisClient } from '../redis-client.ts'
 import { join } from 'node:path'
+import type { AccountLimits, KeyLimits } from '../../core/key-record.ts'
 import type { Reply } from './redis-replies.ts'
 
 export type ScriptCommands = {
@@ -60,4 +61,18 @@ export async function withScripts<C extends RedisClient>(client: C): Promise<C &
     })
   }
   return client as C & ScriptCommands
+}
+
+/** A key's and its account's limits in the order the scripts read them (admit.lua, lease.lua). */
+export function limitArguments(key: KeyLimits, account: AccountLimits): number[] {
+  return [
+    key.rpm,
+    key.tpm,
+    key.concurrency,
+    key.dailyNano,
+    key.monthlyNano,
+    account.rpm,
+    account.tpm,
+    account.concurrency,
+  ]
 }
