@@ -3,15 +3,7 @@
  * runs synchronously between awaits, which makes it atomic within the process, with the same rules as
  * the Redis scripts (see lua/). State does not survive a restart; it is loaded again from Postgres.
  */
-import {
-  calendar,
-  newCounter,
-  rateEstimate,
-  rateRetryMs,
-  roll,
-  WINDOW_MS,
-  type RateCounter,
-} from './windows.ts'
+import { calendar, newCounter, roll, WINDOW_MS } from './windows.ts'
 import {
   HOLD_DEADLINE_MS,
   type AccountSeed,
@@ -21,7 +13,6 @@ import {
   type AdmitResult,
   type CreditResult,
   type LedgerEntry,
-  type RateLimitName,
   type ReleaseResult,
   type SettleInput,
   type SettleResult,
@@ -36,6 +27,7 @@ import {
   rollSpend,
   type AccountState,
 } from './memory-state.ts'
+import { rateRefusal, spendRefusal } from './memory-limits.ts'
 
 const CREDIT_MEMORY_MS = 3 * 86_400_000
 
@@ -59,91 +51,15 @@ export class MemoryAdmissionStore implements AdmissionStore {
     const available = account.balance - account.held
     for (const counter of [key.requests, key.tokens, account.requests, account.tokens])
       roll(counter, window)
+    const { tokens } = input
 
-    const over = (
-      limit: RateLimitName,
-      value: number,
-      counter: RateCounter,
-      cost: number,
-    ): AdmitResult | undefined => {
-      if (value > 0 && rateEstimate(counter, now) + cost > value) {
-        return {
-          ok: false,
-          reason: 'rate',
-          limit,
-          value,
-          retryAfterMs: rateRetryMs(counter, now, value, cost),
-          availableNano: available,
-        }
-      }
-      return undefined
-    }
-    const { keyLimits: kl, accountLimits: al, tokens } = input
+    const dates = calendar(now)
     const refused =
-      (kl.concurrency > 0 && key.inFlight >= kl.concurrency
-        ? {
-            ok: false as const,
-            reason: 'rate' as const,
-            limit: 'key_concurrency' as const,
-            value: kl.concurrency,
-            retryAfterMs: 1000,
-            availableNano: available,
-          }
-        : undefined) ??
-      over('key_rpm', kl.rpm, key.requests, 1) ??
-      over('key_tpm', kl.tpm, key.tokens, tokens) ??
-      (al.concurrency > 0 && account.inFlight >= al.concurrency
-        ? {
-            ok: false as const,
-            reason: 'rate' as const,
-            limit: 'account_concurrency' as const,
-            value: al.concurrency,
-            retryAfterMs: 1000,
-            availableNano: available,
-          }
-        : undefined) ??
-      over('account_rpm', al.rpm, account.requests, 1) ??
-      over('account_tpm', al.tpm, account.tokens, tokens)
+      rateRefusal(account, key, input, now, available) ??
+      spendRefusal(account, key, input, dates, available)
     if (refused) return refused
-
-    const { day, month, dayEndMs, monthEndMs } = calendar(now)
-    rollSpend(key, day, month)
-    if (kl.dailyNano > 0 && key.daySpent + key.held + input.holdNano > kl.dailyNano) {
-      return {
-        ok: false,
-        reason: 'spend',
-        window: 'daily',
-        capNano: kl.dailyNano,
-        resetAtMs: dayEndMs,
-        availableNano: available,
-      }
-    }
-    if (kl.monthlyNano > 0 && key.monthSpent + key.held + input.holdNano > kl.monthlyNano) {
-      return {
-        ok: false,
-        reason: 'spend',
-        window: 'monthly',
-        capNano: kl.monthlyNano,
-        resetAtMs: monthEndMs,
-        availableNano: available,
-      }
-    }
+    const { day, month, dayEndMs } = dates
     const guardrail = input.guardrail && guardrailState(account, input.guardrail.id, month)
-    const budget = input.guardrail?.budgetNano ?? 0
-    if (
-      guardrail &&
-      budget > 0 &&
-      guardrail.monthSpent + guardrail.held + input.holdNano > budget
-    ) {
-      return {
-        ok: false,
-        reason: 'spend',
-        window: 'guardrail',
-        capNano: budget,
-        resetAtMs: monthEndMs,
-        availableNano: available,
-      }
-    }
     const free = input.freePerDay !== undefined
     if (free) {
       if (account.freeDay !== day) Object.assign(account, { freeDay: day, freeUsed: 0 })
