@@ -6,7 +6,7 @@
  */
 import type { AccountState, KeyState } from './memory-state.ts'
 import { guardrailState, rollSpend } from './memory-state.ts'
-import type { AdmitInput, AdmitResult, RateLimitName } from './store.ts'
+import type { AdmitInput, AdmitResult, RateLimitName, SpendWindow } from './store.ts'
 import { rateEstimate, rateRetryMs, type calendar, type RateCounter } from './windows.ts'
 
 type Refusal = Exclude<AdmitResult, { ok: true }>
@@ -59,37 +59,22 @@ export function spendRefusal(
   availableNano: number,
 ): Refusal | undefined {
   const { keyLimits: kl, holdNano } = input
+  const cap = (
+    window: SpendWindow,
+    capNano: number,
+    usedNano: number,
+    resetAtMs: number,
+  ): Refusal | undefined =>
+    capNano > 0 && usedNano + holdNano > capNano
+      ? { ok: false, reason: 'spend', window, capNano, resetAtMs, availableNano }
+      : undefined
   rollSpend(key, day, month)
-  if (kl.dailyNano > 0 && key.daySpent + key.held + holdNano > kl.dailyNano) {
-    return {
-      ok: false,
-      reason: 'spend',
-      window: 'daily',
-      capNano: kl.dailyNano,
-      resetAtMs: dayEndMs,
-      availableNano,
-    }
-  }
-  if (kl.monthlyNano > 0 && key.monthSpent + key.held + holdNano > kl.monthlyNano) {
-    return {
-      ok: false,
-      reason: 'spend',
-      window: 'monthly',
-      capNano: kl.monthlyNano,
-      resetAtMs: monthEndMs,
-      availableNano,
-    }
-  }
   const budget = input.guardrail?.budgetNano ?? 0
-  if (!input.guardrail || budget <= 0) return undefined
-  const guardrail = guardrailState(account, input.guardrail.id, month)
-  if (guardrail.monthSpent + guardrail.held + holdNano <= budget) return undefined
-  return {
-    ok: false,
-    reason: 'spend',
-    window: 'guardrail',
-    capNano: budget,
-    resetAtMs: monthEndMs,
-    availableNano,
-  }
+  const guardrail =
+    input.guardrail && budget > 0 ? guardrailState(account, input.guardrail.id, month) : undefined
+  return (
+    cap('daily', kl.dailyNano, key.daySpent + key.held, dayEndMs) ??
+    cap('monthly', kl.monthlyNano, key.monthSpent + key.held, monthEndMs) ??
+    (guardrail && cap('guardrail', budget, guardrail.monthSpent + guardrail.held, monthEndMs))
+  )
 }
