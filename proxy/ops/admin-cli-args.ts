@@ -1,0 +1,135 @@
+/**
+ * The operator command line's options and how their values are read: dollars as integer nano-USD,
+ * `none` as null for a limit, a cap or a list, and a usage error naming the option when a value is
+ * not what it must be.
+ */
+import { usdToNano } from '../../shared/money.ts'
+
+export const options = {
+  account: { type: 'string' },
+  'credit-usd': { type: 'string' },
+  usd: { type: 'string' },
+  reason: { type: 'string' },
+  note: { type: 'string' },
+  id: { type: 'string' },
+  name: { type: 'string' },
+  rpm: { type: 'string' },
+  tpm: { type: 'string' },
+  concurrency: { type: 'string' },
+  'daily-usd': { type: 'string' },
+  'monthly-usd': { type: 'string' },
+  models: { type: 'string' },
+  model: { type: 'string' },
+  fallbacks: { type: 'string' },
+  temperature: { type: 'string' },
+  'top-p': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  stop: { type: 'string' },
+  providers: { type: 'string' },
+  guardrail: { type: 'string' },
+  'budget-usd': { type: 'string' },
+  filters: { type: 'string' },
+  minutes: { type: 'string' },
+  until: { type: 'string' },
+  status: { type: 'string' },
+  state: { type: 'string' },
+  body: { type: 'string' },
+  'no-mail': { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const
+
+export type Values = Partial<Record<keyof typeof options, string | boolean>>
+
+export class UsageError extends Error {}
+
+export function required(values: Values, name: keyof typeof options): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value === '') missing(name)
+  return value
+}
+
+export function missing(name: keyof typeof options): never {
+  throw new UsageError(`--${name} is required`)
+}
+
+export function integer(values: Values, name: keyof typeof options): number | undefined {
+  const value = values[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !/^\d+$/.test(value))
+    throw new UsageError(`--${name} must be a whole number`)
+  return Number(value)
+}
+
+/** Dollars as integer nano-USD. */
+export function nano(
+  values: Values,
+  name: 'credit-usd' | 'usd' | 'daily-usd' | 'monthly-usd' | 'budget-usd',
+): number | undefined {
+  const value = values[name]
+  if (value === undefined) return undefined
+  const amount = typeof value === 'string' ? usdToNano(value) : undefined
+  if (amount === undefined)
+    throw new UsageError(`--${name} must be an amount in USD with at most 9 decimals`)
+  return amount
+}
+
+/** A spend cap or budget in nano-USD, or null for `none`. */
+export function cap(
+  values: Values,
+  name: 'daily-usd' | 'monthly-usd' | 'budget-usd',
+): number | null | undefined {
+  return values[name] === 'none' ? null : nano(values, name)
+}
+
+/** A whole number, or null for `none`. */
+export function limit(
+  values: Values,
+  name: 'rpm' | 'tpm' | 'concurrency',
+): number | null | undefined {
+  return values[name] === 'none' ? null : integer(values, name)
+}
+
+export function decimal(values: Values, name: keyof typeof options): number | undefined {
+  const value = values[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value))
+    throw new UsageError(`--${name} must be a number`)
+  return Number(value)
+}
+
+export function list(values: Values, name: keyof typeof options): string[] | undefined {
+  const value = values[name]
+  return typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+    : undefined
+}
+
+/** A comma-separated list, or null for `none`. */
+export function listOrNone(
+  values: Values,
+  name: keyof typeof options,
+): string[] | null | undefined {
+  return values[name] === 'none' ? null : list(values, name)
+}
+
+export function json(values: Values, name: keyof typeof options): unknown {
+  const value = values[name]
+  if (typeof value !== 'string') return undefined
+  try {
+    return JSON.parse(value)
+  } catch (error) {
+    throw new UsageError(`--${name} must be JSON: ${(error as Error).message}`)
+  }
+}
+
+/** The positional arguments after the command words, exactly as many as `names`. */
+export function positional(args: string[], names: string[]): string[] {
+  if (args.length !== names.length)
+    throw new UsageError(
+      `Expected ${names.join(' ')}${args.length > names.length ? `, got also ${args.slice(names.length).join(' ')}` : ''}`,
+    )
+  return args.map(encodeURIComponent)
+}
