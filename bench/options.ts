@@ -69,6 +69,8 @@ export function parseOptions(args: string[]): BenchOptions | undefined {
     },
   })
   if (values.help) return undefined
+  if (values.profile && values.perf)
+    throw new UsageError('--profile and --perf are separate runs: choose one')
   const connections = (values.connections ?? '1,16,64')
     .split(',')
     .map((part) => wholeNumber(part.trim(), 'connections', 0, 1))
