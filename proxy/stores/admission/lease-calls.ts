@@ -72,6 +72,10 @@ export class LeaseCalls {
     }
   }
 
+  /**
+   * Tops the lease up to twice its last round's use when any part of it runs short (after its first few
+   * admissions), or only renews its deadline.
+   */
   async grow(lease: Lease, now: number): Promise<void> {
     const input = lease.input
     const target = Math.max(MIN_REQUESTS, 2 * lease.demand)
