@@ -73,8 +73,8 @@ export class LeaseCalls {
   }
 
   /**
-   * Tops the lease up to twice its last round's use when any part of it runs short (after its first few
-   * admissions), or only renews its deadline.
+   * Tops every part of the lease up to room for twice the admissions since its last growth (at least
+   * MIN_REQUESTS) once any part has less than half that, or only renews its deadline.
    */
   async grow(lease: Lease, now: number): Promise<void> {
     const input = lease.input
