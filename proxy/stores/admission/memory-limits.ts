@@ -4,8 +4,7 @@
  * monthly spend caps and the guardrail's monthly budget. Each answers with the first refusal, or
  * undefined when the request is within every limit.
  */
-import type { AccountState, KeyState } from './memory-state.ts'
-import { guardrailState, rollSpend } from './memory-state.ts'
+import { guardrailState, rollSpend, type AccountState, type KeyState } from './memory-state.ts'
 import type { AdmitInput, AdmitResult, RateLimitName, SpendWindow } from './store.ts'
 import { rateEstimate, rateRetryMs, type calendar, type RateCounter } from './windows.ts'
 
