@@ -8,10 +8,6 @@ import { redisKeys } from './stores/admission/redis-keys.ts'
 import { duplicateRedis, type RedisClient } from './stores/redis-client.ts'
 import { createRedisStore, type RedisAdmissionStore } from './stores/admission/redis-store.ts'
 import { LeasedAdmissionStore } from './stores/admission/leased-store.ts'
-import { cardPayments } from './accounts/payments/stripe.ts'
-import { SanctionsList } from './accounts/payments/sanctions.ts'
-import { depositSettings } from './accounts/payments/deposits.ts'
-import { DepositWatcher } from './accounts/payments/deposit-watcher.ts'
 import type { AdmissionStore } from './stores/admission/store.ts'
 import { apiServer } from './http/api-server.ts'
 import type { Catalog } from './core/catalog/catalog-types.ts'
@@ -37,11 +33,7 @@ import { resolveOperatorToken } from './ops/operator-token.ts'
 import { siteServer } from './http/site-server.ts'
 import type { AdminDeps } from './http/admin/admin-deps.ts'
 import { systemClock, type Clock } from './core/clock.ts'
-import { createMailer, outboxPath } from './accounts/people/mailer.ts'
-import { resolveAltchaKey } from './accounts/people/altcha-key.ts'
-import { CreditAlerts } from './accounts/alerts/credit-alerts.ts'
-import { resolveVapidKeys } from './accounts/alerts/vapid-keys.ts'
-import { MemoryChatLock, RedisChatLock } from './accounts/playground/chat-lock.ts'
+import { buildAccountSide } from './app-accounts.ts'
 import { migrate } from '../sql/migrate.ts'
 import { join } from 'node:path'
 
@@ -172,54 +164,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     health,
     clock,
   }
-  const mailer = createMailer({
-    smtpUrl: config.SMTP_URL,
-    from: config.MAIL_FROM,
-    dataDir: config.DATA_DIR,
-  })
-  // Credit alerts are checked off the request path, after the writer committed an account's charges.
-  if (mailer.kind === 'outbox')
-    log.warn(
-      `SMTP_URL is not set: mail (sign-in links, invitations, credit alerts) is written to ${outboxPath(config.DATA_DIR)}, not sent`,
-    )
-  const alerts = new CreditAlerts({
-    sql,
-    store,
-    mailer,
-    vapid: await resolveVapidKeys(config),
-    siteUrl: config.PUBLIC_SITE_URL,
-    retry: { baseMs: config.ALERT_RETRY_BASE_MS, maxAttempts: config.ALERT_MAX_ATTEMPTS },
-  })
-  writer.onCharged = (accountIds) => alerts.charged(accountIds)
-  const admin: AdminDeps = {
-    ...operator,
-    config,
-    mailer,
+  const { admin, alerts, watcher } = await buildAccountSide(config, {
+    operator,
+    gateway,
+    writer,
     limiter: catalogReads.limiter,
-    altchaKey: await resolveAltchaKey(config.ALTCHA_HMAC_KEY, config.DATA_DIR),
-    playground: {
-      gateway,
-      lock: redis ? await RedisChatLock.create(redis) : new MemoryChatLock(),
-      freeMessages: config.FREE_CHAT_MESSAGES,
-      freeModel: config.FREE_CHAT_MODEL,
-      // A non-streaming answer ends within the upstream timeout; the lock outlives only a process that died.
-      lockTtlMs: config.UPSTREAM_TIMEOUT_MS + 60_000,
-    },
-    alerts,
-    cards: cardPayments(config),
-    deposits: depositSettings(config),
-    sanctions: config.SANCTIONS_LIST_FILE
-      ? new SanctionsList(config.SANCTIONS_LIST_FILE)
-      : undefined,
-  }
-  const watcher =
-    admin.deposits && config.DEPOSIT_RPC_URL
-      ? new DepositWatcher(operator, admin.deposits, config.DEPOSIT_RPC_URL, admin.sanctions)
-      : undefined
-  if (admin.deposits && !watcher)
-    log.warn(
-      'deposit addresses are shown to accounts, but no DEPOSIT_RPC_URL is set: credit received transfers with bun run admin -- credit',
-    )
+    redis,
+  })
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false
   const ops: OpsDeps = {

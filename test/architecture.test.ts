@@ -19,8 +19,8 @@ export const LAYERS: string[][] = [
   ['core'],
 ]
 
-/** proxy/main.ts and proxy/app.ts build the service from every area. */
-const COMPOSITION = new Set(['main.ts', 'app.ts'])
+/** proxy/main.ts, proxy/app.ts and proxy/app-accounts.ts build the service from every area. */
+const COMPOSITION = new Set(['main.ts', 'app.ts', 'app-accounts.ts'])
 
 type Graph = Map<string, string[]>
 
