@@ -1,0 +1,125 @@
+/**
+ * The refusals of routing, each with a message that says what to change: an unknown model (with the
+ * full ID when the client left out the author), an automatic choice with nothing to choose, a paid
+ * fallback after Auto Free, and no usable route (paused, failing, or not allowed).
+ */
+import { ServiceError } from '../../../shared/errors.ts'
+import type { Catalog } from '../../core/catalog/catalog-types.ts'
+import type { KeyRecord } from '../../core/key-record.ts'
+import type { RouteBlock } from '../../providers/route-health.ts'
+import { mayUse } from './access.ts'
+import { type Features, missingFeature } from './features.ts'
+
+export type Refusal = { error: ServiceError }
+
+export function autoUnresolvable(
+  catalog: Catalog,
+  key: KeyRecord,
+  id: string,
+  free: boolean,
+  features: Features,
+): Refusal {
+  const auto = catalog.autos.get(id)!
+  const usable = auto.candidates.filter((candidate) => mayUse(key, candidate))
+  const capable = usable.filter(
+    (candidate) => !missingFeature(catalog.models.get(candidate)!, features),
+  )
+  if (free && usable.length > 0 && capable.length === 0) {
+    const missing = missingFeature(catalog.models.get(usable[0]!)!, features)!
+    return {
+      error: new ServiceError(
+        'invalid_request',
+        `${missing.field}: ${id} does not support ${missing.what}; no free model accepts them. Name a model that does.`,
+        {
+          param: missing.field,
+        },
+      ),
+    }
+  }
+  const why =
+    usable.length === 0
+      ? 'none of its candidates is allowed for this key'
+      : 'every allowed candidate is unavailable right now'
+  const paid = free ? ' No paid model is used instead.' : ''
+  return {
+    error: new ServiceError(
+      'auto_unresolvable',
+      `${id} could not choose a model: ${why}. Name a model directly or retry.${paid}`,
+      { param: 'model' },
+    ),
+  }
+}
+
+/**
+ * Every provider of every candidate an automatic choice made failed: the request is refused as the
+ * choice's own failure (`auto_unresolvable`), so a client that asked for `service/auto` learns that
+ * no model could be chosen rather than that one model is down.
+ */
+export function autoFailed(id: string, free: boolean, failure: ServiceError): ServiceError {
+  if (failure.code !== 'model_unavailable') return failure
+  const paid = free ? ' No paid model is used instead.' : ''
+  return new ServiceError(
+    'auto_unresolvable',
+    `${id} could not choose a model: the providers of every candidate are failing right now. Name a model directly or retry.${paid}`,
+    {
+      param: 'model',
+    },
+  )
+}
+
+export function paidAfterFree(param: string, id: string): Refusal {
+  return {
+    error: new ServiceError(
+      'invalid_request',
+      `${param}: ${id} is not free, and service/auto:free never falls back to a paid model; remove it`,
+      { param },
+    ),
+  }
+}
+
+/** Nothing can serve the request: the operator paused the providers, their breakers are open, or no route is allowed. */
+export function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): ServiceError {
+  const names = ids.join(', ')
+  const earliest = (reason: RouteBlock['reason']) =>
+    blocks
+      .filter((block) => block.reason === reason)
+      .reduce((min, block) => Math.min(min, block.untilMs), Number.POSITIVE_INFINITY)
+  const paused = earliest('paused')
+  if (paused !== Number.POSITIVE_INFINITY) {
+    return new ServiceError(
+      'upstream_capacity_unavailable',
+      `Provider capacity for ${names} is paused. Nothing was sent or charged; retry after the time in Retry-After.`,
+      {
+        retryAfterMs: paused - nowMs,
+      },
+    )
+  }
+  const open = earliest('open')
+  if (open !== Number.POSITIVE_INFINITY) {
+    return new ServiceError(
+      'model_unavailable',
+      `The providers of ${names} are failing right now. Retry shortly or choose another allowed model.`,
+      {
+        retryAfterMs: open - nowMs,
+      },
+    )
+  }
+  return new ServiceError(
+    'no_available_route',
+    `No eligible provider route for ${names} under the current settings. Review the model and provider restrictions on the account, the key and the request.`,
+  )
+}
+
+export function unknownModel(catalog: Catalog, id: string, param: string): ServiceError {
+  let message = `Unknown model: ${id}.`
+  if (!id.includes('/')) {
+    const matches = [...catalog.models.keys()].filter(
+      (known) => known.slice(known.indexOf('/') + 1) === id,
+    )
+    if (matches.length > 0)
+      message += ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
+    else message += ' Model IDs have the form <author>/<model>.'
+  }
+  message += ' GET /v1/models lists every model.'
+  return new ServiceError('unknown_model', message, { param })
+}
