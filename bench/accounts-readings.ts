@@ -5,7 +5,7 @@
  * /metrics; Redis's keys from SCAN over the run's key prefix (grouped by kind) and DBSIZE of the
  * run's database; PostgreSQL's rows from exact counts.
  */
-import { readFile } from 'node:fs/promises'
+import { machineCpu, processMemory } from './proc.ts'
 import type Redis from 'ioredis'
 import type { Sql } from 'postgres'
 
@@ -48,30 +48,6 @@ export type Reading = {
   postgres: { ledger: number; requestLogs: number; storedResponses: number }
   /** Machine-wide CPU counters, for how busy the machine was between two readings. */
   cpu: { busy: number; total: number }
-}
-
-async function proc(path: string): Promise<string> {
-  return readFile(path, 'utf8')
-}
-
-const CLOCK_TICKS = 100
-
-/** VmRSS, VmHWM and CPU seconds of a process. */
-export async function processMemory(
-  pid: number,
-): Promise<{ rssKb: number; peakRssKb: number; cpuS: number }> {
-  const [status, stat] = await Promise.all([proc(`/proc/${pid}/status`), proc(`/proc/${pid}/stat`)])
-  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1])
-  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  const ticks = Number(rest[11]) + Number(rest[12])
-  return { rssKb: field('VmRSS'), peakRssKb: field('VmHWM'), cpuS: ticks / CLOCK_TICKS }
-}
-
-async function machineCpu(): Promise<{ busy: number; total: number }> {
-  const fields = (await proc('/proc/stat')).split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
-  const total = fields.reduce((sum, value) => sum + value, 0)
-  return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total }
 }
 
 /** The kind of a Redis key of the service, by its name after the prefix. */
@@ -209,7 +185,10 @@ export async function takeReading(
     gatewayMetrics(sources.siteUrl),
     redisKeys(sources.redis, sources.redisPrefix, bytes),
     rowCounts(sources.sql),
-    machineCpu(),
+    machineCpu().then((cpu) => {
+      if (!cpu) throw new Error('/proc/stat cannot be read')
+      return cpu
+    }),
   ])
   return {
     label,

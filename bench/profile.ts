@@ -10,16 +10,15 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { startGateway, type BenchModel } from './gateway.ts'
 import type { LoadTool } from './wrk.ts'
+import { cpuOfCommands, threadCpu } from './proc.ts'
 
 /** Sampling interval of the profiler, in microseconds. */
 const SAMPLE_US = 250
 /** Functions listed by their own time, per column. */
 const TOP_FUNCTIONS = 15
-/** Kernel clock ticks per second (`getconf CLK_TCK`; 100 on Linux). */
-const TICKS_PER_S = 100
 
 /** Where a sample's time is counted, in report order. */
-const STAGES = [
+export const STAGES = [
   'framework: routing and schema checks (Elysia, TypeBox)',
   'HTTP layer (servers, endpoint frame, ceiling)',
   'body read and JSON parse',
@@ -90,44 +89,6 @@ type CpuProfile = {
   startTime: number
   samples: number[]
   timeDeltas: number[]
-}
-
-/** CPU seconds of one process's threads, by thread name (the main thread as "main"). */
-async function threadCpu(pid: number): Promise<Map<string, number>> {
-  const byName = new Map<string, number>()
-  const tids = await readdir(`/proc/${pid}/task`).catch(() => [] as string[])
-  for (const tid of tids) {
-    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => '')
-    const parsed = parseStat(stat)
-    if (!parsed) continue
-    const name = tid === String(pid) ? 'main' : parsed.name.replace(/\s*\d+$/, '')
-    byName.set(name, (byName.get(name) ?? 0) + parsed.seconds)
-  }
-  return byName
-}
-
-/** CPU seconds of every process with one of these command names (all PostgreSQL backends, say). */
-async function cpuOfCommands(names: string[]): Promise<number> {
-  let seconds = 0
-  for (const entry of await readdir('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    const parsed = parseStat(await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => ''))
-    if (parsed && names.includes(parsed.name)) seconds += parsed.seconds
-  }
-  return seconds
-}
-
-function parseStat(stat: string): { name: string; seconds: number } | undefined {
-  const open = stat.indexOf('(')
-  const close = stat.lastIndexOf(')')
-  if (open < 0 || close < 0) return undefined
-  const fields = stat
-    .slice(close + 2)
-    .trim()
-    .split(/\s+/)
-  // Fields after the name start at the state (field 3); utime and stime are fields 14 and 15.
-  const ticks = Number(fields[11]) + Number(fields[12])
-  return { name: stat.slice(open + 1, close), seconds: ticks / TICKS_PER_S }
 }
 
 type CpuReading = {
@@ -291,59 +252,4 @@ export async function profileCell(options: {
     postgresUs: perRequestUs(after.postgres - before.postgres),
     upstreamUs: perRequestUs(after.upstream - before.upstream),
   }
-}
-
-const us = (value: number) => value.toFixed(1)
-
-/** The profile as a Markdown table: one column per cell, µs of CPU per request. */
-export function renderProfile(profiles: StageProfile[]): string {
-  const header = `| CPU per request (µs) | ${profiles.map((p) => (p.stream ? 'streaming' : 'non-streaming')).join(' | ')} |`
-  const rule = `| --- | ${profiles.map(() => '---:').join(' | ')} |`
-  const row = (label: string, values: (p: StageProfile) => number) =>
-    `| ${label} | ${profiles.map((p) => us(values(p))).join(' | ')} |`
-  const rows = [header, rule]
-  for (const stage of STAGES) {
-    if (profiles.every((p) => (p.stagesUs.get(stage) ?? 0) < 0.05)) continue
-    rows.push(row(`  ${stage}`, (p) => p.stagesUs.get(stage) ?? 0))
-  }
-  const sampled = (p: StageProfile) => [...p.stagesUs.values()].reduce((a, b) => a + b, 0)
-  rows.push(row('**gateway JavaScript (sampled)**', sampled))
-  rows.push(
-    row('gateway main thread outside JavaScript (HTTP parsing, sockets, GC)', (p) =>
-      Math.max(0, p.gatewayMainUs - sampled(p)),
-    ),
-  )
-  rows.push(row('**gateway main thread**', (p) => p.gatewayMainUs))
-  const threadNames = [...new Set(profiles.flatMap((p) => p.gatewayThreadsUs.map(([n]) => n)))]
-  for (const name of threadNames)
-    rows.push(
-      row(
-        `gateway thread "${name}"`,
-        (p) => p.gatewayThreadsUs.find(([n]) => n === name)?.[1] ?? 0,
-      ),
-    )
-  const gatewayTotal = (p: StageProfile) =>
-    p.gatewayMainUs + p.gatewayThreadsUs.reduce((sum, [, value]) => sum + value, 0)
-  rows.push(row('**gateway, all threads**', gatewayTotal))
-  rows.push(row('Redis', (p) => p.redisUs))
-  rows.push(row('PostgreSQL', (p) => p.postgresUs))
-  rows.push(row('fake upstream', (p) => p.upstreamUs))
-  rows.push(
-    row(
-      '**all processes but the load tool**',
-      (p) => gatewayTotal(p) + p.redisUs + p.postgresUs + p.upstreamUs,
-    ),
-  )
-  rows.push(
-    `| requests per second | ${profiles.map((p) => Math.round(p.rps).toLocaleString('en-US')).join(' | ')} |`,
-  )
-  for (const p of profiles) {
-    rows.push(
-      '',
-      `Costliest functions by their own time, ${p.stream ? 'streaming' : 'non-streaming'} (µs per request):`,
-      '',
-    )
-    for (const [place, value] of p.topFunctionsUs) rows.push(`- ${us(value)} ${place}`)
-  }
-  return rows.join('\n')
 }

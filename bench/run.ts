@@ -24,7 +24,8 @@ import {
 } from './processes.ts'
 import { renderReport, targets, type Cell, type CellResult, type Target } from './report.ts'
 import { perfRun } from './perf-run.ts'
-import { profileCell, renderProfile, type StageProfile } from './profile.ts'
+import { profileCell, type StageProfile } from './profile.ts'
+import { renderProfile } from './profile-report.ts'
 import { prepareStores } from './stores.ts'
 import {
   measureFirstByte,

@@ -6,7 +6,7 @@
  * The open streams use raw sockets: a Bun process's fetch keeps at most BUN_CONFIG_MAX_HTTP_REQUESTS
  * requests in flight, and this client must not be the limit being measured.
  */
-import { readFile } from 'node:fs/promises'
+import { processMemory } from './proc.ts'
 import type { Probe } from './checks.ts'
 
 export type FirstByte = { p50Us: number; p99Us: number; samples: number }
@@ -48,10 +48,9 @@ export async function measureFirstByte(
 
 /** Resident memory of a process, in bytes (Linux /proc). */
 export async function residentBytes(pid: number): Promise<number> {
-  const status = await readFile(`/proc/${pid}/status`, 'utf8')
-  const kb = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status)?.[1]
-  if (!kb) throw new Error(`no VmRSS for process ${pid}`)
-  return Number(kb) * 1024
+  const { rssKb } = await processMemory(pid)
+  if (!Number.isFinite(rssKb)) throw new Error(`no VmRSS for process ${pid}`)
+  return rssKb * 1024
 }
 
 export type OpenStreams = {
