@@ -6,18 +6,17 @@
  */
 import { A } from '@solidjs/router'
 import { createEffect, createSignal, For, Show } from 'solid-js'
-import { errorWords } from '../../../shared/error-words.ts'
-import { errorTable, type ErrorCode } from '../../../shared/errors.ts'
+import { errorTable } from '../../../shared/errors.ts'
 import type { ApiKey } from '../../../shared/schemas/admin/keys.ts'
-import type { ActivityItem } from '../../../shared/schemas/admin/usage.ts'
 import { ACTIVITY_FILTERS, getActivity, getKeys, getUsedModels, readActivityPage } from '../data.ts'
-import { count, usd } from '../format.ts'
+import { count } from '../format.ts'
 import { createKeysetList, KeysetView } from '../keyset-list.tsx'
 import { createOptional } from '../reading.ts'
 import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
 import { Field, SelectField, TextField } from '../forms.tsx'
-import { Badge, Button, CopyButton, Empty, Page } from '../ui.tsx'
+import { Button, Empty, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
+import { ActivityRow } from './activity/activity-row.tsx'
 
 const PHRASES: Record<number, string> = {
   200: 'OK',
@@ -233,99 +232,6 @@ function ListSelect(props: {
   )
 }
 
-function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefined }) {
-  const item = () => props.item
-  const failed = () => item().status >= 400
-  const served = () => item().servedModel ?? item().model ?? '—'
-  return (
-    <tr>
-      <td class="nowrap">
-        <time datetime={item().time} title={item().time}>
-          {new Date(item().time).toLocaleString(undefined, {
-            dateStyle: 'medium',
-            timeStyle: 'medium',
-          })}
-        </time>
-        <div class="small muted">
-          {item().apiStyle}
-          {item().stream ? ', stream' : ''}, {formatLatency(item().latencyMs)}
-        </div>
-      </td>
-      <td>
-        <div class="request-id">
-          <code class="mono">{item().requestId}</code>
-          <div class="row tight">
-            <CopyButton
-              text={item().requestId}
-              label={`Copy request ID ${item().requestId}`}
-              variant="ghost"
-            />
-            <A
-              class="small"
-              href={`/dashboard/support?requestId=${encodeURIComponent(item().requestId)}`}
-              aria-label={`Ask support about ${item().requestId}`}
-            >
-              Ask support
-            </A>
-          </div>
-        </div>
-      </td>
-      <td>
-        <Show when={props.apiKey} fallback={<span class="mono small">{item().keyId}</span>}>
-          {(key) => (
-            <>
-              {key().name || 'Unnamed key'}
-              <div class="mono small muted">{key().prefix}…</div>
-            </>
-          )}
-        </Show>
-      </td>
-      <td>
-        <span class="mono">{served()}</span>
-        <Show when={item().model && item().servedModel && item().model !== item().servedModel}>
-          <div class="small muted">asked as {item().model}</div>
-        </Show>
-      </td>
-      <td>{item().provider ?? '—'}</td>
-      <td class="num nowrap">
-        {count(item().inputTokens)} / {count(item().outputTokens)}
-      </td>
-      <td class="num nowrap">
-        {usd(item().chargedUsd)}
-        <Show when={item().costNano !== item().chargedNano}>
-          <div class="small muted" title="The part of the cost not charged was written off">
-            of {usd(item().costUsd)}
-          </div>
-        </Show>
-      </td>
-      <td>
-        <Badge tone={failed() ? 'bad' : 'good'}>{item().status}</Badge>
-        <Show when={item().errorCode}>
-          {(code) => (
-            <div class="small mono" title={errorWords[code() as ErrorCode] ?? code()}>
-              {code()}
-            </div>
-          )}
-        </Show>
-        <Show when={item().guardrailRedactions}>
-          {(redactions) => (
-            <div
-              class="small muted"
-              title="What the key's guardrail replaced before the model read the request (never the text itself)"
-            >
-              Redacted: <span class="mono">{redactions()}</span>
-            </div>
-          )}
-        </Show>
-      </td>
-    </tr>
-  )
-}
-
 function shown(requests: number): string {
   return requests === 1 ? '1 request shown' : `${count(requests)} requests shown`
-}
-
-function formatLatency(ms: number): string {
-  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`
 }

@@ -6,27 +6,19 @@
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
-import type { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
-import type {
-  InvitedRole,
-  Team as TeamList,
-  TeamMember,
-} from '../../../shared/schemas/admin/team.ts'
+import type { InvitedRole, TeamMember } from '../../../shared/schemas/admin/team.ts'
 import { api } from '../api.ts'
 import { getTeam } from '../data.ts'
-import { dateTime, relative } from '../format.ts'
-import { useAbilities, useSession } from '../session.tsx'
+import { dateTime } from '../format.ts'
+import { useSession } from '../session.tsx'
 import { shortWallet } from '../shell.tsx'
 import { ConfirmButton, Dialog } from '../dialogs.tsx'
-import { SelectField, TextField, fieldError, useSubmit } from '../forms.tsx'
-import { announce, Badge, Button, Card, Empty, ErrorNotice, Loaded, Notice, Page } from '../ui.tsx'
+import { SelectField, useSubmit } from '../forms.tsx'
+import { announce, Badge, Button, Card, Empty, ErrorNotice, Loaded, Page } from '../ui.tsx'
 import { ClaimAccount } from './team/claim-account.tsx'
+import { InviteForm, Invites } from './team/invites.tsx'
+import { ROLE_OPTIONS, useTeamBlock } from './team/roles.ts'
 import { DashboardLinkCard } from './team/dashboard-link.tsx'
-
-const ROLE_OPTIONS: { value: InvitedRole; label: string }[] = [
-  { value: 'member', label: 'Member: reads everything, uses the playground and support' },
-  { value: 'admin', label: 'Admin: also manages keys, presets, guardrails and routing' },
-]
 
 /** After a change the team is read again. */
 const rereadTeam = () => revalidate(getTeam.key)
@@ -68,13 +60,6 @@ function TeamLists() {
       )}
     </Loaded>
   )
-}
-
-/** Why the owner's actions are disabled for this session, or undefined when they are not. */
-function useTeamBlock(): () => string | undefined {
-  const can = useAbilities()
-  return () =>
-    can().team ? undefined : can().owner ? 'Not while the account is suspended' : 'Owner only'
 }
 
 function OwnerOnlyNote() {
@@ -230,116 +215,5 @@ function RoleDialog(props: { member: TeamMember; onClose: () => void; onChanged:
         </div>
       </form>
     </Dialog>
-  )
-}
-
-function Invites(props: { invites: TeamList['invites'] }) {
-  return (
-    <Card title="Pending invitations">
-      <Show
-        when={props.invites.length > 0}
-        fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}
-      >
-        <div class="table-wrap">
-          <table class="team-table">
-            <thead>
-              <tr>
-                <th scope="col">E-mail address</th>
-                <th scope="col">Role</th>
-                <th scope="col">Expires</th>
-              </tr>
-            </thead>
-            <tbody>
-              <For each={props.invites}>
-                {(invite) => (
-                  <tr>
-                    <td>{invite.email}</td>
-                    <td>
-                      <Badge>{invite.role}</Badge>
-                    </td>
-                    <td title={dateTime(invite.expiresAt)}>{relative(invite.expiresAt)}</td>
-                  </tr>
-                )}
-              </For>
-            </tbody>
-          </table>
-        </div>
-      </Show>
-    </Card>
-  )
-}
-
-function InviteForm(props: { onInvited: () => void }) {
-  const blocked = useTeamBlock()
-  const [email, setEmail] = createSignal('')
-  const [role, setRole] = createSignal<InvitedRole>('member')
-  const [sent, setSent] = createSignal<string>()
-  const submit = useSubmit()
-  const invite = async (event: SubmitEvent) => {
-    event.preventDefault()
-    setSent(undefined)
-    const answer = await submit.run(() =>
-      api<MailSent>('POST', '/team/invites', { email: email().trim(), role: role() }),
-    )
-    if (!answer) return
-    setSent(answer.message)
-    setEmail('')
-    announce('Invitation sent.')
-    props.onInvited()
-  }
-  return (
-    <Card
-      title="Invite someone"
-      actions={<Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>}
-    >
-      <form class="stack" onSubmit={invite}>
-        <p class="small muted">
-          We e-mail them a link. Opening it signs them in (creating their sign-in if they have none)
-          and adds them with the role you choose.
-        </p>
-        <fieldset class="plain stack" disabled={!!blocked()}>
-          <legend class="visually-hidden">Invitation</legend>
-          <div class="row">
-            <TextField
-              label="E-mail address"
-              type="email"
-              name="email"
-              autocomplete="off"
-              required
-              value={email()}
-              onValue={setEmail}
-              error={fieldError(submit.error(), 'email')}
-            />
-            <SelectField
-              label="Role"
-              name="role"
-              value={role()}
-              onValue={(value) => setRole(value as InvitedRole)}
-              options={ROLE_OPTIONS}
-            />
-          </div>
-          <Show when={submit.error() && !fieldError(submit.error(), 'email')}>
-            <ErrorNotice error={submit.error()} />
-          </Show>
-          <Show when={sent()}>
-            <Notice tone="success" title="Invitation sent">
-              <p>{sent()}</p>
-            </Notice>
-          </Show>
-          <div class="row">
-            <Button type="submit" variant="primary" busy={submit.busy()} disabled={!!blocked()}>
-              Send invitation
-            </Button>
-            <Show when={blocked()}>
-              <span class="small muted">
-                {blocked() === 'Owner only'
-                  ? 'Only the account owner can invite people.'
-                  : 'Not while the account is suspended.'}
-              </span>
-            </Show>
-          </div>
-        </fieldset>
-      </form>
-    </Card>
   )
 }

@@ -1,0 +1,120 @@
+/** The team's pending invitations, and the owner's form to invite someone by e-mail. */
+import { createSignal, For, Show } from 'solid-js'
+import type { MailSent } from '../../../../shared/schemas/admin/sign-in.ts'
+import type { InvitedRole, Team as TeamList } from '../../../../shared/schemas/admin/team.ts'
+import { api } from '../../api.ts'
+import { dateTime, relative } from '../../format.ts'
+import { SelectField, TextField, fieldError, useSubmit } from '../../forms.tsx'
+import { announce, Badge, Button, Card, ErrorNotice, Notice } from '../../ui.tsx'
+import { ROLE_OPTIONS, useTeamBlock } from './roles.ts'
+
+export function Invites(props: { invites: TeamList['invites'] }) {
+  return (
+    <Card title="Pending invitations">
+      <Show
+        when={props.invites.length > 0}
+        fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}
+      >
+        <div class="table-wrap">
+          <table class="team-table">
+            <thead>
+              <tr>
+                <th scope="col">E-mail address</th>
+                <th scope="col">Role</th>
+                <th scope="col">Expires</th>
+              </tr>
+            </thead>
+            <tbody>
+              <For each={props.invites}>
+                {(invite) => (
+                  <tr>
+                    <td>{invite.email}</td>
+                    <td>
+                      <Badge>{invite.role}</Badge>
+                    </td>
+                    <td title={dateTime(invite.expiresAt)}>{relative(invite.expiresAt)}</td>
+                  </tr>
+                )}
+              </For>
+            </tbody>
+          </table>
+        </div>
+      </Show>
+    </Card>
+  )
+}
+
+export function InviteForm(props: { onInvited: () => void }) {
+  const blocked = useTeamBlock()
+  const [email, setEmail] = createSignal('')
+  const [role, setRole] = createSignal<InvitedRole>('member')
+  const [sent, setSent] = createSignal<string>()
+  const submit = useSubmit()
+  const invite = async (event: SubmitEvent) => {
+    event.preventDefault()
+    setSent(undefined)
+    const answer = await submit.run(() =>
+      api<MailSent>('POST', '/team/invites', { email: email().trim(), role: role() }),
+    )
+    if (!answer) return
+    setSent(answer.message)
+    setEmail('')
+    announce('Invitation sent.')
+    props.onInvited()
+  }
+  return (
+    <Card
+      title="Invite someone"
+      actions={<Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>}
+    >
+      <form class="stack" onSubmit={invite}>
+        <p class="small muted">
+          We e-mail them a link. Opening it signs them in (creating their sign-in if they have none)
+          and adds them with the role you choose.
+        </p>
+        <fieldset class="plain stack" disabled={!!blocked()}>
+          <legend class="visually-hidden">Invitation</legend>
+          <div class="row">
+            <TextField
+              label="E-mail address"
+              type="email"
+              name="email"
+              autocomplete="off"
+              required
+              value={email()}
+              onValue={setEmail}
+              error={fieldError(submit.error(), 'email')}
+            />
+            <SelectField
+              label="Role"
+              name="role"
+              value={role()}
+              onValue={(value) => setRole(value as InvitedRole)}
+              options={ROLE_OPTIONS}
+            />
+          </div>
+          <Show when={submit.error() && !fieldError(submit.error(), 'email')}>
+            <ErrorNotice error={submit.error()} />
+          </Show>
+          <Show when={sent()}>
+            <Notice tone="success" title="Invitation sent">
+              <p>{sent()}</p>
+            </Notice>
+          </Show>
+          <div class="row">
+            <Button type="submit" variant="primary" busy={submit.busy()} disabled={!!blocked()}>
+              Send invitation
+            </Button>
+            <Show when={blocked()}>
+              <span class="small muted">
+                {blocked() === 'Owner only'
+                  ? 'Only the account owner can invite people.'
+                  : 'Not while the account is suspended.'}
+              </span>
+            </Show>
+          </div>
+        </fieldset>
+      </form>
+    </Card>
+  )
+}
