@@ -3,8 +3,10 @@
  * results become `tool_result` blocks opening the next user message; consecutive turns of one role merge,
  * since the style alternates user and assistant. Fields the style rejects are mapped or left out:
  * temperature is capped at 1, `stop` becomes `stop_sequences`, a JSON response format becomes a system
- * instruction, `user` becomes `metadata.user_id`; `seed` has no equivalent.
+ * instruction, `user` becomes `metadata.user_id`; `seed` has no equivalent. Tool-call IDs the style
+ * would reject are made valid the same way on the call and its result.
  */
+import { createHash } from 'node:crypto'
 import { ServiceError } from '../../../shared/errors.ts'
 import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
 
@@ -82,7 +84,7 @@ function turnBlocks(turn: Turn): Block[] | ServiceError {
       for (const call of turn.toolCalls) {
         const input = parseArguments(call.arguments)
         if (input instanceof ServiceError) return input
-        blocks.push({ type: 'tool_use', id: call.id, name: call.name, input })
+        blocks.push({ type: 'tool_use', id: toolUseId(call.id), name: call.name, input })
       }
       return blocks
     }
@@ -92,7 +94,7 @@ function turnBlocks(turn: Turn): Block[] | ServiceError {
       return [
         {
           type: 'tool_result',
-          tool_use_id: turn.toolCallId,
+          tool_use_id: toolUseId(turn.toolCallId),
           content,
           ...(turn.isError ? { is_error: true } : {}),
         },
@@ -113,15 +115,28 @@ function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
       blocks.push({ type: 'image', source: { type: 'url', url: part.url } })
       continue
     }
-    if (!imageTypes.has(data[1]!)) {
+    // Media types are case-insensitive; the style accepts only the lowercase names.
+    const mediaType = data[1]!.toLowerCase()
+    if (!imageTypes.has(mediaType)) {
       return new ServiceError(
         'invalid_request',
         `Images of type ${data[1]} are not supported by this model's provider (jpeg, png, gif or webp).`,
       )
     }
-    blocks.push({ type: 'image', source: { type: 'base64', media_type: data[1], data: data[2] } })
+    blocks.push({ type: 'image', source: { type: 'base64', media_type: mediaType, data: data[2] } })
   }
   return blocks
+}
+
+/**
+ * The style takes tool-use IDs of letters, digits, `_` and `-` only; other styles' IDs (such as
+ * `functions.get_weather:0`) have their other characters replaced and a hash of the whole ID appended,
+ * so a call and its result still match and two IDs never become one. Valid IDs are kept.
+ */
+export function toolUseId(id: string): string {
+  if (/^[a-zA-Z0-9_-]+$/.test(id)) return id
+  const hash = createHash('sha256').update(id).digest('hex').slice(0, 12)
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_')}_${hash}`
 }
 
 /** Tool-call arguments are a JSON object in text; this style wants the object. */

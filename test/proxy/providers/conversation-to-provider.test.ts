@@ -160,6 +160,56 @@ describe('neutral → Messages', () => {
     expect(broken).toBeInstanceOf(ServiceError)
   })
 
+  test('an image media type is sent in lowercase', () => {
+    const result = conversationToMessages(
+      conversation({
+        turns: [
+          { role: 'user', content: [{ type: 'image', url: 'data:image/JPEG;base64,/9j/4AAQ' }] },
+        ],
+      }),
+      'm',
+      10,
+    )
+    expect((result as { messages: unknown[] }).messages[0]).toEqual({
+      role: 'user',
+      content: [
+        { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
+      ],
+    })
+  })
+
+  test('tool-call IDs the style rejects become valid ones, the same for the call and its result', () => {
+    const ids = ['functions.get_weather:0', 'call 1', 'call_1', 'functions_get_weather_0']
+    const result = conversationToMessages(
+      conversation({
+        turns: [
+          { role: 'user', content: [{ type: 'text', text: 'Weather?' }] },
+          {
+            role: 'assistant',
+            text: '',
+            toolCalls: ids.map((id) => ({ id, name: 'look', arguments: '{}' })),
+          },
+          ...ids.map((id) => ({
+            role: 'tool' as const,
+            toolCallId: id,
+            content: [{ type: 'text' as const, text: 'sunny' }],
+            isError: false,
+          })),
+        ],
+      }),
+      'm',
+      10,
+    ) as { messages: { content: { id?: string; tool_use_id?: string }[] }[] }
+    const used = result.messages[1]!.content.map((block) => block.id!)
+    const answered = result.messages[2]!.content.map((block) => block.tool_use_id!)
+    expect(answered).toEqual(used)
+    for (const id of used) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(new Set(used).size).toBe(ids.length)
+    expect(used[0]).toMatch(/^functions_get_weather_0_[0-9a-f]{12}$/)
+    expect(used[2]).toBe('call_1')
+    expect(used[3]).toBe('functions_get_weather_0')
+  })
+
   test('an image given by URL stays a URL', () => {
     const result = conversationToMessages(
       conversation({
