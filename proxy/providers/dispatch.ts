@@ -2,7 +2,8 @@
  * Stage 8: dispatch. Tries the candidates' routes in order until one starts a response; the next one is
  * tried only when the previous failed before anything reached the client (connection failure, upstream
  * 429 or 5xx, or a timeout before the first byte). A non-streaming answer is read whole here, so a body
- * that breaks half-way still allows a fallback; a stream is handed over once its first bytes arrived.
+ * that breaks half-way still allows a fallback; a stream is handed over once its first event arrived
+ * (one that is an error is a failure before the response started: the next route may answer).
  * A streamed attempt that sends nothing within the attempt's first-byte time gives way to the next route.
  * Every outcome is reported to the route's breaker.
  */
@@ -16,6 +17,7 @@ import type { RouteHealth } from './route-health.ts'
 import { adapters } from './adapters.ts'
 import { echoFetch } from './echo/echo-provider.ts'
 import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
+import { readStreamStart } from './stream-start.ts'
 
 /** Providers answered in the process, by the catalog's `builtin` name. */
 const builtinProviders = { echo: echoFetch }
@@ -184,17 +186,12 @@ async function attempt(
       }
     }
     const reader = response.body!.getReader()
-    const first = await reader.read()
-    if (first.done || !first.value) {
-      return {
-        failure: failureFromNetwork(
-          route.provider.id,
-          new Error('the stream ended before any data'),
-        ),
-        timedOut: false,
-      }
+    const start = await readStreamStart(route, reader)
+    if ('failure' in start) {
+      await reader.cancel().catch(() => undefined)
+      return { failure: start.failure, timedOut: false }
     }
-    return { served: { first: first.value, reader } }
+    return { served: { first: start.first, reader } }
   } catch (error) {
     if (!timedOut() && attemptTimedOut() && !options.clientSignal.aborted) {
       const seconds = Math.round((attemptDeadline - startedAt) / 1000)

@@ -93,3 +93,16 @@ export function readErrorBody(body: string, policyCodes: ReadonlySet<string>): U
     return { policy: false }
   }
 }
+
+/**
+ * The HTTP status an error event at the start of a stream stands for, from its code or type (in either
+ * style): a rate limit is 429, a request the provider refuses is 400, anything else (overloaded, an
+ * internal error, one it does not name) is a server failure that another route may answer.
+ */
+export function statusOfStreamError(data: string): number {
+  const code = readErrorBody(data, new Set()).code ?? ''
+  if (/rate_limit/.test(code)) return 429
+  if (/invalid_request|context_length|invalid_argument/.test(code)) return 400
+  if (/policy|content_filter|moderation/.test(code)) return 400
+  return 503
+}

@@ -1,0 +1,120 @@
+// A provider that answers 200 and then sends an error as its stream's first event has started nothing:
+// the fallback answers, and with none left the client gets the failure as an HTTP error its SDK can
+// retry, never a stream that began and broke. Read with the official SDKs.
+import Anthropic from '@anthropic-ai/sdk'
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import {
+  anthropicTestModel,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../helpers/gateway.ts'
+import { describeWith } from '../helpers/services.ts'
+import { rejection } from '../helpers/settle.ts'
+
+const models = [
+  testModel('openai/plain', 'fake?tokens=6'),
+  anthropicTestModel('anthropic/plain', 'fake?tokens=6'),
+  // Each event its own write, a ping or keep-alive before the error.
+  anthropicTestModel(
+    'anthropic/overloaded-first',
+    'fake?replay=anthropic/error-first&writes=bytes',
+  ),
+  testModel('openai/limited-first', 'fake?replay=openai/error-first&writes=event'),
+]
+
+describeWith('postgres', 'a stream whose first event is an error', () => {
+  let gw: TestGateway
+  let accountId: string
+  let claude: Anthropic
+  let openai: OpenAI
+  beforeAll(async () => {
+    gw = await startTestGateway({ store: 'memory', database: 'postgres', models })
+    const apiUrl = gw.app.listen().apiUrl
+    accountId = await gw.account('10')
+    const { key } = await gw.key(accountId)
+    claude = new Anthropic({ baseURL: apiUrl, apiKey: key, maxRetries: 0 })
+    openai = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 })
+  })
+  afterAll(() => gw.close())
+
+  const balanceNano = async () => (await gw.app.gateway.store.snapshot(accountId)).balanceNano
+  const settled = async () => {
+    await Bun.sleep(20)
+    expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({
+      heldNano: 0,
+      inFlight: 0,
+    })
+  }
+
+  test('Messages client: the fallback answers the stream, charged at its own usage only', async () => {
+    const before = await balanceNano()
+    const stream = claude.messages.stream({
+      model: 'anthropic/overloaded-first',
+      fallbacks: ['openai/plain'],
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Hello' }],
+    } as Anthropic.MessageStreamParams)
+    const message = await stream.finalMessage()
+    const { response } = await stream.withResponse()
+    expect(response.headers.get('x-service-model')).toBe('openai/plain')
+    expect(message.content.map((block) => (block.type === 'text' ? block.text : ''))).toEqual([
+      'w0 w1 w2 w3 w4 w5 ',
+    ])
+    await settled()
+    expect(await balanceNano()).toBeLessThan(before)
+  })
+
+  test('Chat Completions client: the fallback answers after a rate-limit event', async () => {
+    const stream = await openai.chat.completions
+      .create({
+        model: 'openai/limited-first',
+        models: ['anthropic/plain'],
+        messages: [{ role: 'user', content: 'Hello' }],
+        stream: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming)
+      .withResponse()
+    expect(stream.response.headers.get('x-service-model')).toBe('anthropic/plain')
+    let text = ''
+    for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
+    await settled()
+  })
+
+  describe('with no fallback left: an HTTP error before any stream, nothing charged', () => {
+    test('overloaded: 503 model_unavailable, which the SDK counts as retryable', async () => {
+      const before = await balanceNano()
+      const error = await rejection(
+        claude.messages
+          .stream({
+            model: 'anthropic/overloaded-first',
+            max_tokens: 100,
+            messages: [{ role: 'user', content: 'Hello' }],
+          })
+          .finalMessage(),
+      )
+      expect(error).toBeInstanceOf(Anthropic.InternalServerError)
+      const apiError = error as InstanceType<typeof Anthropic.APIError>
+      expect(apiError.status).toBe(503)
+      expect(apiError.headers?.get('x-service-error-code')).toBe('model_unavailable')
+      expect(apiError.message).toContain('Overloaded')
+      await settled()
+      expect(await balanceNano()).toBe(before)
+    })
+
+    test('rate limited: 503 upstream_rate_limited', async () => {
+      const error = await rejection(
+        openai.chat.completions.create({
+          model: 'openai/limited-first',
+          messages: [{ role: 'user', content: 'Hello' }],
+          stream: true,
+        }),
+      )
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError)
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(503)
+      expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe('upstream_rate_limited')
+      await settled()
+    })
+  })
+})
