@@ -1,6 +1,8 @@
 /**
  * Stored responses of the Responses style: retrieve (`GET /responses/:id`, the SDK's `responses.retrieve`)
- * and delete (`DELETE /responses/:id`), for the account of the key.
+ * and delete (`DELETE /responses/:id`), for the account of the key. A stored response is retrieved whole:
+ * `?stream=true` (replaying its events) is refused by name rather than answered with JSON, which a
+ * client reading events would take for an empty stream.
  */
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
@@ -21,6 +23,12 @@ export function responsesRoutes(gw: Gateway, trust: AddressTrust) {
       request,
       { style: 'responses', render: () => chatErrorBody, address },
       async (key) => {
+        if (request.method === 'GET' && wantsStream(request))
+          throw new ServiceError(
+            'invalid_request',
+            'stream: streaming a stored response is not supported; retrieve it without stream',
+            { param: 'stream' },
+          )
         const body = await act(key.accountId)
         if (!body) throw new ServiceError('not_found', `No stored response ${id}.`)
         return { body }
@@ -46,4 +54,10 @@ export function responsesRoutes(gw: Gateway, trust: AddressTrust) {
             : undefined,
       ),
     )
+}
+
+/** Whether the query asks for the stored response as a stream (`stream=true`, as the SDKs send it). */
+function wantsStream(request: Request): boolean {
+  const stream = new URL(request.url).searchParams.get('stream')
+  return stream === 'true' || stream === '1'
 }
