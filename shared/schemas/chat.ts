@@ -4,7 +4,9 @@
  * the style (and outside the gateway's own `models` and `provider`) are refused by name, as the
  * upstream API itself would refuse them.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]))
 
 export const ChatMessage = Type.Object(
   {
@@ -31,6 +33,17 @@ export const ChatRequest = Type.Object(
     max_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     max_completion_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 1 }), Type.Null()])),
     n: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 128 }), Type.Null()])),
+    // Sampling and output options: typed here so that a wrong type is refused by name for every
+    // provider, rather than forwarded to one and dropped for another. Ranges are the provider's to judge.
+    temperature: nullable(Type.Number()),
+    top_p: nullable(Type.Number()),
+    frequency_penalty: nullable(Type.Number()),
+    presence_penalty: nullable(Type.Number()),
+    seed: nullable(Type.Integer()),
+    logprobs: nullable(Type.Boolean()),
+    top_logprobs: nullable(Type.Integer()),
+    parallel_tool_calls: nullable(Type.Boolean()),
+    store: nullable(Type.Boolean()),
     /** Ordered fallback models, tried when the one before could not start a response. */
     models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
     provider: Type.Optional(Type.Object({}, { additionalProperties: true })),

@@ -37,6 +37,38 @@ describe('request envelope', () => {
     )
   })
 
+  test('sampling and output options of the wrong type are refused by name; null passes', () => {
+    const refusal = (body: Record<string, unknown>) => {
+      const result = validate({ model: 'a/b', messages: user, ...body }, chat)
+      return result.ok ? 'ok' : { message: result.error.message, param: result.error.details.param }
+    }
+    const numbers = ['temperature', 'top_p', 'frequency_penalty', 'presence_penalty']
+    for (const field of numbers) {
+      expect(refusal({ [field]: 'hot' })).toEqual({
+        message: `${field}: must be a number or null`,
+        param: field,
+      })
+      expect(refusal({ [field]: 0.5 })).toBe('ok')
+    }
+    for (const field of ['seed', 'top_logprobs', 'max_completion_tokens', 'n']) {
+      expect(refusal({ [field]: '3' })).toMatchObject({ param: field })
+      expect(refusal({ [field]: 1.5 })).toMatchObject({ param: field })
+    }
+    expect(refusal({ seed: 1.5 })).toEqual({
+      message: 'seed: must be an integer or null',
+      param: 'seed',
+    })
+    for (const field of ['logprobs', 'parallel_tool_calls', 'store']) {
+      expect(refusal({ [field]: 'true' })).toEqual({
+        message: `${field}: must be a boolean or null`,
+        param: field,
+      })
+      expect(refusal({ [field]: true })).toBe('ok')
+    }
+    const nulls = [...numbers, 'seed', 'top_logprobs', 'logprobs', 'parallel_tool_calls', 'store']
+    expect(refusal(Object.fromEntries(nulls.map((field) => [field, null])))).toBe('ok')
+  })
+
   test('fields outside the style are refused by name; the style’s own pass', () => {
     expect(message({ model: 'a/b', messages: user, top_k: 3 })).toBe(
       'Unrecognized request argument supplied: top_k',
