@@ -200,6 +200,39 @@ describeWith('postgres', 'anthropic SDK', () => {
       })
       expect(caught.message).toContain('response_format: Extra inputs are not permitted')
     })
+    test('400 BadRequestError for more stop_sequences than an OpenAI-style provider takes, nothing sent', async () => {
+      const sent = gw.upstream.requests.length
+      const caught = await error(
+        client.messages.create({
+          model: 'openai/plain',
+          max_tokens: 10,
+          messages: hello,
+          stop_sequences: ['a', 'b', 'c', 'd', 'e'],
+        }),
+      )
+      expect(caught).toBeInstanceOf(Anthropic.BadRequestError)
+      expect(caught.error.error).toMatchObject({
+        type: 'invalid_request_error',
+        code: 'invalid_request',
+      })
+      expect(caught.message).toContain("stop_sequences: at most 4 with this model's provider")
+      expect(gw.upstream.requests.length).toBe(sent)
+      // Four go through as they are; a provider of the Messages style takes five.
+      await client.messages.create({
+        model: 'openai/plain',
+        max_tokens: 10,
+        messages: hello,
+        stop_sequences: ['a', 'b', 'c', 'd'],
+      })
+      expect(gw.upstream.requests.at(-1)!.body.stop).toEqual(['a', 'b', 'c', 'd'])
+      await client.messages.create({
+        model: 'anthropic/plain',
+        max_tokens: 10,
+        messages: hello,
+        stop_sequences: ['a', 'b', 'c', 'd', 'e'],
+      })
+      expect(gw.upstream.requests.at(-1)!.body.stop_sequences).toHaveLength(5)
+    })
     test('404 NotFoundError for an unknown model', async () => {
       const caught = await error(
         client.messages.create({ model: 'claude-plain', max_tokens: 10, messages: hello }),

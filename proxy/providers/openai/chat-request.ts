@@ -4,6 +4,7 @@
  * body with the provider's model name (same style) or the conversation encoded. A stream always asks
  * for usage: the charge needs it, and the relay drops it again when the client did not ask.
  */
+import { ServiceError } from '../../../shared/errors.ts'
 import type { Route } from '../../core/catalog/catalog-types.ts'
 import type { Payload, UpstreamRequest } from '../adapter.ts'
 import { bearerHeaders } from './headers.ts'
@@ -13,10 +14,12 @@ export function chatUpstreamRequest(
   route: Route,
   payload: Payload,
   stream: boolean,
-): UpstreamRequest {
+): UpstreamRequest | ServiceError {
   let body: Record<string, unknown>
   if (payload.kind === 'conversation') {
-    body = conversationToChat(payload.conversation, route.upstreamModel)
+    const encoded = conversationToChat(payload.conversation, route.upstreamModel)
+    if (encoded instanceof ServiceError) return encoded
+    body = encoded
   } else {
     body = { ...payload.body, model: route.upstreamModel }
     if (stream) {

@@ -1,14 +1,26 @@
 /**
  * A neutral conversation as a Chat Completions request body, for OpenAI-compatible providers. Tool
  * results become `tool` messages (text only: images in tool results have no place in this style).
+ * More stop sequences than the style takes are refused, not cut.
  */
+import { ServiceError } from '../../../shared/errors.ts'
 import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
 import { partsText } from '../../core/neutral/conversation.ts'
+
+/** The most `stop` strings a Chat Completions request may carry. */
+const MAX_STOP_SEQUENCES = 4
 
 export function conversationToChat(
   conversation: Conversation,
   model: string,
-): Record<string, unknown> {
+): Record<string, unknown> | ServiceError {
+  // Only a Messages client's `stop_sequences` reach this encoder with more than one stop string.
+  if (conversation.stop.length > MAX_STOP_SEQUENCES)
+    return new ServiceError(
+      'invalid_request',
+      `stop_sequences: at most ${MAX_STOP_SEQUENCES} with this model's provider; this request has ${conversation.stop.length}`,
+      { param: 'stop_sequences' },
+    )
   const body: Record<string, unknown> = { model, messages: conversation.turns.map(chatMessage) }
   if (conversation.tools.length > 0) {
     body.tools = conversation.tools.map((tool) => ({
@@ -31,7 +43,7 @@ export function conversationToChat(
     body.max_completion_tokens = conversation.maxOutputTokens
   if (conversation.temperature !== undefined) body.temperature = conversation.temperature
   if (conversation.topP !== undefined) body.top_p = conversation.topP
-  if (conversation.stop.length > 0) body.stop = conversation.stop.slice(0, 4)
+  if (conversation.stop.length > 0) body.stop = conversation.stop
   if (conversation.seed !== undefined) body.seed = conversation.seed
   if (conversation.user !== undefined) body.user = conversation.user
   const format = conversation.responseFormat

@@ -226,8 +226,14 @@ describe('neutral → Messages', () => {
 })
 
 describe('neutral → Chat Completions', () => {
+  const chatBody = (...args: Parameters<typeof conversationToChat>) => {
+    const result = conversationToChat(...args)
+    if (result instanceof ServiceError) throw result
+    return result
+  }
+
   test('system text in place, tool messages, image parts, options', () => {
-    const result = conversationToChat(
+    const result = chatBody(
       conversation({
         toolChoice: { name: 'look' },
         maxOutputTokens: 50,
@@ -272,5 +278,16 @@ describe('neutral → Chat Completions', () => {
       stream_options: { include_usage: true },
     })
     expect(result).not.toHaveProperty('top_k')
+  })
+
+  test('four stop sequences go as they are; a fifth is refused naming stop_sequences, never cut', () => {
+    const four = ['a', 'b', 'c', 'd']
+    expect(chatBody(conversation({ stop: four }), 'gpt-x').stop).toEqual(four)
+    const refused = conversationToChat(conversation({ stop: [...four, 'e'] }), 'gpt-x')
+    expect(refused).toBeInstanceOf(ServiceError)
+    const error = refused as ServiceError
+    expect(error.code).toBe('invalid_request')
+    expect(error.details.param).toBe('stop_sequences')
+    expect(error.message).toContain("stop_sequences: at most 4 with this model's provider")
   })
 })
