@@ -1,7 +1,9 @@
 /**
  * Stage 6: the worst case. The hold must cover the most a request can cost on any of its candidates:
- * input tokens at most the prompt's UTF-8 bytes (a byte-level BPE token is at least one byte) and at
- * most the model's context; output at most the requested limit, or the model's maximum output. The
+ * input tokens at most the prompt's UTF-8 bytes (a byte-level BPE token is at least one byte), plus what
+ * the provider adds unseen (the system prompt that describes tools), and at most the model's context,
+ * each priced as a prompt-cache write where that costs more than plain input; output at most the
+ * requested limit, or the model's maximum output. The
  * tokens-per-minute estimate is the usual size instead (about four bytes a token), as the providers count
  * it, and is corrected when the request settles.
  */
@@ -13,8 +15,19 @@ import type { Candidate } from '../core/call.ts'
 const IMAGE_TOKENS = 2_000
 /** Per-message overhead of chat formatting (role markers, separators). */
 const MESSAGE_OVERHEAD_TOKENS = 8
+/**
+ * The system prompt a provider adds when tools are offered, counted as input: Anthropic's tool-use
+ * prompt is 264 to 530 tokens by model and tool choice (its pricing page); this covers the largest.
+ */
+const TOOL_PROMPT_TOKENS = 600
 
-export type Prompt = { textBytes: number; images: number; messages: number }
+export type Prompt = {
+  textBytes: number
+  images: number
+  messages: number
+  /** The request offers tools. */
+  tools?: boolean
+}
 
 export type Estimate = {
   holdNano: number
@@ -27,9 +40,13 @@ export type Estimate = {
   requestedOutput: number | undefined
 }
 
-/** Tokens a prompt costs beside its text: message framing and images. */
+/** Tokens a prompt costs beside its text: message framing, images and the tool-use prompt. */
 export function promptOverhead(prompt: Prompt): number {
-  return prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
+  return (
+    prompt.messages * MESSAGE_OVERHEAD_TOKENS +
+    prompt.images * IMAGE_TOKENS +
+    (prompt.tools ? TOOL_PROMPT_TOKENS : 0)
+  )
 }
 
 export function estimate(
@@ -67,10 +84,13 @@ function worstCaseNano(
   estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'>,
   model: Model,
 ): number {
-  return costNano(model.pricing, {
-    inputTokens: inputBound(estimate, model),
+  const inputTokens = inputBound(estimate, model)
+  const { pricing } = model
+  return costNano(pricing, {
+    inputTokens,
     cachedInputTokens: 0,
-    cacheWriteTokens: 0,
+    // A request may write all its input to the prompt cache, priced above plain input by some providers.
+    cacheWriteTokens: pricing.cacheWriteNanoPerMTok > pricing.inputNanoPerMTok ? inputTokens : 0,
     outputTokens: outputLimit(estimate, model),
   })
 }

@@ -146,12 +146,13 @@ async function run<Body>(
     prefs = parsed
   }
   const prompt = style.measure(body, raw.bytes)
+  prompt.tools = style.usesTools(body)
   const routing = resolveRouting(gw.catalog, gw.health, key, {
     model: requested.model,
     fallbacks: requested.fallbacks,
     fallbacksField: style.fallbacksField,
     prefs,
-    features: { tools: style.usesTools(body), images: prompt.images > 0 },
+    features: { tools: prompt.tools, images: prompt.images > 0 },
     nowMs: Date.now(),
   })
   if (!routing.ok) return refuse(routing.error)

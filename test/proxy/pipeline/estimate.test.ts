@@ -14,6 +14,13 @@ const catalog = buildCatalog(
         routes: [{ provider: 'p', model: 'x' }],
       },
       {
+        id: 'a/cached',
+        contextLength: 10_000,
+        maxOutputTokens: 100,
+        pricing: { inputPerMTok: 1, outputPerMTok: 2, cacheWritePerMTok: 1.25 },
+        routes: [{ provider: 'p', model: 'z' }],
+      },
+      {
         id: 'a/dear',
         contextLength: 600,
         maxOutputTokens: 500,
@@ -54,5 +61,22 @@ describe('estimate', () => {
     const dear = 600 * 10_000 + 500 * 20_000
     expect(result.holdNano).toBe(Math.max(cheap, dear))
     expect(result.tokens).toBe(Math.ceil(10 / 4) + 2_008 + 500)
+  })
+
+  test('a request that offers tools holds the provider’s tool-use prompt as input too', () => {
+    const prompt = { textBytes: 100, images: 0, messages: 1 }
+    const plain = estimate([candidate('a/cached')], prompt, 10)
+    const withTools = estimate([candidate('a/cached')], { ...prompt, tools: true }, 10)
+    expect(withTools.promptBoundTokens - plain.promptBoundTokens).toBe(600)
+    expect(withTools.tokens - plain.tokens).toBe(600)
+  })
+
+  test('input that may be written to the prompt cache is held at the write price when that is dearer', () => {
+    const result = estimate([candidate('a/cached')], { textBytes: 992, images: 0, messages: 1 }, 10)
+    expect(result.holdNano).toBe(1_000 * 1_250 + 10 * 2_000)
+    // Where a write costs no more than plain input, plain input sets the hold.
+    expect(
+      estimate([candidate('a/cheap')], { textBytes: 992, images: 0, messages: 1 }, 10).holdNano,
+    ).toBe(1_000 * 1_000 + 10 * 2_000)
   })
 })

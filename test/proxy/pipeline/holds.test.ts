@@ -2,8 +2,15 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import { runMaintenance } from '../../../proxy/ops/maintenance.ts'
-import { readEvents, startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
+import {
+  anthropicTestModel,
+  readEvents,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../../helpers/gateway.ts'
 import { ledgerOf, settledAccount, sumOf } from '../../helpers/ledger.ts'
+import { usdToNano } from '../../../shared/money.ts'
 import { describeWith } from '../../helpers/services.ts'
 import { storeSetups } from '../../helpers/setups.ts'
 
@@ -13,6 +20,8 @@ const models = [
   testModel('test/break-early', 'fake?tokens=100&break=3'),
   testModel('test/break-late', 'fake?tokens=100&break=60'),
   testModel('test/no-usage', 'fake?tokens=8&nousage=1'),
+  // Reports 500 input tokens for a prompt of a few hundred bytes: the tool-use prompt the provider adds.
+  anthropicTestModel('test/tool-prompt', 'fake?tools=1&prompt=500'),
 ]
 const hello = [{ role: 'user', content: 'hello' }]
 /** The text of a chat stream's content deltas. */
@@ -86,6 +95,27 @@ for (const { store, database, needs } of storeSetups) {
         expect(log).toMatchObject({ status: 499 })
         expect(log!.output_tokens).toBeGreaterThanOrEqual(11)
         expect(log!.output_tokens).toBeLessThan(400)
+      })
+
+      test('a stream that offers tools is held for the provider’s tool-use prompt, so it is not stopped at its hold', async () => {
+        const response = await gw.chat(key, {
+          model: 'test/tool-prompt',
+          messages: hello,
+          max_tokens: 16,
+          tools: [{ type: 'function', function: { name: 'get_weather', parameters: {} } }],
+          stream: true,
+          stream_options: { include_usage: true },
+        })
+        const requestId = response.headers.get('x-request-id')!
+        const chunks = (await readEvents(response))
+          .filter((event) => event.startsWith('{'))
+          .map((event) => JSON.parse(event))
+        expect(chunks.some((chunk) => chunk.error)).toBe(false)
+        const usage = chunks.at(-1).usage
+        expect(usage.prompt_tokens).toBe(500)
+        await balanced()
+        const rows = await rowsOf(requestId)
+        expect(rows.map((row) => row.amount_nano)).toEqual([-usdToNano(usage.cost)!])
       })
 
       test('an upstream that breaks before the first byte leaves no charge', async () => {
