@@ -8,9 +8,8 @@ import { Type, type Static } from '@sinclair/typebox'
 export const ResponsesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
-    input: Type.Optional(
-      Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
-    ),
+    /** Required here: the gateway has no stored prompts or conversations to take the input from. */
+    input: Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
     instructions: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     max_output_tokens: Type.Optional(Type.Union([Type.Integer({ minimum: 16 }), Type.Null()])),
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),

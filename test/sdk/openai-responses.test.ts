@@ -35,6 +35,62 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
     throw new Error('expected an error')
   }
 
+  describe('malformed requests are refused by the gateway, naming the field, before any provider sees them', () => {
+    const refusedBefore = async (
+      body: Record<string, unknown>,
+      param: string,
+    ): Promise<InstanceType<typeof OpenAI.APIError>> => {
+      const sent = gw.upstream.requests.length
+      const caught = await refusal(
+        client.responses.create(
+          body as unknown as OpenAI.Responses.ResponseCreateParamsNonStreaming,
+        ),
+      )
+      expect(caught).toBeInstanceOf(OpenAI.BadRequestError)
+      expect(caught.code).toBe('invalid_request')
+      expect(caught.param).toBe(param)
+      expect(caught.message).toContain(param)
+      expect(gw.upstream.requests.length).toBe(sent)
+      return caught
+    }
+
+    for (const model of ['openai/plain', 'anthropic/plain']) {
+      test(`no input, or an empty one (${model})`, async () => {
+        await refusedBefore({ model }, 'input')
+        await refusedBefore({ model, input: [] }, 'input')
+      })
+    }
+
+    test('a json_schema text format without its schema', async () => {
+      await refusedBefore(
+        {
+          model: 'openai/plain',
+          input: 'hi',
+          text: { format: { type: 'json_schema', name: 'x' } },
+        },
+        'text.format.schema',
+      )
+    })
+
+    test('function call arguments that are not a JSON object, named by their item', async () => {
+      const input = (args: string) => [
+        { role: 'user', content: 'hi' },
+        { type: 'function_call', call_id: 'call_1', name: 'f', arguments: args },
+        { type: 'function_call_output', call_id: 'call_1', output: 'x' },
+      ]
+      await refusedBefore(
+        { model: 'anthropic/plain', input: input('not json') },
+        'input[1].arguments',
+      )
+      await refusedBefore({ model: 'openai/plain', input: input('[1]') }, 'input[1].arguments')
+      const answered = await client.responses.create({
+        model: 'anthropic/plain',
+        input: input('{"a": 1}') as OpenAI.Responses.ResponseInput,
+      })
+      expect(answered.status).toBe('completed')
+    })
+  })
+
   describe('stored responses', () => {
     test('retrieving one as a stream is refused naming stream, not answered with JSON', async () => {
       const created = await client.responses.create({ model: 'openai/plain', input: 'hi' })

@@ -4,22 +4,20 @@
  * `previous_response_id` follow-ups work over a provider of any style.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
-import { ResponsesRequest, responsesRequestFields } from '../../../../shared/schemas/responses.ts'
+import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import type { Prompt } from '../../estimate.ts'
-import { envelope } from '../../validate.ts'
 import type { AnswerPart } from '../../../core/neutral/answer.ts'
 import type { Turn } from '../../../core/neutral/conversation.ts'
 import { chatErrorBody } from '../chat/render-error.ts'
 import { setDefault } from '../../../policy/routing/presets.ts'
 import type { AnswerContext, ClientStyle } from '../client-style.ts'
 import { renderResponsesAnswer } from './answer.ts'
+import { responsesEnvelope } from './envelope.ts'
 import { responseId } from './output.ts'
 import type { ResponseStore } from '../../../stores/stored-responses.ts'
 import { responsesStreamOutput } from './stream.ts'
 import { responsesTexts, responsesUsesTools } from './texts.ts'
 import { inputTurns, responsesConversation } from './to-conversation.ts'
-
-const responsesEnvelope = envelope<ResponsesRequest>(ResponsesRequest, responsesRequestFields)
 
 export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesRequest> {
   const previous = new WeakMap<ResponsesRequest, Turn[]>()
