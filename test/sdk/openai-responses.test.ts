@@ -12,7 +12,9 @@ import { describeWith } from '../helpers/services.ts'
 
 const models = [
   testModel('openai/plain', 'fake?tokens=6'),
+  testModel('openai/cached', 'fake?tokens=6&prompt=20&cached=4'),
   anthropicTestModel('anthropic/plain', 'fake?tokens=6'),
+  anthropicTestModel('anthropic/cached', 'fake?tokens=6&prompt=20&cached=4&cacheWrite=10'),
 ]
 
 describeWith('postgres', 'openai SDK over the Responses style', () => {
@@ -34,6 +36,24 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
     }
     throw new Error('expected an error')
   }
+
+  describe('usage details', () => {
+    const cases = [
+      ['anthropic/cached', { cached_tokens: 4, cache_write_tokens: 10 }, 20],
+      ['openai/cached', { cached_tokens: 4, cache_write_tokens: 0 }, 20],
+    ] as const
+    for (const [model, details, input] of cases) {
+      test(`cache reads and writes as the provider reported them (${model}), streamed or not`, async () => {
+        const whole = await client.responses.create({ model, input: 'hi' })
+        const streamed = await client.responses.stream({ model, input: 'hi' }).finalResponse()
+        for (const response of [whole, streamed]) {
+          expect(response.usage!.input_tokens).toBe(input)
+          expect(response.usage!.input_tokens_details).toEqual(details)
+          expect(response.usage!.total_tokens).toBe(input + 6)
+        }
+      })
+    }
+  })
 
   describe('malformed requests are refused by the gateway, naming the field, before any provider sees them', () => {
     const refusedBefore = async (

@@ -75,7 +75,10 @@ export function finalStatus(finish: FinishReason): {
 export function responsesUsage(usage: TokenUsage, costUsd: number): Record<string, unknown> {
   return {
     input_tokens: usage.inputTokens,
-    input_tokens_details: { cached_tokens: usage.cachedInputTokens },
+    input_tokens_details: {
+      cached_tokens: usage.cachedInputTokens,
+      cache_write_tokens: usage.cacheWriteTokens,
+    },
     output_tokens: usage.outputTokens,
     output_tokens_details: { reasoning_tokens: 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,
