@@ -1,25 +1,20 @@
 /**
- * The API server ({base_url}): the model endpoints under /v1 and their /api/v1 alias, and the two
+ * The API server ({base_url}): the model endpoints and the catalog under /v1 and their /api/v1 alias, and the two
  * account routes a key authenticates (POST /me/claim, POST /keys/:id/rotate). Model route handlers
  * only hand the raw request to the style's pipeline; bodies are read by the pipeline itself (parse:
  * 'none') so the size limit and the error shape stay the gateway's.
  */
 import { Elysia } from 'elysia'
 import type { AdminDeps } from './admin/admin-deps.ts'
-import { choiceEntry, listing } from '../core/catalog/catalog-listing.ts'
-import type { KeyRecord } from '../core/key-record.ts'
-import { PRESET_PREFIX } from '../policy/routing/presets.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { handle } from '../pipeline/pipeline.ts'
 import { chatStyle } from '../pipeline/styles/chat/style.ts'
 import { messagesStyle } from '../pipeline/styles/messages/style.ts'
 import { responsesStyle } from '../pipeline/styles/responses/style.ts'
 import { addressTrust, clientAddress, type AddressTrust } from './client-address.ts'
-import { readCatalog } from '../policy/catalog-reads.ts'
 import { responsesRoutes } from './responses-routes.ts'
+import { catalogRoutes } from './catalog-routes.ts'
 import { imageRoutes } from './image-routes.ts'
-import { keyEndpoint } from '../pipeline/endpoint.ts'
-import { messagesErrorBody } from '../pipeline/styles/messages/render-error.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import { newCall } from '../core/call.ts'
 import { errorResponse } from '../pipeline/respond.ts'
@@ -50,46 +45,9 @@ function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
         handle(gw, responses, request, () => clientAddress(server, request, trust)),
       { parse: 'none' },
     )
-    .get('/models', ({ request, server }) =>
-      listModels(gw, request, () => clientAddress(server, request, trust)),
-    )
+    .use(catalogRoutes(gw, trust))
     .use(responsesRoutes(gw, trust))
     .use(imageRoutes(gw, trust))
-}
-
-/** The catalog for the SDKs' `models.list()`; errors in the Messages shape for Messages-style clients. */
-function listModels(gw: Gateway, request: Request, address: () => string): Promise<Response> {
-  const messagesClient = request.headers.has('anthropic-version')
-  const render = (requestId: string) =>
-    messagesClient ? (error: ServiceError) => messagesErrorBody(error, requestId) : chatErrorBody
-  return keyEndpoint(
-    gw,
-    request,
-    { style: 'models', render, address, allowXApiKey: messagesClient },
-    async (key) => {
-      const catalog = await readCatalog(gw.catalogReads, address())
-      if (catalog instanceof ServiceError) throw catalog
-      return { body: withPresets(catalog, key.presets) }
-    },
-  )
-}
-
-/** The catalog with the account's presets after the models. */
-function withPresets(
-  catalog: Record<string, unknown>,
-  presets: KeyRecord['presets'],
-): Record<string, unknown> {
-  if (presets.size === 0) return catalog
-  const now = new Date()
-  const entries = [...presets.values()].map((preset) => ({
-    ...choiceEntry(
-      `${PRESET_PREFIX}${preset.slug}`,
-      Math.floor(now.getTime() / 1000),
-      now.toISOString(),
-    ),
-    preset: { model: preset.model, fallbacks: preset.fallbacks },
-  }))
-  return listing([...(catalog.data as Record<string, unknown>[]), ...entries])
 }
 
 /** `admin`: for the account routes the spec puts on the API server (/me/claim, /keys/:id/rotate). */

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { ServiceError } from '../../shared/errors.ts'
 import { addressTrust, clientAddress } from './client-address.ts'
 import { readCatalog, type CatalogReads } from '../policy/catalog-reads.ts'
+import { listedModel, modelIdFromPath, unknownListedModel } from './catalog-routes.ts'
 import { log } from '../core/log.ts'
 import { opsRoutes, type OpsDeps } from './ops-routes.ts'
 import { operatorRoutes } from './operator-routes.ts'
@@ -53,6 +54,14 @@ export function siteServer(
     .get('/api/v1/models', async ({ request, server }) => {
       const listing = await readCatalog(options.catalogReads, clientAddress(server, request, trust))
       return listing instanceof ServiceError ? siteError(listing) : listing
+    })
+    .get('/api/v1/models/*', async ({ request, params, server }) => {
+      const listing = await readCatalog(options.catalogReads, clientAddress(server, request, trust))
+      if (listing instanceof ServiceError) return siteError(listing)
+      const id = modelIdFromPath(params['*'])
+      return (
+        listedModel(listing, id) ?? siteError(unknownListedModel(listing, id, '/api/v1/models'))
+      )
     })
     .use(operatorRoutes(deps, options.operatorToken))
     .use(stripeWebhookRoute(deps))
