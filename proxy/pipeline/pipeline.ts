@@ -6,6 +6,7 @@
  *  2. body        32 MB, JSON, depth; compiled TypeBox envelope of the style; tool and output schema
  *                 size and nesting → 413 / 400 naming the field
  *  3. auth        key → sha256 → in-process cache (miss: one Postgres read) → 401 / 403 `account_suspended`
+ *                 (also when stage 2 refused the body: a request without a valid key is 401 first)
  *  4. resolve     model / `@preset/slug` / `service/auto[:variant]` / alias + fallbacks → up to 4
  *                 candidates with their usable routes, within the key's, guardrail's and account's
  *                 allowlists and the provider settings; paused providers and open breakers skipped (memory only)
@@ -106,20 +107,31 @@ async function run<Body>(
     return response
   }
 
+  const authenticate = () =>
+    as
+      ? checkKey(as, gw.clock.now())
+      : authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
+  // A request without a valid key is 401 whatever its body (the spec's rule 6): a body refused at
+  // stage 2 is answered with the key's refusal when there is one.
+  const refuseBody = async (error: ServiceError) => {
+    const auth = await authenticate()
+    if (auth.ok) return refuse(error)
+    call.key = auth.key
+    return refuse(auth.error)
+  }
+
   const raw = await readJsonBody(request)
-  if (!raw.ok) return refuse(raw.error)
+  if (!raw.ok) return refuseBody(raw.error)
   const valid = validate(raw.value, style.envelope)
-  if (!valid.ok) return refuse(valid.error)
+  if (!valid.ok) return refuseBody(valid.error)
   const body = valid.value
   const schemas = checkSchemas(body as Record<string, unknown>)
-  if (schemas) return refuse(schemas)
+  if (schemas) return refuseBody(schemas)
   let requested = style.requested(body)
   call.stream = requested.stream
   call.requestedModel = requested.model
 
-  const auth = as
-    ? checkKey(as, gw.clock.now())
-    : await authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
+  const auth = await authenticate()
   if (!auth.ok) {
     call.key = auth.key
     return refuse(auth.error)
@@ -193,7 +205,7 @@ async function run<Body>(
   const result = await dispatch(call.candidates, {
     requestId: call.requestId,
     stream: call.stream,
-    build: upstreamRequests(style, body, call.stream),
+    build: upstreamRequests(style, body, call.stream, request.headers),
     clientSignal: request.signal,
     deadlineMs: call.startedAtMs + timeoutMs,
     timeoutSeconds: Math.round(timeoutMs / 1000),
@@ -215,17 +227,30 @@ async function run<Body>(
   })
 }
 
-/** The request for each route: the client's body when the route's provider shares the client's style, else the translation (made once). */
+/**
+ * The request for each route: the client's body (and the style's headers, read once) when the route's
+ * provider shares the client's style, else the translation (made once).
+ */
 function upstreamRequests<Body>(
   style: ClientStyle<Body>,
   body: Body,
   stream: boolean,
+  clientHeaders: Headers,
 ): (route: Route) => UpstreamRequest | ServiceError {
   let conversation: Conversation | ServiceError | undefined
+  let headers: Record<string, string> | undefined
+  for (const name of style.passthrough?.headers ?? []) {
+    const value = clientHeaders.get(name)
+    if (value !== null) (headers ??= {})[name] = value
+  }
   return (route) => {
     const adapter = adapters[route.provider.style]
     if (style.passthrough?.provider === route.provider.style)
-      return adapter.request(route, { kind: 'raw', body: style.passthrough.body(body) }, stream)
+      return adapter.request(
+        route,
+        { kind: 'raw', body: style.passthrough.body(body), headers },
+        stream,
+      )
     conversation ??= style.conversation(body)
     if (conversation instanceof ServiceError) return conversation
     return adapter.request(route, { kind: 'conversation', conversation }, stream)

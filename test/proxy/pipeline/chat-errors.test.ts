@@ -178,6 +178,31 @@ describeWith('postgres', 'Chat Completions refusals', () => {
       )
     })
 
+    test('whatever the body: a request without a valid key is 401 before its body is judged', async () => {
+      const unknown = 'svc-live-11111111111111111111111111'
+      await expectError(
+        await chat({ model: 'test/cheap', messages: [] }, unknown),
+        401,
+        'invalid_api_key',
+      )
+      await expectError(await gw.chat(undefined, {}), 401, 'invalid_api_key')
+      await expectError(
+        await chat({ model: 'test/cheap', messages: hello, unknown_field: 1 }, unknown),
+        401,
+        'invalid_api_key',
+      )
+      const notJson = await gw.app.api.handle(
+        new Request('http://gateway.test/v1/chat/completions', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: '{"model":',
+        }),
+      )
+      await expectError(notJson, 401, 'invalid_api_key')
+      // With a valid key the body's problem is the answer.
+      await expectError(await chat({ model: 'test/cheap', messages: [] }), 400, 'invalid_request')
+    })
+
     test('for a revoked or expired key', async () => {
       const revoked = await gw.key(accountId)
       expect((await chat({ model: 'test/cheap', messages: hello }, revoked.key)).status).toBe(200)
