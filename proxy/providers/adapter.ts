@@ -15,7 +15,12 @@ import type { UpstreamFailure } from './upstream-failure.ts'
 export type UpstreamRequest = { url: string; init: RequestInit }
 
 export type Payload =
-  | { kind: 'raw'; body: Record<string, unknown> }
+  | {
+      kind: 'raw'
+      body: Record<string, unknown>
+      /** Client headers of the style that the provider receives as sent (`anthropic-beta`); never the key. */
+      headers?: Record<string, string>
+    }
   | { kind: 'conversation'; conversation: Conversation }
 
 export type AnswerRead =

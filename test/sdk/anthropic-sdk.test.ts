@@ -151,6 +151,30 @@ describeWith('postgres', 'anthropic SDK', () => {
     expect(JSON.stringify(headers)).not.toContain(key)
   })
 
+  test('beta features: the client’s anthropic-beta reaches a provider of the Messages style as sent, never the key', async () => {
+    const betas = ['context-1m-2025-08-07', 'interleaved-thinking-2025-05-14']
+    const message = await client.beta.messages.create({
+      model: 'anthropic/plain',
+      max_tokens: 10,
+      betas,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(message.content).toEqual([{ type: 'text', text: 'w0 w1 w2 w3 w4 w5 ' }] as never)
+    const headers = gw.upstream.requests.at(-1)!.headers
+    expect(headers['anthropic-beta']).toBe(betas.join(','))
+    expect(headers['anthropic-version']).toBe('2023-06-01')
+    expect(headers['x-api-key']).toBe('sk-fake-provider')
+    expect(JSON.stringify(headers)).not.toContain(key)
+    // A provider of another style has no use for it.
+    await client.beta.messages.create({
+      model: 'openai/plain',
+      max_tokens: 10,
+      betas,
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(gw.upstream.requests.at(-1)!.headers['anthropic-beta']).toBeUndefined()
+  })
+
   test('models.list() lists the catalog', async () => {
     const ids: string[] = []
     for await (const model of client.models.list()) ids.push(model.id)

@@ -40,6 +40,8 @@ export type Charged = { usage: TokenUsage; costUsd: number }
 /** How a style passes a native provider's bodies and events through. */
 export type Passthrough<Body> = {
   provider: ProviderStyle
+  /** Client headers of the style that a provider of the style receives as sent (never the key). */
+  headers?: readonly string[]
   /** The client's own body without the gateway's fields. */
   body(body: Body): Record<string, unknown>
   /** The provider's non-streaming answer, with the cost added to its usage. */

@@ -1,7 +1,8 @@
 /**
  * The request an Anthropic-style provider receives: `baseUrl + /v1/messages`, the provider's key as
  * `x-api-key` with a fixed `anthropic-version`, and the client's body with the provider's model name
- * (same style) or the conversation encoded. The style requires `max_tokens`: without one from the client,
+ * (same style, with the client's `anthropic-beta`, which the fixed headers override) or the conversation
+ * encoded. The style requires `max_tokens`: without one from the client,
  * the model's maximum output is sent (the hold already covers it).
  */
 import { ServiceError } from '../../../shared/errors.ts'
@@ -26,6 +27,7 @@ export function messagesUpstreamRequest(
     init: {
       method: 'POST',
       headers: {
+        ...(payload.kind === 'raw' ? payload.headers : undefined),
         'content-type': 'application/json',
         accept: stream ? 'text/event-stream' : 'application/json',
         ...(route.provider.apiKey ? { 'x-api-key': route.provider.apiKey } : {}),

@@ -1,6 +1,7 @@
 /**
  * The Messages client style (`/v1/messages`), native to Anthropic-style providers. The key may come as
  * `x-api-key` or as a bearer token; any `anthropic-version` is accepted (SDK majors send different dates).
+ * A provider of the style receives the client's `anthropic-beta` as sent.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import { MessagesRequest, messagesRequestFields } from '../../../../shared/schemas/messages.ts'
@@ -58,6 +59,8 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   streamOutput: messagesStreamOutput,
   passthrough: {
     provider: 'anthropic',
+    // Beta features the client opted into (fields such as mcp_servers and context_management need them).
+    headers: ['anthropic-beta'],
     body: messagesPassthroughBody,
     answer: messagesPassthroughAnswer,
     stream: messagesPassthroughStream,
