@@ -36,10 +36,12 @@ export function keyAdmission(
   }
 }
 
+/** `lower`: what the client can lower to make the request cheaper, named as its request names it. */
 export async function admitRequest(
   store: AdmissionStore,
   sql: Sql,
   input: AdmitInput,
+  lower: string,
 ): Promise<AdmitDecision> {
   let result: AdmitResult
   try {
@@ -67,7 +69,7 @@ export async function admitRequest(
         error: new ServiceError(
           'insufficient_credits',
           `Insufficient credits: this request can cost up to $${nanoToUsd(input.holdNano)} and the available balance is $${nanoToUsd(Math.max(0, result.availableNano))}. ` +
-            'Add credits (on team accounts only the owner can top up), or lower max_tokens.',
+            `Add credits (on team accounts only the owner can top up), or lower ${lower}.`,
         ),
       }
     case 'spend': {
@@ -102,7 +104,7 @@ export async function admitRequest(
         availableNano: result.availableNano,
         error: new ServiceError(
           'usage_limit_exceeded',
-          rateMessage(result.limit, result.value, input.tokens),
+          rateMessage(result.limit, result.value, input.tokens, lower),
           { retryAfterMs: result.retryAfterMs },
         ),
       }
@@ -135,14 +137,14 @@ export async function availableBalance(
   }
 }
 
-function rateMessage(limit: RateLimitName, value: number, tokens: number): string {
+function rateMessage(limit: RateLimitName, value: number, tokens: number, lower: string): string {
   const owner = limit.startsWith('key') ? 'this key' : 'this account'
   if (limit.endsWith('concurrency'))
     return `Too many concurrent requests: ${owner} allows ${value} at a time. Wait for one to finish or raise the limit.`
   if (limit.endsWith('rpm'))
     return `Rate limit reached: ${owner} allows ${value} requests per minute. Wait or raise the limit.`
   if (tokens > value) {
-    return `This request is estimated at ${tokens} tokens, more than the ${value} tokens per minute ${owner} allows. Lower max_tokens or raise the limit.`
+    return `This request is estimated at ${tokens} tokens, more than the ${value} tokens per minute ${owner} allows. Lower ${lower} or raise the limit.`
   }
   return `Rate limit reached: ${owner} allows ${value} tokens per minute (in-progress requests count with their estimate). Wait or raise the limit.`
 }

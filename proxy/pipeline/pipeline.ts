@@ -188,13 +188,18 @@ async function run<Body>(
   call.holdNano = cost.holdNano
   call.tokenEstimate = cost.tokens
 
-  const admitted = await admitRequest(gw.store, gw.sql, {
-    ...keyAdmission(key),
-    requestId: call.requestId,
-    holdNano: cost.holdNano,
-    tokens: cost.tokens,
-    freePerDay: routing.free ? gw.limits.freeRequestsPerDay : undefined,
-  })
+  const admitted = await admitRequest(
+    gw.store,
+    gw.sql,
+    {
+      ...keyAdmission(key),
+      requestId: call.requestId,
+      holdNano: cost.holdNano,
+      tokens: cost.tokens,
+      freePerDay: routing.free ? gw.limits.freeRequestsPerDay : undefined,
+    },
+    style.outputLimitField,
+  )
   call.availableNano = admitted.availableNano
   recordAdmission(admitted.ok ? 'admitted' : admitted.error.code)
   if (!admitted.ok) return refuse(admitted.error)

@@ -102,13 +102,18 @@ async function run(
 
   const costDeadlineMs = gw.limits.imageCostDeadlineMs
   call.holdNano = price.holdNano
-  const admitted = await admitRequest(gw.store, gw.sql, {
-    ...keyAdmission(key),
-    requestId: call.requestId,
-    holdNano: price.holdNano,
-    tokens: 0,
-    holdDeadlineMs: costDeadlineMs,
-  })
+  const admitted = await admitRequest(
+    gw.store,
+    gw.sql,
+    {
+      ...keyAdmission(key),
+      requestId: call.requestId,
+      holdNano: price.holdNano,
+      tokens: 0,
+      holdDeadlineMs: costDeadlineMs,
+    },
+    'n, the size or the quality',
+  )
   call.availableNano = admitted.availableNano
   if (!admitted.ok) return refuse(admitted.error)
   call.admitted = true

@@ -65,6 +65,8 @@ export type ClientStyle<Body> = {
   requested(body: Body): Requested
   /** The request field that lists fallback models (`models` or `fallbacks`). */
   fallbacksField: string
+  /** The request field that limits the output, for messages that tell the client to lower it. */
+  outputLimitField: string
   /** The `provider` preferences object, for the styles that have one. */
   providerPrefs?(body: Body): Record<string, unknown> | undefined
   /** Sets a preset's default parameters where the request sets none. */

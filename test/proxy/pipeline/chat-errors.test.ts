@@ -275,6 +275,7 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     expect(response.headers.get('x-service-balance-usd')).toBe('0.001')
     const error = await expectError(response, 402, 'insufficient_credits')
     expect(error.message).toContain('$0.001')
+    expect(error.message).toContain('or lower max_completion_tokens.')
     expect(gw.upstream.requests.length).toBe(before)
     expect((await gw.app.gateway.store.snapshot(poor)).balanceNano).toBe(1_000_000)
   })

@@ -23,6 +23,7 @@ export const chatStyle: ClientStyle<ChatRequest> = {
     outputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
   }),
   fallbacksField: 'models',
+  outputLimitField: 'max_completion_tokens',
   providerPrefs: (body) => body.provider,
   applyDefaults(body, params) {
     setDefault(body, 'temperature', params.temperature)

@@ -45,6 +45,7 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
     outputTokens: body.max_tokens,
   }),
   fallbacksField: 'fallbacks',
+  outputLimitField: 'max_tokens',
   // max_tokens is required in this style, so a preset's never applies.
   applyDefaults(body, params) {
     setDefault(body, 'temperature', params.temperature)

@@ -60,6 +60,7 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
       outputTokens: body.max_output_tokens ?? undefined,
     }),
     fallbacksField: 'models',
+    outputLimitField: 'max_output_tokens',
     // The style has no stop sequences; its output limit is at least 16.
     applyDefaults(body, params) {
       setDefault(body, 'temperature', params.temperature)

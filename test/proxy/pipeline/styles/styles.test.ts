@@ -62,6 +62,7 @@ describeWith('postgres', 'client styles', () => {
         type: 'error',
         error: { type: 'billing_error', code: 'insufficient_credits' },
       })
+      expect(body.error.message).toContain('or lower max_tokens.')
       expect(body.request_id).toBe(response.headers.get('request-id')!)
     })
 
@@ -212,6 +213,20 @@ describeWith('postgres', 'client styles', () => {
         },
       ])
     })
+  })
+
+  test('a Responses-style refusal for the balance names the field the style limits output with', async () => {
+    const poor = await gw.account('0.000001')
+    const response = await post(
+      'responses',
+      { model: 'openai/plain', input: 'hi' },
+      {},
+      (await gw.key(poor)).key,
+    )
+    expect(response.status).toBe(402)
+    expect(((await response.json()) as { error: { message: string } }).error.message).toContain(
+      'or lower max_output_tokens.',
+    )
   })
 
   describe('stored responses', () => {
