@@ -13,7 +13,9 @@ import { describeWith } from '../helpers/services.ts'
 const models = [
   testModel('openai/plain', 'fake?tokens=6'),
   testModel('openai/cached', 'fake?tokens=6&prompt=20&cached=4'),
+  testModel('openai/long', 'fake?tokens=40&honour=1'),
   anthropicTestModel('anthropic/plain', 'fake?tokens=6'),
+  anthropicTestModel('anthropic/long', 'fake?tokens=40&honour=1'),
   anthropicTestModel('anthropic/cached', 'fake?tokens=6&prompt=20&cached=4&cacheWrite=10'),
 ]
 
@@ -50,6 +52,28 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
           expect(response.usage!.input_tokens).toBe(input)
           expect(response.usage!.input_tokens_details).toEqual(details)
           expect(response.usage!.total_tokens).toBe(input + 6)
+        }
+      })
+    }
+  })
+
+  describe('an answer cut short', () => {
+    for (const model of ['openai/long', 'anthropic/long']) {
+      test(`at max_output_tokens, its item is incomplete in every event that carries it (${model})`, async () => {
+        const stream = client.responses.stream({ model, input: 'hi', max_output_tokens: 16 })
+        const done: string[] = []
+        for await (const event of stream)
+          if (event.type === 'response.output_item.done')
+            done.push((event.item as { status: string }).status)
+        const streamed = await stream.finalResponse()
+        const whole = await client.responses.create({ model, input: 'hi', max_output_tokens: 16 })
+        expect(done).toEqual(['incomplete'])
+        for (const response of [streamed, whole]) {
+          expect(response.status).toBe('incomplete')
+          expect(response.incomplete_details).toEqual({ reason: 'max_output_tokens' })
+          expect(response.output.map((item) => (item as { status: string }).status)).toEqual([
+            'incomplete',
+          ])
         }
       })
     }

@@ -14,11 +14,7 @@ export function renderResponsesAnswer(
     status,
     incomplete,
     model: answer.model || context.modelId,
-    output: outputItems(
-      answer.parts,
-      context.requestId,
-      status === 'completed' ? 'completed' : 'incomplete',
-    ),
+    output: outputItems(answer.parts, context.requestId, answer.finish),
     usage: responsesUsage(charged.usage, charged.costUsd),
   })
 }

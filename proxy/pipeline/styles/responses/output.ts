@@ -34,14 +34,15 @@ export function outputText(text: string): MessageItem['content'][number] {
   return { type: 'output_text', text, annotations: [], logprobs: [] }
 }
 
-/** The output items of a whole answer. */
+/** The output items of a whole answer; the last one ends as the answer did (see `lastItemStatus`). */
 export function outputItems(
   parts: AnswerPart[],
   requestId: string,
-  status: OutputItem['status'],
+  finish: FinishReason,
 ): OutputItem[] {
-  return parts.map((part, index) =>
-    part.type === 'text'
+  return parts.map((part, index) => {
+    const status = index === parts.length - 1 ? lastItemStatus(finish) : 'completed'
+    return part.type === 'text'
       ? {
           id: itemId('msg', requestId, index),
           type: 'message',
@@ -56,8 +57,16 @@ export function outputItems(
           name: part.name,
           arguments: part.arguments,
           status,
-        },
-  )
+        }
+  })
+}
+
+/**
+ * The status of the item an answer ends in: incomplete when the output limit or a filter cut it short,
+ * as the response is. The items before it were finished and are completed.
+ */
+export function lastItemStatus(finish: FinishReason): OutputItem['status'] {
+  return finalStatus(finish).status === 'completed' ? 'completed' : 'incomplete'
 }
 
 /** The response's status for a finish reason: length and content filter leave it incomplete. */

@@ -18,6 +18,7 @@ import type { AnswerContext } from '../client-style.ts'
 import {
   finalStatus,
   itemId,
+  lastItemStatus,
   outputText,
   responseObject,
   responsesUsage,
@@ -68,11 +69,12 @@ export function responsesStreamOutput(
     }
     return out
   }
-  const close = () => {
+  /** Ends the open item: completed when another follows it, else as the answer ended. */
+  const close = (status: OutputItem['status'] = 'completed') => {
     if (!open) return ''
     const { item, outputIndex } = open
     open = undefined
-    item.status = 'completed'
+    item.status = status
     const at = { item_id: item.id, output_index: outputIndex }
     if (item.type === 'message') {
       const text = item.content[0]!.text
@@ -149,7 +151,7 @@ export function responsesStreamOutput(
           }
           case 'finish':
             finish = next.reason
-            out += close()
+            out += close(lastItemStatus(finish))
             break
           case 'keepalive':
             out += KEEP_ALIVE_COMMENT
@@ -160,11 +162,8 @@ export function responsesStreamOutput(
     },
     complete(final: Final) {
       const { status, incomplete } = finalStatus(finish)
-      const out = start() + close()
-      const output = items.map(
-        ({ item }) =>
-          ({ ...item, status: status === 'completed' ? 'completed' : 'incomplete' }) as OutputItem,
-      )
+      const out = start() + close(lastItemStatus(finish))
+      const output = items.map(({ item }) => ({ ...item }))
       const response = responseObject(context, {
         status,
         incomplete,
