@@ -1,7 +1,9 @@
 /**
  * Messages-style stream events in neutral form. Content blocks are numbered among all blocks; tool calls
  * get their own ordinal. Usage comes in two parts: input in `message_start`, output (cumulative) in
- * `message_delta`, which may also restate input.
+ * `message_delta`, which may also restate input. A tool call with no input streams no JSON (an empty
+ * `partial_json` at most): its arguments are the block's own `input` (`{}`), sent when the block stops,
+ * so every style's client receives a JSON string.
  */
 import type { TokenUsage } from '../../core/catalog/pricing.ts'
 import { KEEPALIVE, type StreamEvent } from '../../core/neutral/answer.ts'
@@ -14,7 +16,7 @@ type Data = {
   type?: string
   message?: { model?: unknown; usage?: unknown }
   index?: number
-  content_block?: { type?: string; id?: unknown; name?: unknown }
+  content_block?: { type?: string; id?: unknown; name?: unknown; input?: unknown }
   delta?: {
     type?: string
     text?: unknown
@@ -29,7 +31,8 @@ type Data = {
 export function messagesStreamDecoder(): StreamDecoder {
   let usage: TokenUsage | undefined
   let tools = 0
-  const toolOrdinal = new Map<number, number>()
+  /** Tool blocks by block index: their ordinal, and their start's input until JSON is streamed. */
+  const toolBlocks = new Map<number, { ordinal: number; input: string | undefined }>()
   return {
     decode(event: SseEvent): StreamEvent[] {
       if (event.data === undefined) return KEEPALIVE
@@ -61,7 +64,7 @@ export function messagesStreamDecoder(): StreamDecoder {
           )
             return []
           const index = tools++
-          toolOrdinal.set(data.index ?? 0, index)
+          toolBlocks.set(data.index ?? 0, { ordinal: index, input: startInput(block.input) })
           return [{ type: 'tool_start', index, id: block.id, name: block.name }]
         }
         case 'content_block_delta': {
@@ -73,15 +76,18 @@ export function messagesStreamDecoder(): StreamDecoder {
             typeof delta.partial_json === 'string' &&
             delta.partial_json !== ''
           ) {
-            return [
-              {
-                type: 'tool_arguments',
-                index: toolOrdinal.get(data.index ?? 0) ?? 0,
-                text: delta.partial_json,
-              },
-            ]
+            const tool = toolBlocks.get(data.index ?? 0)
+            if (tool) tool.input = undefined
+            return [{ type: 'tool_arguments', index: tool?.ordinal ?? 0, text: delta.partial_json }]
           }
           return []
+        }
+        case 'content_block_stop': {
+          const tool = toolBlocks.get(data.index ?? 0)
+          if (tool?.input === undefined) return []
+          const text = tool.input
+          tool.input = undefined
+          return [{ type: 'tool_arguments', index: tool.ordinal, text }]
         }
         case 'message_delta': {
           const events: StreamEvent[] = []
@@ -115,4 +121,11 @@ export function messagesStreamDecoder(): StreamDecoder {
       }
     },
   }
+}
+
+/** The input a `tool_use` block starts with, as arguments text: `{}` unless the provider filled it in. */
+function startInput(input: unknown): string {
+  return typeof input === 'object' && input !== null && !Array.isArray(input)
+    ? JSON.stringify(input)
+    : '{}'
 }

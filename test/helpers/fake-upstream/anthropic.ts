@@ -28,7 +28,7 @@ export function anthropicAnswer(plan: Plan): Record<string, unknown> {
       type: 'tool_use',
       id: call.id,
       name: call.name,
-      input: JSON.parse(call.arguments),
+      input: JSON.parse(call.arguments || '{}'),
     })),
   ]
   return {
@@ -87,7 +87,8 @@ export function anthropicStream(plan: Plan): Step[] {
       }),
       content: true,
     })
-    for (const part of fragments(call.arguments, Number(plan.options.get('argsChunks') ?? 3))) {
+    const parts = fragments(call.arguments, Number(plan.options.get('argsChunks') ?? 3))
+    for (const part of parts.length > 0 ? parts : ['']) {
       steps.push({
         text: event('content_block_delta', {
           index,

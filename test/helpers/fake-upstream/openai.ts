@@ -19,7 +19,7 @@ export function openaiAnswer(plan: Plan): Record<string, unknown> {
   const toolCalls = plan.toolCalls.map((call) => ({
     id: call.id,
     type: 'function',
-    function: { name: call.name, arguments: call.arguments },
+    function: { name: call.name, arguments: call.arguments || '{}' },
   }))
   return {
     id: `chatcmpl-${crypto.randomUUID()}`,

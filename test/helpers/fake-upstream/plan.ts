@@ -10,6 +10,8 @@
  *   cacheWrite=N   …and N written to it (Messages style only)
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
  *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
+ *   noargs=1       tool calls without arguments: `{}` in a whole answer; a stream sends none (OpenAI
+ *                  style) or one empty `partial_json` (Anthropic style), as the providers do
  *   finish=F       stop | length | stop_sequence | content_filter        (default stop, or tool_calls)
  *   status=S       fail with HTTP status S (429, 500, 529, 400…); code=C adds an error code/type
  *   delay=MS       wait before answering; chunkDelay=MS between stream events
@@ -51,7 +53,9 @@ export function plan(
     ? Array.from({ length: number('tools', 1) }, (_, index) => ({
         id: `call_fake${index}x${Math.random().toString(36).slice(2, 8)}`,
         name: toolNames[index % toolNames.length]!,
-        arguments: JSON.stringify({ location: ['Paris', 'Tokyo', 'Lima'][index % 3], unit: 'c' }),
+        arguments: options.has('noargs')
+          ? ''
+          : JSON.stringify({ location: ['Paris', 'Tokyo', 'Lima'][index % 3], unit: 'c' }),
       }))
     : []
   const limit = outputLimit(body)

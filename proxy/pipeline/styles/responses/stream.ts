@@ -84,12 +84,17 @@ export function responsesStreamOutput(
         event('response.output_item.done', { output_index: outputIndex, item })
       )
     }
+    // A call the provider streamed no arguments for still gets a JSON object, as clients parse them.
+    const empty = item.arguments === ''
+    if (empty) item.arguments = '{}'
     return (
+      (empty ? event('response.function_call_arguments.delta', { ...at, delta: '{}' }) : '') +
       event('response.function_call_arguments.done', {
         ...at,
         name: item.name,
         arguments: item.arguments,
-      }) + event('response.output_item.done', { output_index: outputIndex, item })
+      }) +
+      event('response.output_item.done', { output_index: outputIndex, item })
     )
   }
 
