@@ -1,5 +1,5 @@
-// Tool calls as the official SDKs receive them across provider styles: calls without arguments and
-// tool-call IDs another style would refuse.
+// Tool calls as the official SDKs receive them across provider styles: calls without arguments, legacy
+// function calling, and tool-call IDs another style would refuse.
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
@@ -22,6 +22,12 @@ const ping = {
   type: 'function' as const,
   function: { name: 'ping', parameters: { type: 'object', properties: {} } },
 }
+const functions = [
+  {
+    name: 'get_weather',
+    parameters: { type: 'object', properties: { location: { type: 'string' } } },
+  },
+]
 
 type Block = { type: string; id?: string; tool_use_id?: string }
 type Sent = { messages: { role: string; content: Block[] }[] }
@@ -110,6 +116,80 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
       expect(message.content).toEqual([
         expect.objectContaining({ type: 'tool_use', name: 'ping', input: {} }),
       ])
+    })
+  })
+
+  describe('legacy function calling over a Messages-style provider', () => {
+    test('the answer is one function_call with finish reason function_call, whole and streamed', async () => {
+      const body = {
+        model: 'anthropic/tools',
+        messages: [{ role: 'user' as const, content: 'Weather?' }],
+        functions,
+        function_call: 'auto' as const,
+      }
+      const whole = await openai.chat.completions.create(body)
+      expect(lastSent()).toMatchObject({ tool_choice: { disable_parallel_tool_use: true } })
+      const streamed = await openai.chat.completions.stream(body).finalChatCompletion()
+      for (const completion of [whole, streamed]) {
+        const choice = completion.choices[0]!
+        expect(choice.finish_reason).toBe('function_call')
+        expect(choice.message.tool_calls ?? []).toEqual([])
+        expect(choice.message.function_call?.name).toBe('get_weather')
+        expect(JSON.parse(choice.message.function_call!.arguments)).toEqual({
+          location: 'Paris',
+          unit: 'c',
+        })
+      }
+    })
+
+    test('a function call and its result in the history reach the provider as a matching tool_use and tool_result', async () => {
+      const completion = await openai.chat.completions.create({
+        model: 'anthropic/tools',
+        functions,
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: null,
+            function_call: { name: 'get_weather', arguments: '{"location":"Rome"}' },
+          },
+          { role: 'function', name: 'get_weather', content: 'sunny' },
+        ],
+      })
+      expect(completion.choices[0]!.finish_reason).toBe('stop')
+      const [, call, result] = lastSent().messages
+      expect(call!.content[0]).toMatchObject({ type: 'tool_use', name: 'get_weather' })
+      expect(result!.content[0]).toMatchObject({
+        type: 'tool_result',
+        tool_use_id: call!.content[0]!.id,
+      })
+    })
+
+    test('an OpenAI-style provider receives the legacy fields as the client sent them', async () => {
+      const completion = await openai.chat.completions.create({
+        model: 'openai/tools',
+        functions,
+        function_call: 'auto',
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: null,
+            function_call: { name: 'get_weather', arguments: '{}' },
+          },
+          { role: 'function', name: 'get_weather', content: 'sunny' },
+        ],
+      })
+      expect(completion.choices[0]!.finish_reason).toBe('stop')
+      expect(gw.upstream.requests.at(-1)!.body).toMatchObject({
+        functions,
+        function_call: 'auto',
+        messages: [
+          {},
+          { function_call: { name: 'get_weather', arguments: '{}' } },
+          { role: 'function', name: 'get_weather', content: 'sunny' },
+        ],
+      })
     })
   })
 

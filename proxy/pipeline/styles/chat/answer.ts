@@ -2,6 +2,7 @@
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
 import type { Answer, FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext, Charged } from '../client-style.ts'
+import { legacyFinishReason, usesLegacyFunctions } from './legacy-functions.ts'
 import { chatUsage } from './usage.ts'
 
 export function chatFinishReason(finish: FinishReason): string {
@@ -29,6 +30,14 @@ export function renderChatAnswer(
         ]
       : [],
   )
+  const legacy = usesLegacyFunctions(context.body)
+  const calls =
+    toolCalls.length === 0
+      ? {}
+      : legacy
+        ? { function_call: toolCalls[0]!.function }
+        : { tool_calls: toolCalls }
+  const finish = chatFinishReason(answer.finish)
   return {
     id: chatId(context.requestId),
     object: 'chat.completion',
@@ -41,10 +50,10 @@ export function renderChatAnswer(
           role: 'assistant',
           content: text === '' && toolCalls.length > 0 ? null : text,
           refusal: null,
-          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          ...calls,
         },
         logprobs: null,
-        finish_reason: chatFinishReason(answer.finish),
+        finish_reason: legacy ? legacyFinishReason(finish) : finish,
       },
     ],
     usage: chatUsage(charged.usage, charged.costUsd),

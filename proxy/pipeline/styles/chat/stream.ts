@@ -13,6 +13,7 @@ import {
 } from '../../streams/stream-output.ts'
 import type { AnswerContext } from '../client-style.ts'
 import { chatFinishReason, chatId } from './answer.ts'
+import { legacyFinishReason, usesLegacyFunctions } from './legacy-functions.ts'
 import { chatErrorBody } from './render-error.ts'
 import { chatUsage } from './usage.ts'
 
@@ -34,6 +35,13 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
     )
   const delta = (value: Record<string, unknown>, finish: string | null = null) =>
     chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
+  // A legacy client gets the first call as `function_call`; it has no place for others.
+  const legacy = usesLegacyFunctions(context.body)
+  const call = (index: number, id: string | undefined, fn: Record<string, unknown>) => {
+    if (legacy) return index === 0 ? delta({ function_call: fn }) : ''
+    const head = id === undefined ? {} : { id, type: 'function' }
+    return delta({ tool_calls: [{ index, ...head, function: fn }] })
+  }
   let started = false
   const start = () => {
     if (started) return ''
@@ -53,27 +61,16 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
             out += start() + delta({ content: event.text })
             break
           case 'tool_start':
-            out +=
-              start() +
-              delta({
-                tool_calls: [
-                  {
-                    index: event.index,
-                    id: event.id,
-                    type: 'function',
-                    function: { name: event.name, arguments: '' },
-                  },
-                ],
-              })
+            out += start() + call(event.index, event.id, { name: event.name, arguments: '' })
             break
           case 'tool_arguments':
-            out += delta({
-              tool_calls: [{ index: event.index, function: { arguments: event.text } }],
-            })
+            out += call(event.index, undefined, { arguments: event.text })
             break
-          case 'finish':
-            out += start() + delta({}, chatFinishReason(event.reason))
+          case 'finish': {
+            const finish = chatFinishReason(event.reason)
+            out += start() + delta({}, legacy ? legacyFinishReason(finish) : finish)
             break
+          }
           case 'keepalive':
             out += KEEP_ALIVE_COMMENT
             break

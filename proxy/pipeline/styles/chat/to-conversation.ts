@@ -1,7 +1,7 @@
 /**
  * A Chat Completions request in neutral form, for a provider of another style. What that provider cannot
- * receive (audio and file parts, several choices, legacy function messages) is refused by field, rather
- * than dropped.
+ * receive (audio and file parts, several choices) is refused by field, rather than dropped. Legacy
+ * function calls and their results become tool calls and results (legacy-functions.ts).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
@@ -13,6 +13,7 @@ import type {
   ToolChoice,
   Turn,
 } from '../../../core/neutral/conversation.ts'
+import { legacyCallId, usesLegacyFunctions } from './legacy-functions.ts'
 
 type Part = {
   type?: unknown
@@ -28,14 +29,18 @@ type Message = {
   tool_call_id?: unknown
 }
 
+/** The legacy function call awaiting its result (the last assistant `function_call`). */
+type Pending = { callId?: string }
+
 const refuse = (param: string, message: string) =>
   new ServiceError('invalid_request', `${param}: ${message}`, { param })
 
 export function chatConversation(body: ChatRequest): Conversation | ServiceError {
   if ((body.n ?? 1) > 1) return refuse('n', "only 1 is supported by this model's provider")
   const turns: Turn[] = []
+  const pending: Pending = {}
   for (const [index, message] of (body.messages as Message[]).entries()) {
-    const turn = chatTurn(message, `messages[${index}]`)
+    const turn = chatTurn(message, index, pending)
     if (turn instanceof ServiceError) return turn
     turns.push(turn)
   }
@@ -49,8 +54,12 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
     turns,
     tools,
     toolChoice,
-    parallelToolCalls:
-      typeof raw.parallel_tool_calls === 'boolean' ? raw.parallel_tool_calls : undefined,
+    // Legacy function calling makes one call at a time.
+    parallelToolCalls: usesLegacyFunctions(body)
+      ? false
+      : typeof raw.parallel_tool_calls === 'boolean'
+        ? raw.parallel_tool_calls
+        : undefined,
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     temperature: typeof raw.temperature === 'number' ? raw.temperature : undefined,
     topP: typeof raw.top_p === 'number' ? raw.top_p : undefined,
@@ -72,7 +81,8 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
   }
 }
 
-function chatTurn(message: Message, at: string): Turn | ServiceError {
+function chatTurn(message: Message, index: number, pending: Pending): Turn | ServiceError {
+  const at = `messages[${index}]`
   switch (message.role) {
     case 'system':
     case 'developer': {
@@ -102,8 +112,9 @@ function chatTurn(message: Message, at: string): Turn | ServiceError {
       }
       if (message.function_call && typeof message.function_call.name === 'string') {
         const args = message.function_call.arguments
+        pending.callId = legacyCallId(index, message.function_call.name)
         toolCalls.push({
-          id: `call_${at.replace(/\W/g, '')}`,
+          id: pending.callId,
           name: message.function_call.name,
           arguments: typeof args === 'string' ? args : '{}',
         })
@@ -122,11 +133,16 @@ function chatTurn(message: Message, at: string): Turn | ServiceError {
         ? content
         : { role: 'tool', toolCallId: message.tool_call_id, content, isError: false }
     }
-    case 'function':
-      return refuse(
-        `${at}.role`,
-        "legacy function messages cannot be sent to this model's provider; use tools",
-      )
+    case 'function': {
+      const callId = pending.callId
+      if (callId === undefined)
+        return refuse(at, "a function result must follow an assistant message's function_call")
+      pending.callId = undefined
+      const content = contentParts(message.content ?? '', `${at}.content`)
+      return content instanceof ServiceError
+        ? content
+        : { role: 'tool', toolCallId: callId, content, isError: false }
+    }
     default:
       return refuse(`${at}.role`, `unknown role ${JSON.stringify(message.role)}`)
   }

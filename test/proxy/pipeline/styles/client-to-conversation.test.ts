@@ -99,6 +99,42 @@ describe('Chat Completions → neutral', () => {
     ])
   })
 
+  test('legacy function calls and results become tool calls and results with matching IDs', () => {
+    const functions = [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }]
+    const result = ok(
+      chat({
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          {
+            role: 'assistant',
+            content: null,
+            function_call: { name: 'get_weather', arguments: '{"location":"Rome"}' },
+          },
+          { role: 'function', name: 'get_weather', content: 'sunny' },
+        ],
+        functions,
+        function_call: 'auto',
+      }),
+    )
+    expect(result.turns.slice(1)).toEqual([
+      {
+        role: 'assistant',
+        text: '',
+        toolCalls: [
+          { id: 'call_1_get_weather', name: 'get_weather', arguments: '{"location":"Rome"}' },
+        ],
+      },
+      {
+        role: 'tool',
+        toolCallId: 'call_1_get_weather',
+        content: [{ type: 'text', text: 'sunny' }],
+        isError: false,
+      },
+    ])
+    expect(result).toMatchObject({ toolChoice: 'auto', parallelToolCalls: false })
+    expect(result.tools.map((tool) => tool.name)).toEqual(['get_weather'])
+  })
+
   test('what another provider cannot carry is refused by field', () => {
     expect(refused(chat({ messages: [{ role: 'user', content: 'hi' }], n: 2 })).details.param).toBe(
       'n',
@@ -116,7 +152,7 @@ describe('Chat Completions → neutral', () => {
     expect(audio.details.param).toBe('messages[0].content[0]')
     expect(
       refused(chat({ messages: [{ role: 'function', name: 'f', content: 'x' }] })).details.param,
-    ).toBe('messages[0].role')
+    ).toBe('messages[0]')
     expect(
       refused(
         chat({
