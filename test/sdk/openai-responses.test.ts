@@ -14,6 +14,7 @@ const models = [
   testModel('openai/plain', 'fake?tokens=6'),
   testModel('openai/cached', 'fake?tokens=6&prompt=20&cached=4'),
   testModel('openai/long', 'fake?tokens=40&honour=1'),
+  testModel('openai/reasoning', 'fake?tokens=6&reasoning=4'),
   anthropicTestModel('anthropic/plain', 'fake?tokens=6'),
   anthropicTestModel('anthropic/long', 'fake?tokens=40&honour=1'),
   anthropicTestModel('anthropic/cached', 'fake?tokens=6&prompt=20&cached=4&cacheWrite=10'),
@@ -38,6 +39,47 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
     }
     throw new Error('expected an error')
   }
+
+  describe('reasoning', () => {
+    test('effort reaches an OpenAI-style provider as reasoning_effort; the response echoes it and counts reasoning tokens', async () => {
+      const whole = await client.responses.create({
+        model: 'openai/reasoning',
+        input: 'hi',
+        reasoning: { effort: 'high' },
+      })
+      expect(gw.upstream.requests.at(-1)!.body.reasoning_effort).toBe('high')
+      const streamed = await client.responses
+        .stream({ model: 'openai/reasoning', input: 'hi', reasoning: { effort: 'low' } })
+        .finalResponse()
+      expect(gw.upstream.requests.at(-1)!.body.reasoning_effort).toBe('low')
+      expect(whole.reasoning).toEqual({ effort: 'high', summary: null })
+      expect(streamed.reasoning).toEqual({ effort: 'low', summary: null })
+      for (const response of [whole, streamed]) {
+        expect(response.usage!.output_tokens).toBe(6)
+        expect(response.usage!.output_tokens_details.reasoning_tokens).toBe(4)
+      }
+    })
+
+    test('without reasoning settings, none are sent and the response says null', async () => {
+      const response = await client.responses.create({ model: 'openai/plain', input: 'hi' })
+      expect(gw.upstream.requests.at(-1)!.body).not.toHaveProperty('reasoning_effort')
+      expect(response.reasoning).toBeNull()
+      expect(response.usage!.output_tokens_details.reasoning_tokens).toBe(0)
+    })
+
+    test('a Messages-style provider is not sent the effort, which it has no field for', async () => {
+      const response = await client.responses.create({
+        model: 'anthropic/plain',
+        input: 'hi',
+        reasoning: { effort: 'high' },
+      })
+      expect(response.status).toBe('completed')
+      expect(response.reasoning).toEqual({ effort: 'high', summary: null })
+      const sent = gw.upstream.requests.at(-1)!.body
+      expect(sent).not.toHaveProperty('reasoning_effort')
+      expect(sent).not.toHaveProperty('reasoning')
+    })
+  })
 
   describe('usage details', () => {
     const cases = [

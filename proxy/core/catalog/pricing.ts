@@ -20,6 +20,8 @@ export type TokenUsage = {
   /** Part of inputTokens written to the provider's prompt cache (priced apart by some providers). */
   cacheWriteTokens: number
   outputTokens: number
+  /** Part of outputTokens the model spent reasoning, when the provider says (priced as output). */
+  reasoningTokens?: number
 }
 
 type UsdPrices = {

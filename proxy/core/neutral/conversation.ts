@@ -42,6 +42,8 @@ export type Conversation = {
   stop: string[]
   seed?: number
   responseFormat?: ResponseFormat
+  /** How hard a reasoning model thinks (`low`, `medium`, `high`…), as the OpenAI styles name it. */
+  reasoningEffort?: string
   /** An end-user identifier for the provider's abuse monitoring. */
   user?: string
   stream: boolean

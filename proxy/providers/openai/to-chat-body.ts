@@ -46,6 +46,8 @@ export function conversationToChat(
   if (conversation.stop.length > 0) body.stop = conversation.stop
   if (conversation.seed !== undefined) body.seed = conversation.seed
   if (conversation.user !== undefined) body.user = conversation.user
+  if (conversation.reasoningEffort !== undefined)
+    body.reasoning_effort = conversation.reasoningEffort
   const format = conversation.responseFormat
   if (format?.type === 'json_object') body.response_format = { type: 'json_object' }
   if (format?.type === 'json_schema') {

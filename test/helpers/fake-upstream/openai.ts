@@ -6,12 +6,15 @@ export type Step = { text: string; content: boolean }
 const finishReason = (plan: Plan) => (plan.finish === 'stop_sequence' ? 'stop' : plan.finish)
 
 function usage(plan: Plan) {
-  const { prompt, completion, cached } = plan.usage
+  const { prompt, completion, cached, reasoning } = plan.usage
   return {
     prompt_tokens: prompt,
     completion_tokens: completion,
     total_tokens: prompt + completion,
     prompt_tokens_details: { cached_tokens: cached },
+    ...(plan.options.has('reasoning')
+      ? { completion_tokens_details: { reasoning_tokens: reasoning } }
+      : {}),
   }
 }
 

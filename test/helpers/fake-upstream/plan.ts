@@ -8,6 +8,7 @@
  *   prompt=N       usage reports N input tokens                          (default: from the request size)
  *   cached=N       …of which N read from the prompt cache
  *   cacheWrite=N   …and N written to it (Messages style only)
+ *   reasoning=N    …of the output, N spent reasoning (OpenAI style only)
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
  *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
  *   noargs=1       tool calls without arguments: `{}` in a whole answer; a stream sends none (OpenAI
@@ -32,7 +33,13 @@ export type Plan = {
   words: string[]
   toolCalls: PlannedCall[]
   finish: 'stop' | 'length' | 'stop_sequence' | 'content_filter' | 'tool_calls'
-  usage: { prompt: number; completion: number; cached: number; cacheWrite: number }
+  usage: {
+    prompt: number
+    completion: number
+    cached: number
+    cacheWrite: number
+    reasoning: number
+  }
   report: boolean
 }
 
@@ -84,6 +91,7 @@ export function plan(
       completion,
       cached: number('cached', 0),
       cacheWrite: number('cacheWrite', 0),
+      reasoning: number('reasoning', 0),
     },
     report: !options.has('nousage'),
   }

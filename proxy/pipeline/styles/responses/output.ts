@@ -89,7 +89,7 @@ export function responsesUsage(usage: TokenUsage, costUsd: number): Record<strin
       cache_write_tokens: usage.cacheWriteTokens,
     },
     output_tokens: usage.outputTokens,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: usage.reasoningTokens ?? 0 },
     total_tokens: usage.inputTokens + usage.outputTokens,
     cost: costUsd,
   }
@@ -122,7 +122,7 @@ export function responseObject(
     output: state.output,
     parallel_tool_calls: body.parallel_tool_calls ?? true,
     previous_response_id: body.previous_response_id ?? null,
-    reasoning: null,
+    reasoning: reasoningEcho(body.reasoning),
     store: body.store !== false,
     temperature: body.temperature ?? 1,
     text: body.text ?? { format: { type: 'text' } },
@@ -134,4 +134,10 @@ export function responseObject(
     user: body.user ?? null,
     metadata: body.metadata ?? {},
   }
+}
+
+/** The request's reasoning settings as the response states them (null when it set none). */
+function reasoningEcho(reasoning: unknown): Record<string, unknown> | null {
+  if (typeof reasoning !== 'object' || reasoning === null) return null
+  return { effort: null, summary: null, ...reasoning }
 }

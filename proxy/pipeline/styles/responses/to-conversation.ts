@@ -67,6 +67,7 @@ export function responsesConversation(
     topP: typeof raw.top_p === 'number' ? raw.top_p : undefined,
     stop: [],
     responseFormat: textFormat(raw.text),
+    reasoningEffort: reasoningEffort(raw.reasoning),
     user:
       typeof raw.safety_identifier === 'string'
         ? raw.safety_identifier
@@ -195,6 +196,12 @@ function responsesToolChoice(choice: unknown): ToolChoice | undefined | ServiceE
   const named = choice as { type?: unknown; name?: unknown }
   if (named.type === 'function' && typeof named.name === 'string') return { name: named.name }
   return refuse('tool_choice', 'must be auto, none, required or a named function')
+}
+
+/** `reasoning.effort`, which Chat Completions calls `reasoning_effort`; the summary has no equivalent. */
+function reasoningEffort(reasoning: unknown): string | undefined {
+  const effort = (reasoning as { effort?: unknown } | null | undefined)?.effort
+  return typeof effort === 'string' ? effort : undefined
 }
 
 function textFormat(text: unknown): ResponseFormat | undefined {
