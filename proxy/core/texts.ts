@@ -47,3 +47,38 @@ export function visitContent(
     for (const part of content)
       if (typeof part === 'object' && part !== null) parts(part as Record<string, unknown>, visit)
 }
+
+/** Schema keywords whose value maps names to schemas: the names are not texts, each value is a schema. */
+const SCHEMA_MAPS = new Set([
+  'properties',
+  'patternProperties',
+  'dependentSchemas',
+  '$defs',
+  'definitions',
+])
+/** Schema keywords whose strings are values the model reads. */
+const SCHEMA_VALUES = new Set(['enum', 'const', 'default', 'examples'])
+
+/**
+ * Visits the texts a model reads in a JSON Schema (tool parameters, an output format): every
+ * `description` and `title`, and the strings of `enum`, `const`, `default` and `examples`, at any depth.
+ * Property names, types, patterns and references are left alone, so a rewrite never changes the shape.
+ */
+export function visitSchemaTexts(schema: unknown, visit: TextVisitor): void {
+  if (Array.isArray(schema)) {
+    for (const item of schema) visitSchemaTexts(item, visit)
+    return
+  }
+  if (typeof schema !== 'object' || schema === null) return
+  const record = schema as Record<string, unknown>
+  for (const field of Object.keys(record)) {
+    const value = record[field]
+    if (field === 'description' || field === 'title') visitField(record, field, visit)
+    else if (SCHEMA_VALUES.has(field)) {
+      if (typeof value === 'string') visitField(record, field, visit)
+      else visitStrings(value, visit)
+    } else if (SCHEMA_MAPS.has(field) && typeof value === 'object' && value !== null) {
+      for (const sub of Object.values(value)) visitSchemaTexts(sub, visit)
+    } else if (typeof value === 'object') visitSchemaTexts(value, visit)
+  }
+}

@@ -1,10 +1,19 @@
-/** The texts of a Responses request: instructions, input text, message parts, function arguments and outputs. */
+/**
+ * The texts of a Responses request: instructions, input text, message parts (refusals included),
+ * function arguments and outputs, the tools' descriptions and schemas, and a JSON-schema output format.
+ */
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
-import { visitContent, visitField, type TextVisitor } from '../../../core/texts.ts'
+import {
+  visitContent,
+  visitField,
+  visitSchemaTexts,
+  type TextVisitor,
+} from '../../../core/texts.ts'
 
 function part(item: Record<string, unknown>, visit: TextVisitor): void {
   if (item.type === 'input_text' || item.type === 'output_text' || item.type === 'text')
     visitField(item, 'text', visit)
+  else if (item.type === 'refusal') visitField(item, 'refusal', visit)
 }
 
 export function responsesTexts(body: ResponsesRequest, visit: TextVisitor): void {
@@ -15,6 +24,15 @@ export function responsesTexts(body: ResponsesRequest, visit: TextVisitor): void
     if (type === 'message') visitContent(item, 'content', visit, part)
     else if (type === 'function_call') visitField(item, 'arguments', visit)
     else if (type === 'function_call_output') visitContent(item, 'output', visit, part)
+  }
+  for (const tool of (body.tools ?? []) as Record<string, unknown>[]) {
+    visitField(tool, 'description', visit)
+    visitSchemaTexts(tool.parameters, visit)
+  }
+  const format = (body as { text?: { format?: Record<string, unknown> } }).text?.format
+  if (typeof format === 'object' && format !== null) {
+    visitField(format, 'description', visit)
+    visitSchemaTexts(format.schema, visit)
   }
 }
 

@@ -1,7 +1,9 @@
 // Guardrails on the request path: a block refuses before anything is held or sent and names only the
 // detector; redaction rewrites every text the model would read (tool results included) in every client
 // style; the budget caps spend across the guardrail's keys in the same atomic admission.
+import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
 import {
   startTestGateway,
   testModel,
@@ -245,6 +247,233 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     })
     expect(response.status).toBe(403)
     expect(response.headers.get('x-service-error-code')).toBe('guardrail_blocked')
+  })
+
+  describe('every text an SDK sends is inspected where it stands', () => {
+    const secret = `mail ${email} about Project Falcon`
+    const documents: [string, Anthropic.ContentBlockParam][] = [
+      [
+        'a document of text',
+        { type: 'document', source: { type: 'text', media_type: 'text/plain', data: secret } },
+      ],
+      [
+        'a document of content blocks',
+        {
+          type: 'document',
+          source: { type: 'content', content: [{ type: 'text', text: secret }] },
+        },
+      ],
+      [
+        "a document's title and context",
+        {
+          type: 'document',
+          title: secret,
+          context: secret,
+          source: { type: 'text', media_type: 'text/plain', data: 'x' },
+        },
+      ],
+      [
+        'a search result',
+        {
+          type: 'search_result',
+          source: 'https://example.com',
+          title: secret,
+          content: [{ type: 'text', text: secret }],
+        },
+      ],
+    ]
+    const refusal = async (promise: Promise<unknown>) => {
+      try {
+        await promise
+      } catch (caught) {
+        return caught as InstanceType<typeof Anthropic.APIError> & {
+          error: { error: { type: string; code: string; message: string } }
+        }
+      }
+      throw new Error('expected a refusal')
+    }
+
+    test('Messages: a block filter refuses documents, search results and tool descriptions, nothing sent', async () => {
+      const { key } = await guarded([{ detector: 'email', action: 'block' }])
+      const client = new Anthropic({ baseURL: gw.app.listen().apiUrl, apiKey: key, maxRetries: 0 })
+      const requests: [string, Anthropic.MessageCreateParamsNonStreaming][] = documents.map(
+        ([label, block]) => [
+          label,
+          {
+            model: '',
+            max_tokens: 20,
+            messages: [{ role: 'user', content: [block, { type: 'text', text: 'summarize' }] }],
+          },
+        ],
+      )
+      requests.push([
+        'a tool description',
+        {
+          model: '',
+          max_tokens: 20,
+          tools: [{ name: 'send', description: secret, input_schema: { type: 'object' } }],
+          messages: [{ role: 'user', content: 'hi' }],
+        },
+      ])
+      for (const model of ['test/claude', 'test/cheap'])
+        for (const [label, request] of requests) {
+          const sent = gw.upstream.requests.length
+          const caught = await refusal(client.messages.create({ ...request, model }))
+          expect([label, model, caught.status]).toEqual([label, model, 403])
+          expect(caught).toBeInstanceOf(Anthropic.PermissionDeniedError)
+          expect(caught.error.error).toMatchObject({
+            type: 'permission_error',
+            code: 'guardrail_blocked',
+          })
+          expect(caught.error.error.message).toContain('email filter')
+          expect(caught.error.error.message).not.toContain(email)
+          expect(gw.upstream.requests.length).toBe(sent)
+        }
+    })
+
+    test('Messages: redaction rewrites those texts in place in the body the provider receives', async () => {
+      const { key } = await guarded([
+        { detector: 'keywords', action: 'redact', keywords: ['Project Falcon'], name: 'codenames' },
+      ])
+      const client = new Anthropic({ baseURL: gw.app.listen().apiUrl, apiKey: key, maxRetries: 0 })
+      const { response } = await client.messages
+        .create({
+          model: 'test/claude',
+          max_tokens: 20,
+          tools: [
+            {
+              name: 'send',
+              description: secret,
+              input_schema: {
+                type: 'object',
+                properties: { to: { type: 'string', description: secret } },
+              },
+            },
+          ],
+          messages: [
+            {
+              role: 'user',
+              content: [
+                ...documents.map(([, block]) => block),
+                { type: 'text', text: 'summarize' },
+              ],
+            },
+          ],
+        })
+        .withResponse()
+      expect(response.headers.get('x-service-guardrail-redactions')).toBe('codenames=8')
+      const body = gw.upstream.requests.at(-1)!.body as {
+        tools: { description: string; input_schema: { properties: { to: unknown } } }[]
+        messages: { content: Record<string, unknown>[] }[]
+      }
+      expect(JSON.stringify(body)).not.toContain('Falcon')
+      const redacted = `mail ${email} about [REDACTED:codenames]`
+      expect(body.tools[0]!.description).toBe(redacted)
+      expect(body.tools[0]!.input_schema.properties.to).toEqual({
+        type: 'string',
+        description: redacted,
+      })
+      const [text, content, titled, result] = body.messages[0]!.content
+      expect(text).toMatchObject({ source: { type: 'text', data: redacted } })
+      expect(content).toMatchObject({ source: { content: [{ text: redacted }] } })
+      expect(titled).toMatchObject({ title: redacted, context: redacted })
+      expect(result).toMatchObject({ title: redacted, content: [{ text: redacted }] })
+    })
+
+    test('Chat Completions: tool descriptions and files of text are redacted where they stand', async () => {
+      const { key } = await guarded([{ detector: 'email', action: 'redact' }])
+      const client = new OpenAI({
+        baseURL: `${gw.app.listen().apiUrl}/v1`,
+        apiKey: key,
+        maxRetries: 0,
+      })
+      const { response } = await client.chat.completions
+        .create({
+          model: 'test/cheap',
+          tools: [
+            {
+              type: 'function',
+              function: {
+                name: 'send',
+                description: secret,
+                parameters: {
+                  type: 'object',
+                  properties: { to: { type: 'string', enum: [email] } },
+                },
+              },
+            },
+          ],
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'summarize' },
+                {
+                  type: 'file',
+                  file: {
+                    filename: 'notes.txt',
+                    file_data: `data:text/plain;base64,${Buffer.from(secret).toString('base64')}`,
+                  },
+                },
+              ],
+            },
+          ],
+        })
+        .withResponse()
+      expect(response.headers.get('x-service-guardrail-redactions')).toBe('email=3')
+      const body = gw.upstream.requests.at(-1)!.body as {
+        tools: { function: { description: string; parameters: unknown } }[]
+        messages: { content: { file?: { file_data: string } }[] }[]
+      }
+      const redacted = 'mail [REDACTED:email] about Project Falcon'
+      expect(body.tools[0]!.function.description).toBe(redacted)
+      expect(body.tools[0]!.function.parameters).toEqual({
+        type: 'object',
+        properties: { to: { type: 'string', enum: ['[REDACTED:email]'] } },
+      })
+      const data = body.messages[0]!.content[1]!.file!.file_data
+      expect(Buffer.from(data.slice(data.indexOf(',') + 1), 'base64').toString()).toBe(redacted)
+    })
+
+    test('Responses: a block filter refuses a tool description or an output format, nothing sent', async () => {
+      const { key } = await guarded([{ detector: 'email', action: 'block' }])
+      const client = new OpenAI({
+        baseURL: `${gw.app.listen().apiUrl}/v1`,
+        apiKey: key,
+        maxRetries: 0,
+      })
+      const sent = gw.upstream.requests.length
+      for (const request of [
+        {
+          tools: [
+            {
+              type: 'function' as const,
+              name: 'send',
+              description: secret,
+              parameters: { type: 'object' },
+              strict: false,
+            },
+          ],
+        },
+        {
+          text: {
+            format: {
+              type: 'json_schema' as const,
+              name: 'r',
+              description: secret,
+              schema: { type: 'object' },
+            },
+          },
+        },
+      ]) {
+        const caught = (await client.responses
+          .create({ model: 'test/cheap', input: 'hi', ...request })
+          .catch((error: unknown) => error)) as InstanceType<typeof OpenAI.APIError>
+        expect(caught).toBeInstanceOf(OpenAI.PermissionDeniedError)
+        expect(caught.code).toBe('guardrail_blocked')
+      }
+      expect(gw.upstream.requests.length).toBe(sent)
+    })
   })
 
   describe('editing a guardrail takes effect at once', () => {
