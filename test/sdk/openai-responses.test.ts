@@ -15,6 +15,8 @@ const models = [
   testModel('openai/cached', 'fake?tokens=6&prompt=20&cached=4'),
   testModel('openai/long', 'fake?tokens=40&honour=1'),
   testModel('openai/reasoning', 'fake?tokens=6&reasoning=4'),
+  testModel('openai/refusal', 'fake?tokens=5&refusal=1'),
+  testModel('openai/text-then-refusal', 'fake?replay=openai/text-then-refusal'),
   anthropicTestModel('anthropic/plain', 'fake?tokens=6'),
   anthropicTestModel('anthropic/long', 'fake?tokens=40&honour=1'),
   anthropicTestModel('anthropic/cached', 'fake?tokens=6&prompt=20&cached=4&cacheWrite=10'),
@@ -39,6 +41,104 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
     }
     throw new Error('expected an error')
   }
+
+  describe('a refusal', () => {
+    const city = {
+      type: 'json_schema' as const,
+      name: 'city',
+      strict: true,
+      schema: {
+        type: 'object',
+        properties: { city: { type: 'string' } },
+        required: ['city'],
+        additionalProperties: false,
+      },
+    }
+    const refused = [{ type: 'refusal' as const, refusal: 'w0 w1 w2 w3 w4 ' }]
+
+    test('is a refusal part of the message, never output text', async () => {
+      const response = await client.responses.create({ model: 'openai/refusal', input: 'hi' })
+      expect(response.status).toBe('completed')
+      expect(response.output).toHaveLength(1)
+      expect(response.output[0]).toMatchObject({ type: 'message', content: refused })
+      expect(response.output_text).toBe('')
+      expect((await client.responses.retrieve(response.id)).output).toEqual(response.output)
+    })
+
+    test('parsing a structured output skips it instead of failing on JSON', async () => {
+      const parsed = await client.responses.parse({
+        model: 'openai/refusal',
+        input: 'hi',
+        text: { format: city },
+      })
+      expect(parsed.output_parsed).toBeNull()
+      expect(parsed.output[0]).toMatchObject({ content: refused })
+    })
+
+    test('streamed: its part is added, filled by refusal deltas, and done, as the item is', async () => {
+      const stream = client.responses.stream({
+        model: 'openai/refusal',
+        input: 'hi',
+        text: { format: city },
+      })
+      const events: OpenAI.Responses.ResponseStreamEvent[] = []
+      for await (const event of stream) events.push(event)
+      const final = await stream.finalResponse()
+      expect(events.map((event) => event.type)).toEqual([
+        'response.created',
+        'response.in_progress',
+        'response.output_item.added',
+        'response.content_part.added',
+        ...Array(5).fill('response.refusal.delta'),
+        'response.refusal.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ])
+      const of = <T extends OpenAI.Responses.ResponseStreamEvent['type']>(type: T) =>
+        events.find((event) => event.type === type) as Extract<
+          OpenAI.Responses.ResponseStreamEvent,
+          { type: T }
+        >
+      expect(of('response.content_part.added').part).toEqual({ type: 'refusal', refusal: '' })
+      expect(of('response.refusal.done').refusal).toBe('w0 w1 w2 w3 w4 ')
+      expect(of('response.content_part.done').part).toEqual(refused[0]!)
+      expect(of('response.output_item.done').item).toMatchObject({ content: refused })
+      expect(final.output[0]).toMatchObject({ content: refused })
+      expect(final.output_text).toBe('')
+      expect(final.output_parsed).toBeNull()
+    })
+
+    test('after some text, the same message holds the text and then the refusal, each a part', async () => {
+      const stream = client.responses.stream({ model: 'openai/text-then-refusal', input: 'hi' })
+      const types: string[] = []
+      for await (const event of stream) types.push(event.type)
+      const final = await stream.finalResponse()
+      expect(types.slice(2)).toEqual([
+        'response.output_item.added',
+        'response.content_part.added',
+        'response.output_text.delta',
+        'response.output_text.delta',
+        'response.output_text.done',
+        'response.content_part.done',
+        'response.content_part.added',
+        'response.refusal.delta',
+        'response.refusal.delta',
+        'response.refusal.done',
+        'response.content_part.done',
+        'response.output_item.done',
+        'response.completed',
+      ])
+      expect(final.output).toHaveLength(1)
+      expect(final.output[0]).toMatchObject({
+        content: [
+          { type: 'output_text', text: 'Here is a start. ' },
+          { type: 'refusal', refusal: "I can't help with that." },
+        ],
+      })
+      expect(final.output_text).toBe('Here is a start. ')
+    })
+  })
 
   describe('reasoning', () => {
     test('effort reaches an OpenAI-style provider as reasoning_effort; the response echoes it and counts reasoning tokens', async () => {

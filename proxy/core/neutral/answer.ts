@@ -8,8 +8,12 @@ import type { TokenUsage } from '../catalog/pricing.ts'
 /** Why an answer ended, in the Chat Completions vocabulary (the mapping to the others is in WIRE terms). */
 export type FinishReason = 'stop' | 'stop_sequence' | 'length' | 'tool_calls' | 'content_filter'
 
+/**
+ * `refusal`: the text is the model declining to answer (OpenAI's `refusal`), which a style that has a
+ * place for it keeps apart from the answer's text; the others show it as text.
+ */
 export type AnswerPart =
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; refusal?: true }
   | { type: 'tool_call'; id: string; name: string; arguments: string }
 
 export type Answer = {
@@ -23,7 +27,7 @@ export type Answer = {
 
 export type StreamEvent =
   | { type: 'start'; model?: string }
-  | { type: 'text'; text: string }
+  | { type: 'text'; text: string; refusal?: true }
   /** `index` is the tool call's ordinal in the answer (0, 1, …), whatever the provider numbers. */
   | { type: 'tool_start'; index: number; id: string; name: string }
   | { type: 'tool_arguments'; index: number; text: string }

@@ -36,8 +36,10 @@ export function readChatAnswer(text: string): AnswerRead {
   }
   const first = choices[0]
   const parts: AnswerPart[] = []
-  const content = first?.message?.content ?? first?.message?.refusal
+  const { content, refusal } = first?.message ?? {}
   if (typeof content === 'string' && content !== '') parts.push({ type: 'text', text: content })
+  if (typeof refusal === 'string' && refusal !== '')
+    parts.push({ type: 'text', text: refusal, refusal: true })
   for (const call of first?.message?.tool_calls ?? []) {
     if (typeof call.id !== 'string' || typeof call.function?.name !== 'string')
       return invalidAnswer('a tool call has no id or name', usage)

@@ -61,8 +61,11 @@ export function chatStreamDecoder(): StreamDecoder {
       for (const choice of chunk.choices ?? []) {
         if ((choice.index ?? 0) !== 0) continue
         const delta = choice.delta
-        const text = delta?.content ?? delta?.refusal
+        const text = delta?.content
         if (typeof text === 'string' && text !== '') events.push({ type: 'text', text })
+        const refusal = delta?.refusal
+        if (typeof refusal === 'string' && refusal !== '')
+          events.push({ type: 'text', text: refusal, refusal: true })
         for (const call of delta?.tool_calls ?? []) {
           const index = call.index ?? 0
           if (

@@ -3,6 +3,7 @@ import { fragments, type Plan } from './plan.ts'
 
 export type Step = { text: string; content: boolean }
 
+const refusal = (plan: Plan) => plan.options.has('refusal')
 const finishReason = (plan: Plan) => (plan.finish === 'stop_sequence' ? 'stop' : plan.finish)
 
 function usage(plan: Plan) {
@@ -34,8 +35,8 @@ export function openaiAnswer(plan: Plan): Record<string, unknown> {
         index: 0,
         message: {
           role: 'assistant',
-          content: toolCalls.length > 0 ? null : plan.words.join(''),
-          refusal: null,
+          content: toolCalls.length > 0 || refusal(plan) ? null : plan.words.join(''),
+          refusal: refusal(plan) ? plan.words.join('') : null,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,
@@ -57,7 +58,11 @@ export function openaiStream(plan: Plan, includeUsage: boolean): Step[] {
   const delta = (value: object, finish: string | null = null) =>
     chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
   const steps: Step[] = [{ text: delta({ role: 'assistant', content: '' }), content: false }]
-  for (const word of plan.words) steps.push({ text: delta({ content: word }), content: true })
+  for (const word of plan.words)
+    steps.push({
+      text: delta(refusal(plan) ? { refusal: word } : { content: word }),
+      content: true,
+    })
   plan.toolCalls.forEach((call, index) => {
     steps.push({
       text: delta({

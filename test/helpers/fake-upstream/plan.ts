@@ -9,6 +9,7 @@
  *   cached=N       …of which N read from the prompt cache
  *   cacheWrite=N   …and N written to it (Messages style only)
  *   reasoning=N    …of the output, N spent reasoning (OpenAI style only)
+ *   refusal=1      the words are a refusal: `refusal` instead of `content` (OpenAI style only)
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
  *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
  *   noargs=1       tool calls without arguments: `{}` in a whole answer; a stream sends none (OpenAI

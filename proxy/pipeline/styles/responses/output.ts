@@ -7,12 +7,16 @@ import type { TokenUsage } from '../../../core/catalog/pricing.ts'
 import type { AnswerPart, FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext } from '../client-style.ts'
 
+export type OutputTextPart = { type: 'output_text'; text: string; annotations: []; logprobs: [] }
+export type RefusalPart = { type: 'refusal'; refusal: string }
+/** A message's content: its text, and the model's refusal apart from it. */
+export type MessagePart = OutputTextPart | RefusalPart
 export type MessageItem = {
   id: string
   type: 'message'
   role: 'assistant'
   status: 'in_progress' | 'completed' | 'incomplete'
-  content: { type: 'output_text'; text: string; annotations: []; logprobs: [] }[]
+  content: MessagePart[]
 }
 export type FunctionCallItem = {
   id: string
@@ -30,35 +34,63 @@ export const responseId = (requestId: string) => `resp_${requestId.slice(4)}`
 export const itemId = (prefix: 'msg' | 'fc', requestId: string, index: number) =>
   `${prefix}_${requestId.slice(4)}${index}`
 
-export function outputText(text: string): MessageItem['content'][number] {
+export function outputText(text: string): OutputTextPart {
   return { type: 'output_text', text, annotations: [], logprobs: [] }
 }
 
-/** The output items of a whole answer; the last one ends as the answer did (see `lastItemStatus`). */
+/** The content part of a text of the answer: a refusal, or output text. */
+export function messagePart(text: string, refusal?: true): MessagePart {
+  return refusal ? { type: 'refusal', refusal: text } : outputText(text)
+}
+
+/**
+ * The output items of a whole answer: consecutive texts (the answer and a refusal) as the parts of one
+ * message, each tool call an item; the last item ends as the answer did (see `lastItemStatus`).
+ */
 export function outputItems(
   parts: AnswerPart[],
   requestId: string,
   finish: FinishReason,
 ): OutputItem[] {
-  return parts.map((part, index) => {
-    const status = index === parts.length - 1 ? lastItemStatus(finish) : 'completed'
-    return part.type === 'text'
-      ? {
-          id: itemId('msg', requestId, index),
-          type: 'message',
-          role: 'assistant',
-          status,
-          content: [outputText(part.text)],
-        }
-      : {
-          id: itemId('fc', requestId, index),
-          type: 'function_call',
-          call_id: part.id,
-          name: part.name,
-          arguments: part.arguments,
-          status,
-        }
-  })
+  const items: OutputItem[] = []
+  for (const part of parts) {
+    const last = items.at(-1)
+    if (part.type === 'text' && last?.type === 'message')
+      last.content.push(messagePart(part.text, part.refusal))
+    else if (part.type === 'text')
+      items.push({
+        id: itemId('msg', requestId, items.length),
+        type: 'message',
+        role: 'assistant',
+        status: 'completed',
+        content: [messagePart(part.text, part.refusal)],
+      })
+    else
+      items.push({
+        id: itemId('fc', requestId, items.length),
+        type: 'function_call',
+        call_id: part.id,
+        name: part.name,
+        arguments: part.arguments,
+        status: 'completed',
+      })
+  }
+  const last = items.at(-1)
+  if (last) last.status = lastItemStatus(finish)
+  return items
+}
+
+/** The answer that output items hold, in neutral form (what a stored response keeps of a stream). */
+export function itemParts(items: OutputItem[]): AnswerPart[] {
+  return items.flatMap((item): AnswerPart[] =>
+    item.type === 'message'
+      ? item.content.map((part) =>
+          part.type === 'refusal'
+            ? { type: 'text', text: part.refusal, refusal: true }
+            : { type: 'text', text: part.text },
+        )
+      : [{ type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments }],
+  )
 }
 
 /**

@@ -3,7 +3,8 @@
  * each output item added, filled and done in order (output indexes 0, 1, 2…), and `response.completed` or
  * `response.incomplete` last with the whole response and its usage with `cost`; a failure after the start
  * ends with `response.failed` and an `error` event. Every event carries a strictly increasing
- * `sequence_number`.
+ * `sequence_number`. A message's text and the model's refusal are parts of their own, each added,
+ * filled (`output_text.delta`, `refusal.delta`) and done in turn.
  */
 import type { ServiceError } from '../../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
@@ -18,14 +19,17 @@ import type { AnswerContext } from '../client-style.ts'
 import {
   finalStatus,
   itemId,
+  itemParts,
   lastItemStatus,
-  outputText,
+  messagePart,
   responseObject,
   responsesUsage,
+  type MessageItem,
   type OutputItem,
 } from './output.ts'
 
 type Open = { outputIndex: number; item: OutputItem; toolIndex?: number }
+type OpenMessage = Open & { item: MessageItem }
 
 /** `completed(parts, response)` is told the finished answer (to store it). */
 export function responsesStreamOutput(
@@ -59,15 +63,45 @@ export function responsesStreamOutput(
       output_index: open.outputIndex,
       item: { ...item, ...(item.type === 'message' ? { content: [] } : { arguments: '' }) },
     })
-    if (item.type === 'message') {
+    return out
+  }
+  /** Adds text to the open message: to its last part when of the same kind, else to a new part. */
+  const write = ({ item, outputIndex }: OpenMessage, text: string, refusal?: true) => {
+    const at = { item_id: item.id, output_index: outputIndex }
+    let out = ''
+    let part = item.content.at(-1)
+    if (part?.type !== (refusal ? 'refusal' : 'output_text')) {
+      if (part) out += closePart(item, outputIndex)
+      part = messagePart('', refusal)
+      item.content.push(part)
       out += event('response.content_part.added', {
-        item_id: item.id,
-        output_index: open.outputIndex,
-        content_index: 0,
-        part: outputText(''),
+        ...at,
+        content_index: item.content.length - 1,
+        part,
       })
     }
-    return out
+    const content_index = item.content.length - 1
+    if (part.type === 'refusal') {
+      part.refusal += text
+      return out + event('response.refusal.delta', { ...at, content_index, delta: text })
+    }
+    part.text += text
+    return (
+      out + event('response.output_text.delta', { ...at, content_index, delta: text, logprobs: [] })
+    )
+  }
+  /** Ends a message's last part: its whole text (or refusal), then the part. */
+  const closePart = (item: MessageItem, outputIndex: number) => {
+    const content_index = item.content.length - 1
+    const part = item.content[content_index]
+    if (!part) return ''
+    const at = { item_id: item.id, output_index: outputIndex, content_index }
+    return (
+      (part.type === 'refusal'
+        ? event('response.refusal.done', { ...at, refusal: part.refusal })
+        : event('response.output_text.done', { ...at, text: part.text, logprobs: [] })) +
+      event('response.content_part.done', { ...at, part })
+    )
   }
   /** Ends the open item: completed when another follows it, else as the answer ended. */
   const close = (status: OutputItem['status'] = 'completed') => {
@@ -77,10 +111,8 @@ export function responsesStreamOutput(
     item.status = status
     const at = { item_id: item.id, output_index: outputIndex }
     if (item.type === 'message') {
-      const text = item.content[0]!.text
       return (
-        event('response.output_text.done', { ...at, content_index: 0, text, logprobs: [] }) +
-        event('response.content_part.done', { ...at, content_index: 0, part: outputText(text) }) +
+        closePart(item, outputIndex) +
         event('response.output_item.done', { output_index: outputIndex, item })
       )
     }
@@ -115,18 +147,10 @@ export function responsesStreamOutput(
                 type: 'message',
                 role: 'assistant',
                 status: 'in_progress',
-                content: [outputText('')],
+                content: [],
               })
             }
-            const item = open!.item as Extract<OutputItem, { type: 'message' }>
-            item.content[0]!.text += next.text
-            out += event('response.output_text.delta', {
-              item_id: item.id,
-              output_index: open!.outputIndex,
-              content_index: 0,
-              delta: next.text,
-              logprobs: [],
-            })
+            out += write(open as OpenMessage, next.text, next.refusal)
             break
           }
           case 'tool_start': {
@@ -176,15 +200,7 @@ export function responsesStreamOutput(
         output,
         usage: responsesUsage(final.usage, final.costUsd),
       })
-      completed(
-        output.map(
-          (item): AnswerPart =>
-            item.type === 'message'
-              ? { type: 'text', text: item.content[0]!.text }
-              : { type: 'tool_call', id: item.call_id, name: item.name, arguments: item.arguments },
-        ),
-        response,
-      )
+      completed(itemParts(output), response)
       return (
         out +
         event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
