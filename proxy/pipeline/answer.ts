@@ -14,7 +14,8 @@ import { relayStream, type StreamOutcome } from './streams/relay.ts'
 import type { AnswerContext, ClientStyle } from './styles/client-style.ts'
 import type { AnswerPart } from '../core/neutral/answer.ts'
 import type { Call } from '../core/call.ts'
-import { inputBound, type Estimate } from './estimate.ts'
+import { inputBound, plausibleUsage, usageLimitTokens, type Estimate } from './estimate.ts'
+import { log } from '../core/log.ts'
 import type { Gateway } from './gateway.ts'
 import { errorResponse, serviceHeaders } from './respond.ts'
 import { finishCall } from './settle.ts'
@@ -67,6 +68,7 @@ export async function respondWithAnswer<Body>(
       idleTimeoutMs: gw.limits.streamIdleTimeoutMs,
       holdNano: call.holdNano,
       inputBoundTokens: inputBound(estimate, model),
+      usageLimitTokens: usageLimitTokens(model),
       inputEstimateTokens: Math.min(estimate.inputTokens, model.contextLength),
       pricing: model.pricing,
       tokenizer: model.tokenizer,
@@ -98,8 +100,20 @@ export async function respondWithAnswer<Body>(
     )
     return response
   }
+  let reported = read.answer.usage
+  if (reported && !plausibleUsage(reported, usageLimitTokens(model))) {
+    log.warn('provider usage ignored: more tokens than the model can take', {
+      requestId: call.requestId,
+      provider: served.route.provider.id,
+      inputTokens: reported.inputTokens,
+      outputTokens: reported.outputTokens,
+    })
+    // The client is shown the usage it is charged for, passed through or not.
+    delete read.json.usage
+    reported = undefined
+  }
   const usage =
-    read.answer.usage ??
+    reported ??
     counted(
       estimate.inputTokens,
       model.contextLength,

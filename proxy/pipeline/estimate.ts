@@ -8,7 +8,7 @@
  * it, and is corrected when the request settles.
  */
 import type { Model } from '../core/catalog/catalog-types.ts'
-import { costNano } from '../core/catalog/pricing.ts'
+import { costNano, type TokenUsage } from '../core/catalog/pricing.ts'
 import type { Candidate } from '../core/call.ts'
 
 /** Allowance for one image part: the largest tile budget of current vision models. */
@@ -93,4 +93,17 @@ function worstCaseNano(
     cacheWriteTokens: pricing.cacheWriteNanoPerMTok > pricing.inputNanoPerMTok ? inputTokens : 0,
     outputTokens: outputLimit(estimate, model),
   })
+}
+
+/**
+ * The most tokens one request can read and write on a model: its context and its maximum output. A
+ * provider's usage above it is not a count (a provider's bug, 1e15 output tokens): it is not charged,
+ * counted against tokens per minute or recorded; the gateway's own count takes its place.
+ */
+export function usageLimitTokens(model: Model): number {
+  return model.contextLength + model.maxOutputTokens
+}
+
+export function plausibleUsage(usage: TokenUsage, limitTokens: number): boolean {
+  return usage.inputTokens + usage.outputTokens <= limitTokens
 }

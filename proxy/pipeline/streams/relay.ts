@@ -18,6 +18,7 @@ import type { TokenizerName } from '../../core/catalog/tokenizers.ts'
 import type { StreamDecoder } from '../../providers/adapter.ts'
 import { SseSplitter, type SseEvent } from '../../providers/sse.ts'
 import { deliveredText, type StreamEvent } from '../../core/neutral/answer.ts'
+import { plausibleUsage } from '../estimate.ts'
 import { DeliveredOutput } from './delivered-output.ts'
 import type { StreamOutput } from './stream-output.ts'
 
@@ -40,6 +41,8 @@ export type RelayOptions = {
   holdNano: number
   /** Input tokens assumed while the provider has not reported usage (the hold's bound). */
   inputBoundTokens: number
+  /** A provider's usage above this many tokens in all is ignored (see `plausibleUsage`). */
+  usageLimitTokens: number
   /** Input tokens to charge when the provider never reports usage (the usual-size estimate). */
   inputEstimateTokens: number
   /** The serving model's prices and its family's tokenizer, if public. */
@@ -199,8 +202,9 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
 
   const account = (events: StreamEvent[]): ServiceError | undefined => {
     for (const event of events) {
-      if (event.type === 'usage') usage = event.usage
-      else if (event.type === 'end') sawEnd = true
+      if (event.type === 'usage') {
+        if (plausibleUsage(event.usage, options.usageLimitTokens)) usage = event.usage
+      } else if (event.type === 'end') sawEnd = true
       else if (event.type === 'finish') sawFinish = true
       else if (event.type === 'error')
         return new ServiceError(

@@ -22,6 +22,8 @@ const models = [
   testModel('test/no-usage', 'fake?tokens=8&nousage=1'),
   // Reports 500 input tokens for a prompt of a few hundred bytes: the tool-use prompt the provider adds.
   anthropicTestModel('test/tool-prompt', 'fake?tools=1&prompt=500'),
+  // A provider's bug: usage of 10^15 input tokens.
+  testModel('test/absurd-usage', 'fake?tokens=4&prompt=1e15'),
 ]
 const hello = [{ role: 'user', content: 'hello' }]
 /** The text of a chat stream's content deltas. */
@@ -116,6 +118,35 @@ for (const { store, database, needs } of storeSetups) {
         await balanced()
         const rows = await rowsOf(requestId)
         expect(rows.map((row) => row.amount_nano)).toEqual([-usdToNano(usage.cost)!])
+      })
+
+      test('a provider usage of more tokens than the model can take is replaced by the gateway’s count, and records stay writable', async () => {
+        for (const stream of [false, true]) {
+          const response = await gw.chat(key, {
+            model: 'test/absurd-usage',
+            messages: hello,
+            stream,
+            stream_options: stream ? { include_usage: true } : undefined,
+          })
+          expect(response.status).toBe(200)
+          const requestId = response.headers.get('x-request-id')!
+          const usage = stream
+            ? JSON.parse((await readEvents(response)).at(-2)!).usage
+            : ((await response.json()) as { usage: { prompt_tokens: number } }).usage
+          expect(usage.prompt_tokens).toBeLessThan(100)
+          await balanced()
+          expect((await rowsOf(requestId)).map((row) => row.amount_nano)).toEqual([
+            -usdToNano(usage.cost)!,
+          ])
+          expect(await logOf(requestId)).toMatchObject({
+            status: 200,
+            output_tokens: usage.completion_tokens,
+          })
+        }
+        // Nothing of the bogus count stayed on the account's tokens per minute.
+        expect((await gw.chat(key, { model: 'test/absurd-usage', messages: hello })).status).toBe(
+          200,
+        )
       })
 
       test('an upstream that breaks before the first byte leaves no charge', async () => {

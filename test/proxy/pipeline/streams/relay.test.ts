@@ -60,7 +60,7 @@ export async function relayChunks(
   chunks: Uint8Array[],
   provider: ProviderStyle,
   output: StreamOutput,
-  options: { holdNano?: number } = {},
+  options: { holdNano?: number; usageLimitTokens?: number } = {},
 ): Promise<Relayed> {
   const [first, ...rest] = chunks
   const upstream = new ReadableStream<Uint8Array>({
@@ -80,6 +80,7 @@ export async function relayChunks(
     idleTimeoutMs: 1_000,
     holdNano: options.holdNano ?? 1_000_000_000,
     inputBoundTokens: 1_000,
+    usageLimitTokens: options.usageLimitTokens ?? 1_000_000,
     inputEstimateTokens: 250,
     pricing,
     tokenizer: undefined,
@@ -152,6 +153,31 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
     const relayed = await relayChunks(chunks, 'openai', outputs.openai.messages!())
     expect(relayed.outcome.end).toBe('complete')
     expect(relayed.text).toContain('event: message_stop')
+  })
+
+  test('a usage report of more tokens than the model can take is not charged: the delivered output is', async () => {
+    const text = (await Bun.file(join(fixtures, 'openai', 'text.sse')).text()).replace(
+      '"completion_tokens":3,',
+      '"completion_tokens":1e15,',
+    )
+    const relayed = await relayChunks([encoder.encode(text)], 'openai', outputs.openai.messages!(), {
+      usageLimitTokens: 10_000,
+    })
+    expect(relayed.outcome.end).toBe('complete')
+    expect(relayed.outcome.usage).toMatchObject({ inputTokens: 250, outputTokens: 3 })
+    const sane = await relayChunks(
+      [encoder.encode(text.replace('1e15', '3'))],
+      'openai',
+      outputs.openai.messages!(),
+      {
+        usageLimitTokens: 10_000,
+      },
+    )
+    expect(sane.outcome.usage).toMatchObject({
+      inputTokens: 40,
+      cachedInputTokens: 16,
+      outputTokens: 3,
+    })
   })
 
   test('a UTF-8 character cut in two arrives whole', async () => {
