@@ -35,14 +35,18 @@ export const CatalogRoute = Type.Object(
   { additionalProperties: false },
 )
 
+/** The largest context or output a catalog model may declare: 100 million tokens. */
+const MAX_MODEL_TOKENS = 100_000_000
+
 const ModelId = '^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._:-]*$'
 
 export const CatalogModel = Type.Object(
   {
     id: Type.String({ pattern: ModelId }),
     name: Type.Optional(Type.String()),
-    contextLength: Type.Integer({ minimum: 1 }),
-    maxOutputTokens: Type.Integer({ minimum: 1 }),
+    // Bounded so that one request's tokens fit the records' integer columns (below 2^31).
+    contextLength: Type.Integer({ minimum: 1, maximum: MAX_MODEL_TOKENS }),
+    maxOutputTokens: Type.Integer({ minimum: 1, maximum: MAX_MODEL_TOKENS }),
     pricing: Type.Object(
       {
         inputPerMTok: Price,

@@ -56,6 +56,11 @@ describe('catalog', () => {
     }
   })
 
+  test('a context or output above 100 million tokens is refused, so token counts fit the records', () => {
+    const huge = { providers: [provider], models: [{ ...model, contextLength: 3_000_000_000 }] }
+    expect(() => buildCatalog(huge, {})).toThrow('/models/0/contextLength')
+  })
+
   test('fields the catalog format does not have are refused', () => {
     expect(() =>
       buildCatalog({ providers: [provider], models: [{ ...model, prices: {} }] }, {}),
