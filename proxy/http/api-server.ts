@@ -10,6 +10,8 @@ import { ServiceError } from '../../shared/errors.ts'
 import { handle } from '../pipeline/pipeline.ts'
 import { chatStyle } from '../pipeline/styles/chat/style.ts'
 import { messagesStyle } from '../pipeline/styles/messages/style.ts'
+import { countMessagesTokens } from '../pipeline/styles/messages/count-tokens.ts'
+import { messagesErrorBody } from '../pipeline/styles/messages/render-error.ts'
 import { responsesStyle } from '../pipeline/styles/responses/style.ts'
 import { addressTrust, clientAddress, type AddressTrust } from './client-address.ts'
 import { responsesRoutes } from './responses-routes.ts'
@@ -37,6 +39,12 @@ function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
       '/messages',
       ({ request, server }) =>
         handle(gw, messagesStyle, request, () => clientAddress(server, request, trust)),
+      { parse: 'none' },
+    )
+    .post(
+      '/messages/count_tokens',
+      ({ request, server }) =>
+        countMessagesTokens(gw, request, () => clientAddress(server, request, trust)),
       { parse: 'none' },
     )
     .post(
@@ -80,9 +88,27 @@ const modelPaths = new Set(
   ]),
 )
 
-/** Unknown paths get the gateway's error shape; a base URL that already ends in /chat/completions is named as such. */
+/** Paths of the Messages style, whose clients read errors in the Messages shape. */
+const messagesPath = /^(?:\/api)?\/v1\/messages(?:\/|$)/
+
+/**
+ * Unknown paths get the gateway's error shape (the Messages one under /v1/messages); a base URL that
+ * already ends in /chat/completions is named as such.
+ */
 export function unknownPath(request: Request): Response {
   const path = new URL(request.url).pathname.replace(/\/+$/, '')
+  if (messagesPath.test(path)) {
+    const call = newCall('messages')
+    const error = modelPaths.has(path)
+      ? new ServiceError('not_found', `${request.method} is not supported at ${path}; use POST.`)
+      : new ServiceError('not_found', `No endpoint at ${request.method} ${path}.`)
+    return errorResponse(
+      call,
+      error,
+      (failure) => messagesErrorBody(failure, call.requestId),
+      messagesStyle.headers(call.requestId),
+    )
+  }
   const call = newCall('chat')
   if (modelPaths.has(path)) {
     return errorResponse(

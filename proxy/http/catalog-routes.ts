@@ -3,7 +3,8 @@
  * (`GET /models`, the SDKs' `models.list()`) with the account's presets after the models, and one entry
  * (`GET /models/{id}`, the SDKs' `models.retrieve()`), the same object as that model's item of the
  * listing. SDKs send the ID's slash encoded (`author%2Fmodel`); the literal form works too. Messages-style
- * clients (those sending `anthropic-version`) get errors in the Messages shape and may use `x-api-key`.
+ * clients (those sending `anthropic-version`) get errors in the Messages shape with `request-id`, and may
+ * use `x-api-key`.
  */
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
@@ -13,6 +14,7 @@ import { keyEndpoint, type JsonAnswer } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
 import { messagesErrorBody } from '../pipeline/styles/messages/render-error.ts'
+import { messagesStyle } from '../pipeline/styles/messages/style.ts'
 import { readCatalog } from '../policy/catalog-reads.ts'
 import { PRESET_PREFIX } from '../policy/routing/presets.ts'
 import { clientAddress, type AddressTrust } from './client-address.ts'
@@ -49,7 +51,13 @@ function catalogEndpoint(
   return keyEndpoint(
     gw,
     request,
-    { style: 'models', render, address, allowXApiKey: messagesClient },
+    {
+      style: 'models',
+      render,
+      address,
+      allowXApiKey: messagesClient,
+      headers: messagesClient ? messagesStyle.headers : undefined,
+    },
     async (key) => {
       const catalog = await readCatalog(gw.catalogReads, address())
       if (catalog instanceof ServiceError) throw catalog

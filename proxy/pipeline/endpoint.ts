@@ -111,6 +111,8 @@ export type KeyEndpoint = {
   address: () => string
   /** Whether the key may come as `x-api-key` (Messages-style clients). */
   allowXApiKey?: boolean
+  /** The style's own headers (`request-id` for Messages-style clients), on every answer. */
+  headers?: (requestId: string) => Record<string, string>
 }
 
 /** Runs `handle` for the request's key; a ServiceError it throws is the answer, in the endpoint's error shape. */
@@ -122,6 +124,7 @@ export function keyEndpoint(
 ): Promise<Response> {
   const call = newCall(endpoint.style)
   const render = endpoint.render(call.requestId)
+  const headers = endpoint.headers?.(call.requestId)
   const failed = () => new ServiceError('internal_error', 'The gateway failed unexpectedly. Retry.')
   const answer = async (): Promise<Response> => {
     const auth = await authenticateRequest(gw, request, {
@@ -129,15 +132,18 @@ export function keyEndpoint(
       address: endpoint.address,
     })
     call.key = auth.key
-    if (!auth.ok) return errorResponse(call, auth.error, render)
+    if (!auth.ok) return errorResponse(call, auth.error, render, headers)
     try {
       const { body, status = 200 } = await handle(auth.key, call)
       call.status = status
-      return Response.json(body, { status, headers: serviceHeaders(call, call.chargedNano) })
+      return Response.json(body, {
+        status,
+        headers: { ...serviceHeaders(call, call.chargedNano), ...headers },
+      })
     } catch (error) {
-      if (error instanceof ServiceError) return errorResponse(call, error, render)
+      if (error instanceof ServiceError) return errorResponse(call, error, render, headers)
       throw error
     }
   }
-  return withinCeiling(gw, call, request, { render, failed }, answer)
+  return withinCeiling(gw, call, request, { render, failed, headers }, answer)
 }

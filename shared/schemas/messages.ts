@@ -41,6 +41,19 @@ export const MessagesRequest = Type.Object(
 )
 export type MessagesRequest = Static<typeof MessagesRequest>
 
+/**
+ * A Messages request whose input is counted (`POST /v1/messages/count_tokens`): the same envelope with
+ * no output limit required, since nothing is generated.
+ */
+export const MessagesCountTokensRequest = Type.Composite(
+  [
+    Type.Omit(MessagesRequest, ['max_tokens']),
+    Type.Object({ max_tokens: Type.Optional(Type.Integer({ minimum: 1 })) }),
+  ],
+  { additionalProperties: true },
+)
+export type MessagesCountTokensRequest = Static<typeof MessagesCountTokensRequest>
+
 /** Top-level fields of the Messages style (Anthropic's MessageCreateParams) and the gateway's own. */
 export const messagesRequestFields = new Set([
   'model',

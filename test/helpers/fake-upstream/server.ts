@@ -1,8 +1,9 @@
 /**
  * A fake model provider on 127.0.0.1, the only stand-in the tests use. It speaks both provider styles:
- * OpenAI Chat Completions at `/v1/chat/completions` and Anthropic Messages at `/v1/messages`, and its
- * behaviour is chosen by the upstream model name (see plan.ts); the OpenAI Images API at
- * `/v1/images/generations` is in images.ts. Every request is recorded for assertions.
+ * OpenAI Chat Completions at `/v1/chat/completions` and Anthropic Messages at `/v1/messages` (its token
+ * count at `/v1/messages/count_tokens`), and its behaviour is chosen by the upstream model name (see
+ * plan.ts); the OpenAI Images API at `/v1/images/generations` is in images.ts. Every request is
+ * recorded for assertions.
  */
 import { join } from 'node:path'
 import { imagesAnswer } from './images.ts'
@@ -47,6 +48,7 @@ export function startFakeUpstream(): FakeUpstream {
       const body = (await request.json()) as Record<string, unknown>
       state.requests.push({ path, headers: Object.fromEntries(request.headers), body })
       if (path.endsWith('/images/generations')) return imagesAnswer(request, body)
+      if (path.endsWith('/messages/count_tokens')) return countTokensAnswer(body)
       const answer = plan(String(body.model), body, lastTurnIsToolResult(body, anthropic))
       const { options } = answer
       if (options.has('delay')) await Bun.sleep(Number(options.get('delay')))
@@ -81,6 +83,15 @@ export function startFakeUpstream(): FakeUpstream {
     await server.stop(true)
   }
   return state
+}
+
+/** A Messages token count: the input the plan would report (`prompt=N`), or its `status=S` failure. */
+function countTokensAnswer(body: Record<string, unknown>): Response {
+  const answer = plan(String(body.model), body, false)
+  const status = Number(answer.options.get('status') ?? 200)
+  if (status !== 200)
+    return Response.json(anthropicError(status, answer.options.get('code')), { status })
+  return Response.json({ input_tokens: answer.usage.prompt })
 }
 
 /**

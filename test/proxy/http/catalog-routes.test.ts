@@ -90,9 +90,7 @@ describeWith('postgres', 'catalog routes', () => {
         error: { error: { type: string; code: string } }
       }
       expect(error.error.error).toMatchObject({ type: 'not_found_error', code: 'unknown_model' })
-      expect(error.headers?.get('request-id') ?? error.headers?.get('x-request-id')).toMatch(
-        /^req_/,
-      )
+      expect(error.headers?.get('request-id')).toMatch(/^req_/)
     })
   })
 
