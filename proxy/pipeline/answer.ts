@@ -3,6 +3,7 @@
  * (or the gateway's count) priced, and written back with the cost; the settle goes out before the
  * response. Streaming: the relay forwards events as they arrive and settles when the stream ends.
  */
+import { ServiceError } from '../../shared/errors.ts'
 import type { TokenUsage } from '../core/catalog/pricing.ts'
 import { costNano } from '../core/catalog/pricing.ts'
 import type { TokenizerName } from '../core/catalog/tokenizers.ts'
@@ -58,7 +59,14 @@ export async function respondWithAnswer<Body>(
     call.status = 200
     call.firstByteMs = Math.round(performance.now() - call.startedAt)
     call.streamOwnsSlot = true
-    gw.inflight.setCut(call.requestId, () => served.controller.abort())
+    gw.inflight.setCut(call.requestId, () =>
+      served.controller.abort(
+        new ServiceError(
+          'upstream_error',
+          'The gateway is shutting down and cut the answer before it finished; the answer is incomplete. Retry.',
+        ),
+      ),
+    )
     const stream = relayStream({
       first: served.first,
       reader: served.reader,

@@ -240,14 +240,18 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       const result = await options.reader.read()
       return ended ? undefined : result
     } catch {
-      // A read aborted by the idle timer or the client finds the stream already ending.
+      // A read aborted by the idle timer or the client finds the stream already ending; one the
+      // gateway cut (a drain past its deadline) says why in the abort's reason.
+      const reason = options.upstream.signal.reason
       await fail(
         controller,
         'upstream_failed',
-        new ServiceError(
-          'upstream_error',
-          'The provider connection failed after the answer began; the answer is incomplete. Retry.',
-        ),
+        reason instanceof ServiceError
+          ? reason
+          : new ServiceError(
+              'upstream_error',
+              'The provider connection failed after the answer began; the answer is incomplete. Retry.',
+            ),
       )
       return undefined
     }

@@ -107,6 +107,8 @@ for (const setup of storeSetups.filter((candidate) => candidate.database === 'po
 
       const text = await received
       expect(text).toContain('"error"')
+      // The gateway cut it, and says so: the provider did not fail.
+      expect(text).toContain('The gateway is shutting down')
       expect(text).not.toContain('[DONE]')
       expect(gw.upstream.abortedStreams).toBe(aborted + 1)
       expect(gw.app.gateway.inflight.size).toBe(0)
