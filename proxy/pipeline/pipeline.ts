@@ -18,7 +18,8 @@
  *                 budget, the free allowance, balance; places the hold (with Redis, in memory inside
  *                 this process's lease when it has room, else one call)
  *  8. dispatch    provider adapter of each route (the client's body as is when the styles match, else
- *                 translated); fall back to the next route or candidate only before the first byte;
+ *                 translated); fall back to the next route or candidate only before the first event
+ *                 (a stream whose first event is an error has not started);
  *                 every outcome feeds the route's breaker
  *  9. respond     the answer in the client's style with its cost; a stream relayed as it arrives
  * 10. settle      ONE atomic decision: the hold ends, the delivered cost is charged (after the response;
