@@ -179,9 +179,15 @@ export async function insertLedger(sql: Sql, rows: LedgerRow[]): Promise<void> {
     ON CONFLICT (request_id, kind) DO NOTHING`
 }
 
+/** The log's counts are 4-byte integers: a count beyond them is written as their largest, never refused. */
+const INT4_MAX = 2_147_483_647
+const int4 = (value: number | null): number | null =>
+  value === null ? null : Math.max(-INT4_MAX, Math.min(INT4_MAX, value))
+
 /**
  * Inserts the rows not yet in the log and adds those it inserted to the hourly rollup, in one statement
- * (one round trip, atomic): a request ID already logged, or twice in the batch, is counted once.
+ * (one round trip, atomic): a request ID already logged, or twice in the batch, is counted once. A row
+ * Postgres would refuse would hold back every row after it, in the writer and in outbox recovery alike.
  */
 export async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promise<void> {
   if (rows.length === 0) return
@@ -197,10 +203,10 @@ export async function insertRequestLogs(sql: Sql, rows: RequestLogRow[]): Promis
     FROM unnest(
       ${column((row) => row.requestId)}::text[], ${column((row) => row.accountId)}::text[], ${column((row) => row.keyId)}::text[],
       ${column((row) => row.apiStyle)}::text[], ${column((row) => row.model)}::text[], ${column((row) => row.servedModel)}::text[],
-      ${column((row) => row.provider)}::text[], ${column((row) => (row.stream ? 1 : 0))}::smallint[], ${column((row) => row.status)}::integer[],
-      ${column((row) => row.errorCode)}::text[], ${column((row) => row.inputTokens)}::integer[], ${column((row) => row.cachedTokens)}::integer[],
-      ${column((row) => row.outputTokens)}::integer[], ${column((row) => row.costNano)}::bigint[], ${column((row) => row.chargedNano)}::bigint[],
-      ${column((row) => row.latencyMs)}::integer[], ${column((row) => row.firstByteMs)}::integer[], ${column((row) => row.redactions)}::text[],
+      ${column((row) => row.provider)}::text[], ${column((row) => (row.stream ? 1 : 0))}::smallint[], ${column((row) => int4(row.status))}::integer[],
+      ${column((row) => row.errorCode)}::text[], ${column((row) => int4(row.inputTokens))}::integer[], ${column((row) => int4(row.cachedTokens))}::integer[],
+      ${column((row) => int4(row.outputTokens))}::integer[], ${column((row) => row.costNano)}::bigint[], ${column((row) => row.chargedNano)}::bigint[],
+      ${column((row) => int4(row.latencyMs))}::integer[], ${column((row) => int4(row.firstByteMs))}::integer[], ${column((row) => row.redactions)}::text[],
       ${column((row) => row.startedAtMs)}::bigint[], ${column((row) => row.finishedAtMs)}::bigint[]
     ) AS r(request_id, account_id, key_id, api_style, model, served_model, provider, stream, status, error_code,
       input_tokens, cached_tokens, output_tokens, cost_nano, charged_nano, latency_ms, first_byte_ms, redactions, started_ms, finished_ms)
