@@ -88,7 +88,7 @@ export type Ask = {
   /** Messages the estimate counts (a Responses request counts its input items and its instructions). */
   messages: number
   outputLimit: number | undefined
-  /** False: the body is refused before the key is read. */
+  /** False: the body is refused, after the key (a request without a valid key is 401 first). */
   valid: boolean
   /** Streams: the client leaves after this many content deltas. */
   leaveAfter?: number
@@ -102,17 +102,22 @@ export function outputLimitOf(ask: Ask, model: ModelSpec): number {
   return Math.min(ask.outputLimit ?? model.maxOutputTokens, model.maxOutputTokens)
 }
 
-/** The hold: the worst case over the candidates. */
+/**
+ * The hold: the worst case over the candidates, its input priced as prompt-cache writes where those
+ * cost more than plain input (a request may write all its input to the cache).
+ */
 export function holdOf(ask: Ask, candidates: ModelSpec[]): number {
   return Math.max(
-    ...candidates.map((model) =>
-      costOf(model.pricing, {
-        input: Math.min(ask.bytes + MESSAGE_OVERHEAD * ask.messages, model.contextLength),
+    ...candidates.map((model) => {
+      const input = Math.min(ask.bytes + MESSAGE_OVERHEAD * ask.messages, model.contextLength)
+      const { inputPerMTok, cacheWritePerMTok } = model.pricing
+      return costOf(model.pricing, {
+        input,
         cached: 0,
-        written: 0,
+        written: (cacheWritePerMTok ?? inputPerMTok) > inputPerMTok ? input : 0,
         output: outputLimitOf(ask, model),
-      }),
-    ),
+      })
+    }),
   )
 }
 

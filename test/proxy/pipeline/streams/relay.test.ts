@@ -160,9 +160,14 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
       '"completion_tokens":3,',
       '"completion_tokens":1e15,',
     )
-    const relayed = await relayChunks([encoder.encode(text)], 'openai', outputs.openai.messages!(), {
-      usageLimitTokens: 10_000,
-    })
+    const relayed = await relayChunks(
+      [encoder.encode(text)],
+      'openai',
+      outputs.openai.messages!(),
+      {
+        usageLimitTokens: 10_000,
+      },
+    )
     expect(relayed.outcome.end).toBe('complete')
     expect(relayed.outcome.usage).toMatchObject({ inputTokens: 250, outputTokens: 3 })
     const sane = await relayChunks(
