@@ -12,6 +12,12 @@ import { type Features, missingFeature } from './features.ts'
 
 export type Refusal = { error: ServiceError }
 
+/** Dispatch failures that mean no candidate of an automatic choice could answer, and how to say it. */
+const AUTO_FAILURES: Partial<Record<string, string>> = {
+  model_unavailable: 'failing',
+  upstream_rate_limited: 'rate limiting',
+}
+
 export function autoUnresolvable(
   catalog: Catalog,
   key: KeyRecord,
@@ -51,16 +57,18 @@ export function autoUnresolvable(
 }
 
 /**
- * Every provider of every candidate an automatic choice made failed: the request is refused as the
- * choice's own failure (`auto_unresolvable`), so a client that asked for `service/auto` learns that
- * no model could be chosen rather than that one model is down.
+ * Every provider of every candidate an automatic choice made failed or is rate limiting: the request is
+ * refused as the choice's own failure (`auto_unresolvable`), so a client that asked for `service/auto`
+ * learns that no model could be chosen rather than that one model is down (and Auto Free keeps to its
+ * three refusals).
  */
 export function autoFailed(id: string, free: boolean, failure: ServiceError): ServiceError {
-  if (failure.code !== 'model_unavailable') return failure
+  const why = AUTO_FAILURES[failure.code]
+  if (!why) return failure
   const paid = free ? ' No paid model is used instead.' : ''
   return new ServiceError(
     'auto_unresolvable',
-    `${id} could not choose a model: the providers of every candidate are failing right now. Name a model directly or retry.${paid}`,
+    `${id} could not choose a model: the providers of every candidate are ${why} right now. Name a model directly or retry.${paid}`,
     {
       param: 'model',
     },

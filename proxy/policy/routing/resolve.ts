@@ -118,7 +118,8 @@ export function resolveRouting(
   return {
     ok: true,
     candidates,
-    free: candidates.some((candidate) => candidate.model.free),
+    // The first candidate serves unless it cannot start: a free one puts the request on the allowance.
+    free: candidates[0]!.model.free,
     auto: catalog.autos.has(input.model) ? input.model : undefined,
   }
 }

@@ -38,6 +38,7 @@ const models = [
   testModel('test/free-a', 'free-a', { pricing: free, free: true }),
   testModel('test/free-b', 'free-b', { pricing: free, free: true, capabilities: { tools: false } }),
   testModel('test/free-fail', 'free-fail?status=500', { pricing: free, free: true }),
+  testModel('test/free-limited', 'free-limited?status=429', { pricing: free, free: true }),
   testModel('test/down-a', 'down-a?status=500'),
   testModel('test/down-b', 'down-b?status=503'),
   testModel('test/unkeyed', 'unkeyed', { routes: [{ provider: 'unkeyed', model: 'unkeyed' }] }),
@@ -52,6 +53,7 @@ const catalog = {
     { id: 'service/auto:code', candidates: ['test/notools', 'test/cheap'] },
     { id: 'service/auto:free', free: true, candidates: ['test/free-a', 'test/free-b'] },
     { id: 'service/auto:free-broken', free: true, candidates: ['test/free-fail'] },
+    { id: 'service/auto:free-limited', free: true, candidates: ['test/free-limited'] },
     { id: 'service/auto:broken', candidates: ['test/down-a', 'test/down-b'] },
   ],
 }
@@ -478,6 +480,24 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect((await chat({ model: 'test/cheap' }, second)).status).toBe(200)
     })
 
+    test('the first candidate decides: a paid model with a free fallback spends no allowance, a free one with a paid fallback does', async () => {
+      const own = (await gw.key(await gw.account('5'))).key
+      for (let i = 0; i < 4; i++) {
+        const response = await chat({ model: 'test/cheap', models: ['test/free-a'] }, own)
+        expect(served(response).model).toBe('test/cheap')
+      }
+      for (let i = 0; i < 3; i++)
+        expect(served(await chat({ model: 'service/auto:free' }, own)).model).toBe('test/free-a')
+      await expectError(
+        await chat({ model: 'test/free-a', models: ['test/cheap'] }, own),
+        429,
+        'free_quota_exceeded',
+      )
+      expect(served(await chat({ model: 'test/cheap', models: ['test/free-a'] }, own)).model).toBe(
+        'test/cheap',
+      )
+    })
+
     test('every refusal stays free: failures, features, access, paid fallbacks', async () => {
       const account = await gw.account('5')
       const own = (await gw.key(account)).key
@@ -487,6 +507,12 @@ describeWith(['postgres', 'redis'], 'routing', () => {
         503,
         'auto_unresolvable',
       )
+      const limited = await expectError(
+        await chat({ model: 'service/auto:free-limited' }, own),
+        503,
+        'auto_unresolvable',
+      )
+      expect(limited.message).toContain('rate limiting')
       const noTools = await expectError(
         await chat(
           { model: 'service/auto:free', tools: weatherTool },
