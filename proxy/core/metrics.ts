@@ -117,11 +117,10 @@ new Gauge({
   collect() {
     this.reset()
     if (!breakers) return
+    // A route's model is the provider's own name for it, from the catalog's routes: a bounded set,
+    // and not a catalog ID, so it is not folded into `other` as client-named models are.
     for (const reading of breakers())
-      this.set(
-        { provider: label(reading.provider), model: modelLabel(reading.model) },
-        reading.state,
-      )
+      this.set({ provider: label(reading.provider), model: label(reading.model) }, reading.state)
   },
 })
 

@@ -181,17 +181,18 @@ describeWith('postgres', 'metrics', () => {
 
   test('breaker states come from the registered source at scrape time', async () => {
     setBreakerSource(() => [
-      { provider: 'fake', model: 'test/cheap', state: 2 },
-      { provider: 'fake', model: 'test/slow', state: 0 },
+      // Routes name the provider's models, not catalog IDs: each keeps its own series.
+      { provider: 'fake', model: 'gpt-cheap-2025', state: 2 },
+      { provider: 'fake', model: 'gpt-slow-2025', state: 0 },
     ])
     try {
       const text = await (await scrape(gw, 'api')).text()
-      expect(sample(text, 'gateway_breaker_state', { provider: 'fake', model: 'test/cheap' })).toBe(
-        2,
-      )
-      expect(sample(text, 'gateway_breaker_state', { provider: 'fake', model: 'test/slow' })).toBe(
-        0,
-      )
+      expect(
+        sample(text, 'gateway_breaker_state', { provider: 'fake', model: 'gpt-cheap-2025' }),
+      ).toBe(2)
+      expect(
+        sample(text, 'gateway_breaker_state', { provider: 'fake', model: 'gpt-slow-2025' }),
+      ).toBe(0)
     } finally {
       setBreakerSource(undefined)
     }
