@@ -55,7 +55,8 @@ async function main(): Promise<void> {
   const workers: Subprocess[] = []
   if (!apiOnly && config.WORKERS > 1) {
     const onMessage = sumWorkerMetrics(() => workers)
-    workers.push(...startWorkers(config.WORKERS - 1, onMessage))
+    // The port this process bound (PORT=0 picks one): every worker shares it.
+    workers.push(...startWorkers(config.WORKERS - 1, onMessage, app.api.server!.port!))
   }
   if (!apiOnly) {
     log.info(
@@ -98,12 +99,13 @@ async function main(): Promise<void> {
 function startWorkers(
   count: number,
   onMessage: (message: MetricsMessage, worker: Subprocess) => void,
+  port: number,
 ): Subprocess[] {
   return Array.from({ length: Math.max(0, count) }, () =>
     Bun.spawn([process.execPath, import.meta.path, '--api-only', CHILD_FLAG], {
       stdout: 'inherit',
       stderr: 'inherit',
-      env: process.env,
+      env: { ...process.env, PORT: String(port) },
       ipc: onMessage,
     }),
   )

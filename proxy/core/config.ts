@@ -422,10 +422,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = env[name]
     if (value !== undefined && value !== '') raw[name] = value
   }
+  // Conversion would read "1.5" or "1e3" as 1: a whole-number setting must be written as one.
+  const notWhole = Object.entries(raw).filter(
+    ([name, value]) =>
+      (ConfigSchema.properties as Record<string, { type?: string }>)[name]?.type === 'integer' &&
+      !/^-?\d+$/.test(String(value).trim()),
+  )
+  for (const [name] of notWhole) delete raw[name]
   const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw))
-  const problems = [...Value.Errors(ConfigSchema, converted)].map(
-    (error) =>
-      `${error.path.slice(1) || 'config'}: ${describe(error.schema, error.message)} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
+  const problems = notWhole.map(
+    ([name, value]) => `${name}: must be a whole number (got ${JSON.stringify(value)})`,
+  )
+  problems.push(
+    ...[...Value.Errors(ConfigSchema, converted)].map(
+      (error) =>
+        `${error.path.slice(1) || 'config'}: ${describe(error.schema, error.message)} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
+    ),
   )
   const config = converted as Static<typeof ConfigSchema>
   const trusted = parseNetworks(config.TRUSTED_PROXIES ?? '')

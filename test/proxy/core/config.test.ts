@@ -33,10 +33,25 @@ describe('config', () => {
     } catch (error) {
       expect(error).toBeInstanceOf(ConfigError)
       const message = (error as Error).message
-      expect(message).toContain('PORT: Expected integer (got "eighty")')
+      expect(message).toContain('PORT: must be a whole number (got "eighty")')
       expect(message).toContain('LOG_LEVEL: expected one of debug, info, warn, error')
       expect(message).toContain('KEY_DAILY_LIMIT_USD')
       expect(message).toContain('MAX_CONCURRENT_REQUESTS')
     }
+  })
+
+  test('a whole-number setting written otherwise is refused, not rounded', () => {
+    for (const [name, value] of [
+      ['FREE_REQUESTS_PER_DAY', '1.5'],
+      ['PORT', '1e3'],
+      ['MAX_CONCURRENT_REQUESTS', '2.9'],
+    ]) {
+      expect(() => loadConfig({ [name!]: value })).toThrow(
+        `${name}: must be a whole number (got "${value}")`,
+      )
+    }
+    expect(loadConfig({ PORT: ' 9000 ', FREE_REQUESTS_PER_DAY: '-0' })).toMatchObject({
+      PORT: 9000,
+    })
   })
 })

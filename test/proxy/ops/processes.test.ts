@@ -4,7 +4,7 @@
 // when one process is killed with SIGKILL in the middle of the load its leases expire, every hold ends
 // and the balance equals what was charged, request by request.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Database } from '../../../proxy/stores/db/database.ts'
@@ -260,6 +260,11 @@ function scaleOut(name: string, target: 'redis' | 'cluster') {
     })
 
     test('with WORKERS=2 every scrape of the shared port answers the sum over both processes', async () => {
+      // Started with PORT=0: the worker listens on the port the first process picked.
+      const port = Number(new URL(pair.apiUrl).port)
+      const until = Date.now() + 10_000
+      while ((await listenersOn(port)) < 2 && Date.now() < until) await Bun.sleep(50)
+      expect(await listenersOn(port)).toBe(2)
       const { key } = await funded(1_000_000_000_000)
       const answers = await Promise.all(
         Array.from({ length: 40 }, () => chat(pair, key, 'test/cheap')),
@@ -284,6 +289,16 @@ function scaleOut(name: string, target: 'redis' | 'cluster') {
       }
     })
   })
+}
+
+/** Sockets listening on a local TCP port over IPv4 (Linux /proc/net/tcp: state 0A is LISTEN). */
+async function listenersOn(port: number): Promise<number> {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`
+  const table = await readFile('/proc/net/tcp', 'utf8')
+  return table.split('\n').filter((line) => {
+    const fields = line.trim().split(/\s+/)
+    return fields[1]?.endsWith(hex) && fields[3] === '0A'
+  }).length
 }
 
 scaleOut('four gateway processes on one Redis and one Postgres', 'redis')
