@@ -104,6 +104,7 @@ export function describeValueError(error: ValueError): string {
 }
 
 function kind(schema: TSchema): string {
+  if (schema.const !== undefined) return JSON.stringify(schema.const)
   const type = schema.type as string | undefined
   if (type === 'integer' && schema.minimum !== undefined)
     return `an integer of at least ${schema.minimum}`

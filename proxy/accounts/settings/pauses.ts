@@ -103,7 +103,9 @@ function pauseEnd(input: PauseInput, nowMs: number): number {
   if ((input.minutes === undefined) === (input.until === undefined)) {
     throw new ServiceError(
       'invalid_request',
-      'Give either minutes or until (an ISO 8601 time), not both.',
+      input.minutes === undefined
+        ? 'Give minutes or until (an ISO 8601 time) for the pause to end.'
+        : 'Give either minutes or until (an ISO 8601 time), not both.',
       { param: input.minutes === undefined ? 'minutes' : 'until' },
     )
   }

@@ -264,7 +264,7 @@ function scaleOut(name: string, target: 'redis' | 'cluster') {
       const port = Number(new URL(pair.apiUrl).port)
       const until = Date.now() + 10_000
       while ((await listenersOn(port)) < 2 && Date.now() < until) await Bun.sleep(50)
-      expect(await listenersOn(port)).toBe(2)
+      expect(await listenersOn(port)).toBeGreaterThanOrEqual(2)
       const { key } = await funded(1_000_000_000_000)
       const answers = await Promise.all(
         Array.from({ length: 40 }, () => chat(pair, key, 'test/cheap')),

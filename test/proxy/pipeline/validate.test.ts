@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'bun:test'
 import { fieldName, envelope, validate } from '../../../proxy/pipeline/validate.ts'
 import { ChatRequest, chatRequestFields } from '../../../shared/schemas/chat.ts'
@@ -35,6 +36,15 @@ describe('request envelope', () => {
     expect(message({ model: 'a/b', messages: user, stream: 'yes' })).toBe(
       'stream: must be a boolean',
     )
+  })
+
+  test('a choice among fixed values names the values', () => {
+    const reason = envelope(
+      Type.Object({ reason: Type.Union([Type.Literal('abuse'), Type.Literal('operator')]) }),
+      new Set(['reason']),
+    )
+    const result = validate({ reason: 'fun' }, reason)
+    expect(result.ok ? 'ok' : result.error.message).toBe('reason: must be "abuse" or "operator"')
   })
 
   test('sampling and output options of the wrong type are refused by name; null passes', () => {

@@ -123,15 +123,23 @@ describeWith('postgres', 'provider pauses', () => {
       'not_found',
     )
     expectRefusal(await operator(gw, 'POST', '/providers/acme/resume'), 404, 'not_found')
-    expectRefusal(await operator(gw, 'POST', '/providers/fake/pause', {}), 400, 'invalid_request')
-    expectRefusal(
-      await operator(gw, 'POST', '/providers/fake/pause', {
-        minutes: 5,
-        until: '2099-01-01T00:00:00Z',
-      }),
-      400,
-      'invalid_request',
-    )
+    expect(
+      expectRefusal(
+        await operator(gw, 'POST', '/providers/fake/pause', {}),
+        400,
+        'invalid_request',
+      ),
+    ).toBe('Give minutes or until (an ISO 8601 time) for the pause to end.')
+    expect(
+      expectRefusal(
+        await operator(gw, 'POST', '/providers/fake/pause', {
+          minutes: 5,
+          until: '2099-01-01T00:00:00Z',
+        }),
+        400,
+        'invalid_request',
+      ),
+    ).toBe('Give either minutes or until (an ISO 8601 time), not both.')
     expectRefusal(
       await operator(gw, 'POST', '/providers/fake/pause', { minutes: 0 }),
       400,
