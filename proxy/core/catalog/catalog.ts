@@ -45,7 +45,14 @@ function fileProblems(data: unknown): string[] {
       }))
     })
     .slice(0, 20)
-    .map((error) => `${error.path || '/'}: ${error.message}`)
+    .map((error) => `${error.path || '/'}: ${choices(error.schema) ?? error.message}`)
+}
+
+/** A choice among fixed values, named: "expected one of openai, anthropic". */
+function choices(schema: unknown): string | undefined {
+  const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
+  if (!options?.every((option) => option.const !== undefined)) return undefined
+  return `expected one of ${options.map((option) => option.const).join(', ')}`
 }
 
 export type CatalogOptions = {

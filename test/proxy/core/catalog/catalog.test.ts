@@ -61,6 +61,13 @@ describe('catalog', () => {
     expect(() => buildCatalog(huge, {})).toThrow('/models/0/contextLength')
   })
 
+  test('a provider style outside the known ones names them', () => {
+    const typo = { providers: [{ ...provider, style: 'openia' }], models: [model] }
+    expect(() => buildCatalog(typo, {})).toThrow(
+      '/providers/0/style: expected one of openai, anthropic',
+    )
+  })
+
   test('fields the catalog format does not have are refused', () => {
     expect(() =>
       buildCatalog({ providers: [provider], models: [{ ...model, prices: {} }] }, {}),
