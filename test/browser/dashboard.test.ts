@@ -363,6 +363,32 @@ for (const database of ['postgres', 'embedded'] as const)
       )
 
       browserTest(
+        'at a phone’s width no page is wider than the screen: wide tables scroll in their own box',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'phone-user@people.test')
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('1')!, 'test')
+          const key = await createKey(page, 'a key with a rather long name for a phone')
+          expect((await chat(site, key, hello)).status).toBe(200)
+          await page.setViewportSize({ width: 390, height: 844 })
+          const wider: string[] = []
+          for (const path of PAGES) {
+            await page.goto(path)
+            await page.getByRole('heading', { level: 1 }).waitFor()
+            await page.waitForLoadState('networkidle')
+            const [width, screen] = await page.evaluate(() => [
+              document.documentElement.scrollWidth,
+              window.innerWidth,
+            ])
+            if (width! > screen!) wider.push(`${path}: ${width} px`)
+          }
+          expect(wider).toEqual([])
+        },
+      )
+
+      browserTest(
         'every page: no serious axe-core violations, and a hard refresh lands on the same page',
         () => site,
         async () => {
