@@ -46,7 +46,8 @@ export function Shell(props: RouteSectionProps) {
 
   const signOut = async () => {
     await api('DELETE', '/session').catch(() => undefined)
-    navigate('/sign-in', { replace: true })
+    // A full load, not a route change: nothing the signed-in pages read stays in memory for Back to show.
+    window.location.replace('/sign-in')
   }
   const switchAccount = async (accountId: string) => {
     await api('PUT', '/session/account', { accountId })

@@ -363,6 +363,25 @@ for (const database of ['postgres', 'embedded'] as const)
       )
 
       browserTest(
+        'after signing out, Back shows no page of the account that was signed in',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'leaving-user@people.test')
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          const accountId = await accountOf(page)
+          await page.getByRole('navigation').getByRole('link', { name: 'Billing' }).click()
+          await page.getByRole('heading', { level: 1, name: 'Billing' }).waitFor()
+          await page.getByRole('button', { name: 'Sign out' }).click()
+          await page.waitForURL('**/sign-in')
+          await page.goBack()
+          await page.waitForURL('**/sign-in**')
+          await page.waitForLoadState('networkidle')
+          expect(await page.locator('body').innerText()).not.toContain(accountId)
+        },
+      )
+
+      browserTest(
         'at a phone’s width no page is wider than the screen: wide tables scroll in their own box',
         () => site,
         async () => {

@@ -48,7 +48,9 @@ export function adminRoutes(deps: AdminDeps) {
         },
       }),
     )
-    .onBeforeHandle(({ request }) => {
+    .onBeforeHandle(({ request, set }) => {
+      // An account's data is never kept by a browser: Back after a sign-out must not show it again.
+      set.headers['cache-control'] = 'no-store'
       const refused = checkOrigin(request, origins)
       if (refused) throw refused
     })
