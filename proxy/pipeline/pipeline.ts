@@ -113,12 +113,12 @@ async function run<Body>(
       ? checkKey(as, gw.clock.now())
       : authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
   // A request without a valid key is 401 whatever its body (the spec's rule 6): a body refused at
-  // stage 2 is answered with the key's refusal when there is one.
+  // stage 2 is answered with the key's refusal when there is one. With a valid key it is the account's
+  // request, in its activity like any other, its ID one to quote to support.
   const refuseBody = async (error: ServiceError) => {
     const auth = await authenticate()
-    if (auth.ok) return refuse(error)
     call.key = auth.key
-    return refuse(auth.error)
+    return refuse(auth.ok ? error : auth.error)
   }
 
   const raw = await readJsonBody(request)

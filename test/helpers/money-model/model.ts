@@ -142,7 +142,7 @@ export class MoneyModel {
     // The key's refusal comes before the body's (spec: a missing or unknown key is 401).
     if (!known || !account) return refuse('invalid_api_key', false)
     if (account.suspended) return refuse('account_suspended', true)
-    if (!ask.valid) return refuse('invalid_request', false)
+    if (!ask.valid) return refuse('invalid_request', true)
     const candidates = ask.models.map((id) => this.catalog.get(id))
     if (candidates.some((model) => !model)) return refuse('unknown_model', true)
     const allowed = known.limits.allowedModels

@@ -199,8 +199,14 @@ describeWith('postgres', 'Chat Completions refusals', () => {
         }),
       )
       await expectError(notJson, 401, 'invalid_api_key')
-      // With a valid key the body's problem is the answer.
-      await expectError(await chat({ model: 'test/cheap', messages: [] }), 400, 'invalid_request')
+      // With a valid key the body's problem is the answer, and the request is in the account's log.
+      const refused = await chat({ model: 'test/cheap', messages: [] })
+      const requestId = refused.headers.get('x-request-id')!
+      await expectError(refused, 400, 'invalid_request')
+      await gw.app.gateway.writer.drain()
+      const logged = await gw.app.gateway.sql<{ status: number; error_code: string }[]>`
+        SELECT status, error_code FROM request_logs WHERE request_id = ${requestId}`
+      expect(logged).toEqual([{ status: 400, error_code: 'invalid_request' }])
     })
 
     test('for a revoked or expired key', async () => {
