@@ -206,7 +206,7 @@ describeWith('postgres', 'Chat Completions refusals', () => {
       await gw.app.gateway.writer.drain()
       const logged = await gw.app.gateway.sql<{ status: number; error_code: string }[]>`
         SELECT status, error_code FROM request_logs WHERE request_id = ${requestId}`
-      expect(logged).toEqual([{ status: 400, error_code: 'invalid_request' }])
+      expect([...logged]).toEqual([{ status: 400, error_code: 'invalid_request' }])
     })
 
     test('for a revoked or expired key', async () => {
