@@ -31,6 +31,11 @@ import { periodDays, periodStartMs, type Period } from './pages/usage/usage-data
 
 /** Settles once a dashboard link from the address has been exchanged for a session (at once without one). */
 let linkExchange: Promise<unknown> = Promise.resolve()
+/** The link in the address opened nothing (replaced, revoked, or its account claimed). */
+let linkRefused = false
+
+/** Whether the dashboard link this page was opened with was refused; the sign-in page says so. */
+export const dashboardLinkRefused = () => linkRefused
 
 /** Exchanges a dashboard link in the fragment (`/dashboard#link=<secret>`) for a session; the secret leaves the address bar first. */
 function exchangeLink(): Promise<unknown> {
@@ -40,7 +45,9 @@ function exchangeLink(): Promise<unknown> {
   const exchange = api('POST', '/session/link', { secret: decodeURIComponent(match[1]!) })
   // The page's reads start beside the session's: they wait, so they are made with the session the link
   // opens. A failed exchange is the session read's to show.
-  linkExchange = exchange.catch(() => undefined)
+  linkExchange = exchange.catch((error) => {
+    linkRefused = error instanceof ApiError && error.status === 401
+  })
   return exchange
 }
 

@@ -7,7 +7,7 @@
 import { A, revalidate, useLocation, useNavigate, type RouteSectionProps } from '@solidjs/router'
 import { For, onCleanup, Show, Suspense } from 'solid-js'
 import { api, ApiError, onSignedOut } from './api.ts'
-import { getMe } from './data.ts'
+import { dashboardLinkRefused, getMe } from './data.ts'
 import { createOptional } from './reading.ts'
 import { SessionContext } from './session.tsx'
 import { Button, ErrorNotice, Loading, Notice, announce } from './ui.tsx'
@@ -39,9 +39,10 @@ export function Shell(props: RouteSectionProps) {
     return error instanceof ApiError && error.status === 401
   }
   const toSignIn = () =>
-    navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, {
-      replace: true,
-    })
+    navigate(
+      `/sign-in?next=${encodeURIComponent(location.pathname + location.search)}${dashboardLinkRefused() ? '&link=refused' : ''}`,
+      { replace: true },
+    )
   onCleanup(onSignedOut(toSignIn))
 
   const signOut = async () => {

@@ -2,8 +2,9 @@
  * `POST /me/claim` on the API server: an accountless account gets an identity, the key being the proof
  * of control. `{"email": …}` sends a confirmation link to the address (202); the identity is attached when
  * the link is confirmed. `{"wallet": {"message", "signature"}}` (a Sign-In with Ethereum message for the
- * site or this API's domain) attaches at once. Either way the user becomes the account's owner, and keys,
- * balance and the dashboard link keep working. An account that already has an identity → 409 `conflict`.
+ * site or this API's domain) attaches at once. Either way the user becomes the account's owner; keys and
+ * balance keep working, and the dashboard link ends (the owner signs in with the identity from then on).
+ * An account that already has an identity → 409 `conflict`.
  * An e-mail address or wallet that already belongs to a user is accepted: that user gains this account.
  * Errors in the OpenAI style, like every API endpoint.
  */

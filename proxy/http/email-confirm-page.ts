@@ -61,7 +61,7 @@ function wording(link: EmailToken): { title: string; text: string; button: strin
     case 'claim':
       return {
         title: 'Attach your e-mail address',
-        text: `Attach ${link.email} to account ${link.accountId}; you become its owner. Its keys, balance and dashboard link keep working.`,
+        text: `Attach ${link.email} to account ${link.accountId}; you become its owner. Its keys and balance keep working; its dashboard link ends, as you sign in with this address from then on.`,
         button: 'Attach and sign in',
       }
     case 'invite':

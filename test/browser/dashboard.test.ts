@@ -363,6 +363,18 @@ for (const database of ['postgres', 'embedded'] as const)
       )
 
       browserTest(
+        'a dashboard link that opens nothing lands on sign-in, which says why',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await page.goto('/dashboard/keys#link=not-a-link-of-this-site')
+          await page.waitForURL('**/sign-in**')
+          await page.getByText('That dashboard link no longer opens an account').waitFor()
+          expect(new URL(page.url()).searchParams.get('next')).toBe('/dashboard/keys')
+        },
+      )
+
+      browserTest(
         'after signing out, Back shows no page of the account that was signed in',
         () => site,
         async () => {

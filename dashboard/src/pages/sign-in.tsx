@@ -38,6 +38,14 @@ export default function SignIn() {
       </div>
       <section class="card" aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">Sign in</h1>
+        <Show when={params.link === 'refused'}>
+          <Notice tone="warning" title="That dashboard link no longer opens an account">
+            <p>
+              It was replaced or revoked, or its account was claimed: a claimed account signs in
+              with its e-mail address or wallet.
+            </p>
+          </Notice>
+        </Show>
         <div class="tabs" role="tablist" aria-label="How to sign in">
           {tabs.map((tab) => (
             <button

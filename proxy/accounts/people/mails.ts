@@ -42,7 +42,7 @@ function wording(mail: LinkMail): { subject: string; action: string } {
     case 'claim':
       return {
         subject: 'Confirm your e-mail address for your Model Gateway account',
-        action: `Use this link to attach this e-mail address to account ${mail.accountId}. Its keys, balance and dashboard link keep working:`,
+        action: `Use this link to attach this e-mail address to account ${mail.accountId}. Its keys and balance keep working; its dashboard link ends, as you sign in with this address from then on:`,
       }
     case 'invite':
       return {

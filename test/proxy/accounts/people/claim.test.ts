@@ -1,6 +1,6 @@
 // POST /me/claim on the API server: an accountless account gets an identity, by an e-mail address
-// (confirmed through a link received by a real SMTP server) or by a signed wallet message. Keys, balance
-// and the dashboard link keep working; a second claim is 409.
+// (confirmed through a link received by a real SMTP server) or by a signed wallet message. Keys and
+// balance keep working, the dashboard link ends; a second claim is 409.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { creditAccount, showAccount } from '../../../../proxy/accounts/accounts.ts'
 import { createAccountless } from '../../../../proxy/accounts/people/accountless.ts'
