@@ -24,6 +24,10 @@ export function Page(props: {
   actions?: JSX.Element
   children: JSX.Element
 }) {
+  // The browser's title names the page too: tabs, history and screen readers tell them apart.
+  createEffect(() => {
+    document.title = `${props.title} · Model Gateway`
+  })
   return (
     <section class="page" aria-labelledby="page-title">
       <header class="page-header">

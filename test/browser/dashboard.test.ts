@@ -432,6 +432,9 @@ for (const database of ['postgres', 'embedded'] as const)
             await page.getByRole('heading', { level: 1 }).waitFor()
             await page.waitForLoadState('networkidle')
             expect(new URL(page.url()).pathname).toBe(path)
+            // The browser's title names the page, as its heading does.
+            const heading = await page.getByRole('heading', { level: 1 }).textContent()
+            expect(await page.title()).toBe(`${heading} · Model Gateway`)
             for (const violation of await seriousViolations(page))
               failures.push(
                 `${path}: ${violation.id} (${violation.impact}) ${violation.help} at ${violation.nodes.join(', ')}`,

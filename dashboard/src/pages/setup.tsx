@@ -219,8 +219,9 @@ function TopUpStep(props: StepProps) {
         Add credit
       </h2>
       <p>
-        The account starts with no credit: API requests are refused with <code>402</code> until it
-        has some. The playground's free messages work right away.
+        The account starts with no credit: requests to paid models are refused with <code>402</code>{' '}
+        until it has some. Free models (each account has a daily allowance of free requests) and the
+        playground's free messages work right away.
       </p>
       <Loaded data={topUp} retry={() => revalidate(getTopUp.key)}>
         {(answer) => (
