@@ -75,7 +75,15 @@ export function Shell(props: RouteSectionProps) {
     >
       {(current) => (
         <SessionContext.Provider value={{ me: current, refresh: rereadMe }}>
-          <a class="skip-link" href="#main">
+          <a
+            class="skip-link"
+            href="#main"
+            onClick={(event) => {
+              // The router takes the click for itself: focus moves to the page here.
+              event.preventDefault()
+              document.getElementById('main')?.focus()
+            }}
+          >
             Skip to content
           </a>
           <div class="shell">

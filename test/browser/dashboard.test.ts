@@ -363,6 +363,27 @@ for (const database of ['postgres', 'embedded'] as const)
       )
 
       browserTest(
+        'Skip to content moves the keyboard past the navigation to the page',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'keyboard-user@people.test')
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          await page.keyboard.press('Tab')
+          expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe(
+            'Skip to content',
+          )
+          await page.keyboard.press('Enter')
+          expect(await page.evaluate(() => document.activeElement?.id)).toBe('main')
+          // The next Tab lands inside the page, not in the navigation.
+          await page.keyboard.press('Tab')
+          expect(
+            await page.evaluate(() => document.activeElement?.closest('main')?.id ?? 'outside'),
+          ).toBe('main')
+        },
+      )
+
+      browserTest(
         'a dashboard link that opens nothing lands on sign-in, which says why',
         () => site,
         async () => {
