@@ -5,12 +5,12 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
-import { usdToNano } from '../../shared/money.ts'
+import { USD_AMOUNT_PATTERN, usdToNano } from '../../shared/money.ts'
 import { parseNetworks, type Networks } from './networks.ts'
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 })
 const Positive = Type.Integer({ minimum: 1 })
-const Usd = Type.String({ pattern: '^\\d+(\\.\\d{1,9})?$' })
+const Usd = Type.String({ pattern: USD_AMOUNT_PATTERN })
 
 export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '127.0.0.1', description: 'Address both servers bind to.' }),

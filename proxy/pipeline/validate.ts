@@ -5,7 +5,9 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
+import { Value } from '@sinclair/typebox/value'
 import { ServiceError } from '../../shared/errors.ts'
+import { USD_AMOUNT_PATTERN } from '../../shared/money.ts'
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: ServiceError }
 
@@ -96,11 +98,29 @@ export function describeValueError(error: ValueError): string {
     case ValueErrorType.Object:
     case ValueErrorType.Array:
       return `must be ${kind(error.schema)}`
-    case ValueErrorType.Union:
-      return `must be ${((error.schema as unknown as { anyOf?: TSchema[] }).anyOf ?? []).map(kind).join(' or ')}`
+    case ValueErrorType.Union: {
+      const members = (error.schema as unknown as { anyOf?: TSchema[] }).anyOf ?? []
+      // A value of one member's type fails that member's own rule (a string not in its form): say which.
+      const same = members.find(
+        (member) => member.const === undefined && member.type === jsonType(error.value),
+      )
+      const inner = same && Value.Errors(same, error.value).First()
+      if (inner) return describeValueError(inner)
+      return `must be ${members.map(kind).join(' or ')}`
+    }
+    case ValueErrorType.StringPattern:
+      return (error.schema as TSchema).pattern === USD_AMOUNT_PATTERN
+        ? 'must be an amount in USD, such as 5 or 2.50'
+        : `must match ${(error.schema as TSchema).pattern}`
     default:
       return error.message.charAt(0).toLowerCase() + error.message.slice(1)
   }
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'array'
+  return typeof value
 }
 
 function kind(schema: TSchema): string {

@@ -4,6 +4,7 @@
  * again when a credit brings it back to the threshold or above.
  */
 import { Type, type Static } from '@sinclair/typebox'
+import { USD_AMOUNT_PATTERN } from '../../money.ts'
 import { Nullable } from './common.ts'
 
 /** One message of a fired alert: sent, still being tried, or failed after the last attempt. */
@@ -42,7 +43,7 @@ export type AlertSettings = Static<typeof AlertSettings>
 export const AlertChanges = Type.Object(
   {
     /** Decimal USD above zero ("5", "12.50"), or null to turn the alert off. */
-    thresholdUsd: Nullable(Type.String({ pattern: '^\\d+(\\.\\d{1,9})?$', maxLength: 20 })),
+    thresholdUsd: Nullable(Type.String({ pattern: USD_AMOUNT_PATTERN, maxLength: 20 })),
     email: Type.Boolean(),
     push: Type.Boolean(),
   },

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'bun:test'
 import { fieldName, envelope, validate } from '../../../proxy/pipeline/validate.ts'
 import { ChatRequest, chatRequestFields } from '../../../shared/schemas/chat.ts'
+import { USD_AMOUNT_PATTERN } from '../../../shared/money.ts'
 
 const chat = envelope(ChatRequest, chatRequestFields)
 const message = (body: unknown) => {
@@ -45,6 +46,23 @@ describe('request envelope', () => {
     )
     const result = validate({ reason: 'fun' }, reason)
     expect(result.ok ? 'ok' : result.error.message).toBe('reason: must be "abuse" or "operator"')
+  })
+
+  test('a string of the wrong form says the form it must have', () => {
+    const threshold = envelope(
+      Type.Object({
+        thresholdUsd: Type.Union([Type.String({ pattern: USD_AMOUNT_PATTERN }), Type.Null()]),
+      }),
+      new Set(['thresholdUsd']),
+    )
+    const problem = (value: unknown) => {
+      const result = validate({ thresholdUsd: value }, threshold)
+      return result.ok ? 'ok' : result.error.message
+    }
+    expect(problem('five')).toBe('thresholdUsd: must be an amount in USD, such as 5 or 2.50')
+    expect(problem('-1')).toBe('thresholdUsd: must be an amount in USD, such as 5 or 2.50')
+    expect(problem(5)).toBe('thresholdUsd: must be a string or null')
+    expect(problem('2.50')).toBe('ok')
   })
 
   test('sampling and output options of the wrong type are refused by name; null passes', () => {
