@@ -8,7 +8,8 @@
 import { ServiceError } from '../../shared/errors.ts'
 import type { Route } from '../core/catalog/catalog-types.ts'
 import { adapters } from './adapters.ts'
-import { SseSplitter } from './sse.ts'
+import type { StreamDecoder } from './adapter.ts'
+import { SseSplitter, type SseEvent } from './sse.ts'
 import {
   failureFromNetwork,
   statusOfStreamError,
@@ -30,34 +31,46 @@ export async function readStreamStart(
   let bytes = 0
   for (;;) {
     const read = await reader.read()
-    if (read.done || !read.value) {
-      if (bytes > 0) return { first: joined(chunks, bytes) }
+    // An end with nothing but keep-alives (or half an event) started nothing either.
+    const events = read.done ? splitter.flush() : splitter.push(read.value)
+    if (!read.done) {
+      chunks.push(read.value)
+      bytes += read.value.byteLength
+    }
+    const decided = firstEvent(route, decoder, events)
+    if (decided === 'started') return { first: joined(chunks, bytes) }
+    if (decided) return { failure: decided }
+    if (read.done)
       return {
         failure: failureFromNetwork(
           route.provider.id,
           new Error('the stream ended before any data'),
         ),
       }
-    }
-    chunks.push(read.value)
-    bytes += read.value.byteLength
-    for (const event of splitter.push(read.value)) {
-      const decoded = decoder.decode(event)
-      if (decoded.every((item) => item.type === 'keepalive')) continue
-      const first = decoded[0]
-      if (first?.type === 'error' && event.data !== undefined) {
-        const { error, fallback } = adapters[route.provider.style].failure(
-          route.provider.id,
-          statusOfStreamError(event.data),
-          event.data,
-        )
-        const message = `Provider ${route.provider.id} sent an error before the answer began: ${first.message}`
-        return { failure: { error: new ServiceError(error.code, message), fallback } }
-      }
-      return { first: joined(chunks, bytes) }
-    }
     if (bytes >= PEEK_LIMIT_BYTES) return { first: joined(chunks, bytes) }
   }
+}
+
+/** What the first event other than a keep-alive says: the answer started, or failed; undefined: none yet. */
+function firstEvent(
+  route: Route,
+  decoder: StreamDecoder,
+  events: SseEvent[],
+): 'started' | UpstreamFailure | undefined {
+  for (const event of events) {
+    const decoded = decoder.decode(event)
+    if (decoded.every((item) => item.type === 'keepalive')) continue
+    const first = decoded[0]
+    if (first?.type !== 'error' || event.data === undefined) return 'started'
+    const { error, fallback } = adapters[route.provider.style].failure(
+      route.provider.id,
+      statusOfStreamError(event.data),
+      event.data,
+    )
+    const message = `Provider ${route.provider.id} sent an error before the answer began: ${first.message}`
+    return { error: new ServiceError(error.code, message), fallback }
+  }
+  return undefined
 }
 
 function joined(chunks: Uint8Array[], bytes: number): Uint8Array {

@@ -22,6 +22,8 @@ const models = [
     'fake?replay=anthropic/error-first&writes=bytes',
   ),
   testModel('openai/limited-first', 'fake?replay=openai/error-first&writes=event'),
+  // Keep-alives, then the connection closes: nothing started.
+  testModel('openai/silent', 'fake?replay=broken/keepalive-only&writes=event'),
 ]
 
 describeWith('postgres', 'a stream whose first event is an error', () => {
@@ -76,6 +78,22 @@ describeWith('postgres', 'a stream whose first event is an error', () => {
       } as OpenAI.ChatCompletionCreateParamsStreaming)
       .withResponse()
     expect(stream.response.headers.get('x-service-model')).toBe('anthropic/plain')
+    let text = ''
+    for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
+    await settled()
+  })
+
+  test('a stream of keep-alives only that ends has not started either: the fallback answers', async () => {
+    const stream = await openai.chat.completions
+      .create({
+        model: 'openai/silent',
+        models: ['openai/plain'],
+        messages: [{ role: 'user', content: 'Hello' }],
+        stream: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming)
+      .withResponse()
+    expect(stream.response.headers.get('x-service-model')).toBe('openai/plain')
     let text = ''
     for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? ''
     expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
