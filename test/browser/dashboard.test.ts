@@ -338,6 +338,28 @@ for (const database of ['postgres', 'embedded'] as const)
       )
 
       browserTest(
+        'the owner invites someone, sees the invitation pending, and withdraws it',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await signInByEmail(site, page, 'team-owner@people.test')
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          await page.goto('/dashboard/team')
+          await page.getByLabel('E-mail address').fill('invited@people.test')
+          await page.getByRole('button', { name: 'Send invitation' }).click()
+          const pending = page.locator('tr', { hasText: 'invited@people.test' })
+          await pending.waitFor()
+          await page
+            .getByRole('button', { name: 'Withdraw the invitation to invited@people.test' })
+            .click()
+          await page.getByRole('button', { name: 'Withdraw invitation' }).click()
+          await page.getByText('No invitations are waiting to be accepted.').waitFor()
+          expect(await pending.count()).toBe(0)
+          expect(await seriousViolations(page)).toEqual([])
+        },
+      )
+
+      browserTest(
         'a team member sees the account read-only, with the owner-only rules stated',
         () => site,
         async () => {

@@ -55,7 +55,7 @@ function TeamLists() {
       {(list) => (
         <>
           <Members members={list.members} onChanged={() => void rereadTeam()} />
-          <Invites invites={list.invites} />
+          <Invites invites={list.invites} onChanged={() => void rereadTeam()} />
         </>
       )}
     </Loaded>

@@ -100,6 +100,18 @@ export async function removeMember(sql: Sql, accountId: string, userId: string):
   await sql`DELETE FROM sessions WHERE account_id = ${accountId} AND user_id = ${userId}`
 }
 
+/**
+ * Withdraws the pending invitations of an address: they are spent, so their links answer as a used one
+ * does ("This link cannot be used").
+ */
+export async function withdrawInvite(sql: Sql, accountId: string, email: string): Promise<void> {
+  const withdrawn = await sql`
+    UPDATE email_tokens SET consumed_at = now()
+    WHERE account_id = ${accountId} AND purpose = 'invite' AND email = ${email} AND consumed_at IS NULL`
+  if (withdrawn.count === 0)
+    throw new ServiceError('not_found', `No pending invitation for ${email} in this account.`)
+}
+
 async function memberRole(sql: Sql, accountId: string, userId: string): Promise<Role> {
   const [row] = await sql<
     { role: Role }[]

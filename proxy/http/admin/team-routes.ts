@@ -1,18 +1,30 @@
 /**
- * The account's team: every member reads it; inviting, changing roles and removing are the owner's
- * (`team`). Invites are e-mailed links; accepting one is confirming it (the invited address signs in,
+ * The account's team: every member reads it; inviting (and withdrawing an invitation), changing roles and
+ * removing are the owner's (`team`). Invites are e-mailed links; accepting one is confirming it (the invited address signs in,
  * becoming a user if new, and joins with the invited role). Accountless accounts have no team until
  * claimed. The owner cannot be removed or demoted; ownership transfer is not offered.
  */
 import { Elysia } from 'elysia'
 import { Done } from '../../../shared/schemas/admin/session.ts'
 import { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
-import { Invite, MemberParams, RoleChange, Team } from '../../../shared/schemas/admin/team.ts'
+import {
+  Invite,
+  InviteParams,
+  MemberParams,
+  RoleChange,
+  Team,
+} from '../../../shared/schemas/admin/team.ts'
 import { addressTrust, clientAddress } from '../client-address.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import { sendLink } from '../../accounts/people/send-link.ts'
 import { siteBase } from '../../accounts/people/site-url.ts'
-import { changeRole, checkInvite, listTeam, removeMember } from '../../accounts/people/team.ts'
+import {
+  changeRole,
+  checkInvite,
+  listTeam,
+  removeMember,
+  withdrawInvite,
+} from '../../accounts/people/team.ts'
 import { normalizeEmail } from '../../accounts/people/users.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
@@ -59,6 +71,19 @@ export function teamRoutes(deps: AdminDeps) {
         body: Invite,
         response: { 202: MailSent },
         detail: { summary: 'Invite someone by e-mail as admin or member (owner only)' },
+      },
+    )
+    .delete(
+      '/team/invites/:email',
+      async ({ request, params }) => {
+        const session = await requireSession(deps, request, 'team')
+        await withdrawInvite(deps.sql, session.accountId, normalizeEmail(params.email))
+        return { ok: true as const }
+      },
+      {
+        params: InviteParams,
+        response: Done,
+        detail: { summary: 'Withdraw the pending invitations of an address (owner only)' },
       },
     )
     .patch(

@@ -38,3 +38,5 @@ export const RoleChange = Type.Object({ role: InvitedRole }, { additionalPropert
 export type RoleChange = Static<typeof RoleChange>
 
 export const MemberParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 64 }) })
+
+export const InviteParams = Type.Object({ email: Email })

@@ -6,9 +6,16 @@ import { api } from '../../api.ts'
 import { dateTime, relative } from '../../format.ts'
 import { SelectField, TextField, fieldError, useSubmit } from '../../forms.tsx'
 import { announce, Badge, Button, Card, ErrorNotice, Notice } from '../../ui.tsx'
+import { ConfirmButton } from '../../dialogs.tsx'
 import { ROLE_OPTIONS, useTeamBlock } from './roles.ts'
 
-export function Invites(props: { invites: TeamList['invites'] }) {
+export function Invites(props: { invites: TeamList['invites']; onChanged: () => void }) {
+  const blocked = useTeamBlock()
+  const withdraw = async (email: string) => {
+    await api('DELETE', `/team/invites/${encodeURIComponent(email)}`)
+    announce(`The invitation to ${email} was withdrawn.`)
+    props.onChanged()
+  }
   return (
     <Card title="Pending invitations">
       <Show
@@ -22,6 +29,10 @@ export function Invites(props: { invites: TeamList['invites'] }) {
                 <th scope="col">E-mail address</th>
                 <th scope="col">Role</th>
                 <th scope="col">Expires</th>
+                <th scope="col">
+                  Actions{' '}
+                  <Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -33,6 +44,21 @@ export function Invites(props: { invites: TeamList['invites'] }) {
                       <Badge>{invite.role}</Badge>
                     </td>
                     <td title={dateTime(invite.expiresAt)}>{relative(invite.expiresAt)}</td>
+                    <td>
+                      <ConfirmButton
+                        label="Withdraw"
+                        ariaLabel={`Withdraw the invitation to ${invite.email}`}
+                        title={`Withdraw the invitation to ${invite.email}?`}
+                        confirmLabel="Withdraw invitation"
+                        disabled={!!blocked()}
+                        onConfirm={() => withdraw(invite.email)}
+                      >
+                        <p>
+                          The link in the mail stops working at once. You can invite the address
+                          again later.
+                        </p>
+                      </ConfirmButton>
+                    </td>
                   </tr>
                 )}
               </For>

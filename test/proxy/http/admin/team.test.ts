@@ -95,6 +95,35 @@ describeWith('postgres', 'teams', () => {
     expect(seen.invites).toEqual([])
   })
 
+  test('the owner withdraws a pending invitation: it leaves the list and its link opens nothing', async () => {
+    const { owner } = await team()
+    const email = newEmail()
+    await admin(gw, 'POST', '/admin/v1/team/invites', {
+      cookie: owner.cookie,
+      body: { email, role: 'admin' },
+    })
+    const link = linkIn(await smtp.next(email))
+    const withdrawn = await admin(
+      gw,
+      'DELETE',
+      `/admin/v1/team/invites/${encodeURIComponent(email.toUpperCase())}`,
+      { cookie: owner.cookie },
+    )
+    expect(withdrawn.status).toBe(200)
+    const list = (await (
+      await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })
+    ).json()) as Team
+    expect(list.invites).toEqual([])
+    const accepted = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', {
+      body: { token: link.searchParams.get('token') },
+    })
+    expect(accepted.status).toBe(401)
+    const again = await admin(gw, 'DELETE', `/admin/v1/team/invites/${encodeURIComponent(email)}`, {
+      cookie: owner.cookie,
+    })
+    expect(again.status).toBe(404)
+  })
+
   test('a member (or an admin) cannot invite: 403 naming the rule', async () => {
     const { owner } = await team()
     for (const role of ['member', 'admin'] as const) {
