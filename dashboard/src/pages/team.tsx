@@ -17,7 +17,7 @@ import { SelectField, useSubmit } from '../forms.tsx'
 import { announce, Badge, Button, Card, Empty, ErrorNotice, Loaded, Page } from '../ui.tsx'
 import { ClaimAccount } from './team/claim-account.tsx'
 import { InviteForm, Invites } from './team/invites.tsx'
-import { ROLE_OPTIONS, useTeamBlock } from './team/roles.ts'
+import { OwnerActionsHeading, ROLE_OPTIONS, useTeamBlock } from './team/roles.tsx'
 import { DashboardLinkCard } from './team/dashboard-link.tsx'
 
 /** After a change the team is read again. */
@@ -100,10 +100,7 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
                 <th scope="col">Member</th>
                 <th scope="col">Role</th>
                 <th scope="col">Joined</th>
-                <th scope="col">
-                  Actions{' '}
-                  <Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>
-                </th>
+                <OwnerActionsHeading />
               </tr>
             </thead>
             <tbody>

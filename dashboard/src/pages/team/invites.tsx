@@ -7,7 +7,7 @@ import { dateTime, relative } from '../../format.ts'
 import { SelectField, TextField, fieldError, useSubmit } from '../../forms.tsx'
 import { announce, Badge, Button, Card, ErrorNotice, Notice } from '../../ui.tsx'
 import { ConfirmButton } from '../../dialogs.tsx'
-import { ROLE_OPTIONS, useTeamBlock } from './roles.ts'
+import { OwnerActionsHeading, ROLE_OPTIONS, useTeamBlock } from './roles.tsx'
 
 export function Invites(props: { invites: TeamList['invites']; onChanged: () => void }) {
   const blocked = useTeamBlock()
@@ -29,10 +29,7 @@ export function Invites(props: { invites: TeamList['invites']; onChanged: () => 
                 <th scope="col">E-mail address</th>
                 <th scope="col">Role</th>
                 <th scope="col">Expires</th>
-                <th scope="col">
-                  Actions{' '}
-                  <Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>
-                </th>
+                <OwnerActionsHeading />
               </tr>
             </thead>
             <tbody>
