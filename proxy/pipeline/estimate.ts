@@ -3,9 +3,9 @@
  * input tokens at most the prompt's UTF-8 bytes (a byte-level BPE token is at least one byte), plus what
  * the provider adds unseen (the system prompt that describes tools), and at most the model's context,
  * each priced as a prompt-cache write where that costs more than plain input; output at most the
- * requested limit, or the model's maximum output. The
- * tokens-per-minute estimate is the usual size instead (about four bytes a token), as the providers count
- * it, and is corrected when the request settles.
+ * requested limit, or the model's maximum output. The tokens-per-minute estimate is the usual size
+ * instead (about four bytes a token), as the providers count it, and is corrected when the request
+ * settles.
  */
 import type { Model } from '../core/catalog/catalog-types.ts'
 import { costNano, type TokenUsage } from '../core/catalog/pricing.ts'
