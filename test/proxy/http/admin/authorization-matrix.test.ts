@@ -3,6 +3,7 @@
 // session, with the status the permission rules give. Another account's session reaches none of this
 // account's objects (404) and its lists show none of them; a route added without a row here fails the test.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { randomBytes } from 'node:crypto'
 import { newUserId } from '../../../../proxy/accounts/ids.ts'
 import { suspendAccount } from '../../../../proxy/accounts/suspension.ts'
 import { addPushSubscription } from '../../../../proxy/accounts/alerts/alert-settings.ts'
@@ -114,6 +115,15 @@ for (const database of ['postgres', 'embedded'] as const)
           await sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${cell.accountId}, ${userId}, 'member')`
         return userId
       },
+      /** A pending invitation of the account (an accountless account has none); its address. */
+      invite: async (cell: Cell) => {
+        const email = `invited-${cell.unique}@people.test`
+        if (cell.identity)
+          await gw.app.operator.sql`
+            INSERT INTO email_tokens (token_hash, email, purpose, account_id, role, expires_at)
+            VALUES (${randomBytes(32)}, ${email}, 'invite', ${cell.accountId}, 'member', now() + interval '1 hour')`
+        return email
+      },
       push: async (cell: Cell) => {
         const endpoint = `https://push.example.com/${cell.unique}`
         if (cell.identity)
@@ -211,6 +221,16 @@ for (const database of ['postgres', 'embedded'] as const)
         call: (cell) => ({
           path: '/team/invites',
           body: { email: `invite-${cell.unique}@people.test`, role: 'member' },
+        }),
+      },
+      {
+        route: 'DELETE /admin/v1/team/invites/{email}',
+        action: 'team',
+        ok: 200,
+        object: true,
+        link: 404,
+        call: async (cell) => ({
+          path: `/team/invites/${encodeURIComponent(await fixtures.invite(cell))}`,
         }),
       },
       {
