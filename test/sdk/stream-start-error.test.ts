@@ -68,37 +68,26 @@ describeWith('postgres', 'a stream whose first event is an error', () => {
     expect(await balanceNano()).toBeLessThan(before)
   })
 
-  test('Chat Completions client: the fallback answers after a rate-limit event', async () => {
-    const stream = await openai.chat.completions
-      .create({
-        model: 'openai/limited-first',
-        models: ['anthropic/plain'],
-        messages: [{ role: 'user', content: 'Hello' }],
-        stream: true,
-      } as OpenAI.ChatCompletionCreateParamsStreaming)
-      .withResponse()
-    expect(stream.response.headers.get('x-service-model')).toBe('anthropic/plain')
-    let text = ''
-    for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? ''
-    expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
-    await settled()
-  })
-
-  test('a stream of keep-alives only that ends has not started either: the fallback answers', async () => {
-    const stream = await openai.chat.completions
-      .create({
-        model: 'openai/silent',
-        models: ['openai/plain'],
-        messages: [{ role: 'user', content: 'Hello' }],
-        stream: true,
-      } as OpenAI.ChatCompletionCreateParamsStreaming)
-      .withResponse()
-    expect(stream.response.headers.get('x-service-model')).toBe('openai/plain')
-    let text = ''
-    for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? ''
-    expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
-    await settled()
-  })
+  for (const [what, model, fallback] of [
+    ['a rate-limit event', 'openai/limited-first', 'anthropic/plain'],
+    ['keep-alives only and the end of the stream', 'openai/silent', 'openai/plain'],
+  ] as const) {
+    test(`Chat Completions client: the fallback answers after ${what}`, async () => {
+      const stream = await openai.chat.completions
+        .create({
+          model,
+          models: [fallback],
+          messages: [{ role: 'user', content: 'Hello' }],
+          stream: true,
+        } as OpenAI.ChatCompletionCreateParamsStreaming)
+        .withResponse()
+      expect(stream.response.headers.get('x-service-model')).toBe(fallback)
+      let text = ''
+      for await (const chunk of stream.data) text += chunk.choices[0]?.delta.content ?? ''
+      expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
+      await settled()
+    })
+  }
 
   describe('with no fallback left: an HTTP error before any stream, nothing charged', () => {
     test('overloaded: 503 model_unavailable, which the SDK counts as retryable', async () => {

@@ -55,6 +55,13 @@ export type RelayOptions = {
 
 const encoder = new TextEncoder()
 
+/** The provider's connection failed after the stream began. */
+const broken = () =>
+  new ServiceError(
+    'upstream_error',
+    'The provider connection failed after the answer began; the answer is incomplete. Retry.',
+  )
+
 const inputOnly = (inputTokens: number): TokenUsage => ({
   inputTokens,
   cachedInputTokens: 0,
@@ -243,16 +250,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       // A read aborted by the idle timer or the client finds the stream already ending; one the
       // gateway cut (a drain past its deadline) says why in the abort's reason.
       const reason = options.upstream.signal.reason
-      await fail(
-        controller,
-        'upstream_failed',
-        reason instanceof ServiceError
-          ? reason
-          : new ServiceError(
-              'upstream_error',
-              'The provider connection failed after the answer began; the answer is incomplete. Retry.',
-            ),
-      )
+      await fail(controller, 'upstream_failed', reason instanceof ServiceError ? reason : broken())
       return undefined
     }
   }
