@@ -9,6 +9,7 @@
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
 import { choiceEntry, listing } from '../core/catalog/catalog-listing.ts'
+import { bareNameMatches, fullIdHint } from '../core/catalog/model-names.ts'
 import type { KeyRecord } from '../core/key-record.ts'
 import { keyEndpoint, type JsonAnswer } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
@@ -107,17 +108,13 @@ export function unknownListedModel(
   id: string,
   listPath: string,
 ): ServiceError {
-  let message = `Unknown model: ${id}.`
-  if (!id.includes('/')) {
-    const matches = (catalog.data as { id: string }[])
-      .map((entry) => entry.id)
-      .filter((known) => known.slice(known.indexOf('/') + 1) === id)
-    message +=
-      matches.length > 0
-        ? ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
-        : ' Model IDs have the form <author>/<model>.'
-  }
-  return new ServiceError('unknown_model', `${message} GET ${listPath} lists every model.`, {
-    param: 'model',
-  })
+  const listed = (catalog.data as { id: string }[]).map((entry) => entry.id)
+  const hint = fullIdHint(id, bareNameMatches(id, listed))
+  return new ServiceError(
+    'unknown_model',
+    `Unknown model: ${id}.${hint} GET ${listPath} lists every model.`,
+    {
+      param: 'model',
+    },
+  )
 }

@@ -7,6 +7,7 @@ import { ServiceError } from '../../../shared/errors.ts'
 import type { Catalog } from '../../core/catalog/catalog-types.ts'
 import type { KeyRecord } from '../../core/key-record.ts'
 import type { RouteBlock } from '../../providers/route-health.ts'
+import { bareNameMatches, fullIdHint } from '../../core/catalog/model-names.ts'
 import { mayUse } from './access.ts'
 import { type Features, missingFeature } from './features.ts'
 
@@ -118,16 +119,13 @@ export function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): Ser
   )
 }
 
+/** A model ID the catalog does not have; a bare name is offered the models, automatic choices and aliases it may mean. */
 export function unknownModel(catalog: Catalog, id: string, param: string): ServiceError {
-  let message = `Unknown model: ${id}.`
-  if (!id.includes('/')) {
-    const matches = [...catalog.models.keys()].filter(
-      (known) => known.slice(known.indexOf('/') + 1) === id,
-    )
-    if (matches.length > 0)
-      message += ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
-    else message += ' Model IDs have the form <author>/<model>.'
-  }
-  message += ' GET /v1/models lists every model.'
-  return new ServiceError('unknown_model', message, { param })
+  const known = [...catalog.models.keys(), ...catalog.autos.keys(), ...catalog.aliases.keys()]
+  const hint = fullIdHint(id, bareNameMatches(id, known))
+  return new ServiceError(
+    'unknown_model',
+    `Unknown model: ${id}.${hint} GET /v1/models lists every model.`,
+    { param },
+  )
 }

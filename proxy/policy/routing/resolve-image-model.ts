@@ -9,6 +9,7 @@ import type { Catalog, Route } from '../../core/catalog/catalog-types.ts'
 import type { ImageModel } from '../../core/catalog/catalog-types.ts'
 import type { KeyRecord } from '../../core/key-record.ts'
 import { mayUse, notAllowed } from './access.ts'
+import { bareNameMatches, fullIdHint } from '../../core/catalog/model-names.ts'
 
 export function resolveImageModel(
   catalog: Catalog,
@@ -30,13 +31,9 @@ export function resolveImageModel(
         { param: 'model' },
       )
     }
-    const matches = id.includes('/')
-      ? []
-      : imageIds.filter((known) => known.slice(known.indexOf('/') + 1) === id)
+    const matches = bareNameMatches(id, imageIds)
     const hint =
-      matches.length > 0
-        ? ` Model IDs have the form <author>/<model>; did you mean ${matches.join(' or ')}?`
-        : ` Image models: ${imageIds.join(', ')}.`
+      matches.length > 0 ? fullIdHint(id, matches) : ` Image models: ${imageIds.join(', ')}.`
     return new ServiceError('unknown_model', `Unknown image model: ${id}.${hint}`, {
       param: 'model',
     })

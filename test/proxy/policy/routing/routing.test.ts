@@ -412,6 +412,13 @@ describeWith(['postgres', 'redis'], 'routing', () => {
   })
 
   describe('automatic choice', () => {
+    test('a bare name is offered the automatic choices and aliases it may mean', async () => {
+      const auto = await expectError(await chat({ model: 'auto:free' }), 404, 'unknown_model')
+      expect(auto.message).toContain('did you mean service/auto:free?')
+      const alias = await expectError(await chat({ model: 'latest' }), 404, 'unknown_model')
+      expect(alias.message).toContain('did you mean test/latest?')
+    })
+
     test('service/auto picks the first candidate the key may use', async () => {
       expect(served(await chat({ model: 'service/auto' })).model).toBe('test/pricey')
       const account = await gw.account('1')
