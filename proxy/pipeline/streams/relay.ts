@@ -77,6 +77,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   let usage: TokenUsage | undefined
   let sawEnd = false
   let sawFinish = false
+  let upstreamDone = false
   /** Set the moment the stream starts to end (before any wait), so nothing else ends it twice. */
   let ended = false
   let stream: ReadableStreamDefaultController<Uint8Array> | undefined
@@ -203,6 +204,11 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
         for (const text of texts) delivered.add(text)
       }
       out += output.event(raw, events, accounting)
+      // The provider's end marker completes the answer; whatever follows it is not the client's.
+      if (sawEnd) {
+        await complete(controller, out)
+        return true
+      }
     }
     return send()
   }
@@ -222,16 +228,19 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     return undefined
   }
 
-  const complete = async (controller: ReadableStreamDefaultController<Uint8Array>) => {
+  /** Ends a complete answer, after `before` (events not yet sent), in one write. */
+  const complete = async (controller: ReadableStreamDefaultController<Uint8Array>, before = '') => {
     if (!end()) return
     const final = reportedUsage() ?? (await deliveredUsage())
     options.onEnd({ end: 'complete', usage: final })
-    controller.enqueue(
-      encoder.encode(
-        output.complete({ usage: final, costUsd: costUsd(final), reported: usage !== undefined }),
-      ),
-    )
+    const last = output.complete({
+      usage: final,
+      costUsd: costUsd(final),
+      reported: usage !== undefined,
+    })
+    controller.enqueue(encoder.encode(before + last))
     controller.close()
+    if (!upstreamDone) void drainUpstream(options)
   }
 
   /** The next bytes from the provider; undefined once the stream is ending (failed or aborted). */
@@ -245,6 +254,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     }
     try {
       const result = await options.reader.read()
+      if (result.done) upstreamDone = true
       return ended ? undefined : result
     } catch {
       // A read aborted by the idle timer or the client finds the stream already ending; one the
@@ -289,6 +299,24 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       options.onEnd({ end: 'client_closed', usage: await deliveredUsage() })
     },
   })
+}
+
+/** How long the provider may take to close its stream after its end marker before the connection is cut. */
+const DRAIN_GRACE_MS = 2_000
+
+/**
+ * Reads what the provider sends after its end marker (usually nothing but the close), so its connection
+ * can serve the next request; one that stays open past the grace is cut.
+ */
+async function drainUpstream(options: RelayOptions): Promise<void> {
+  const cut = setTimeout(() => options.upstream.abort(), DRAIN_GRACE_MS)
+  try {
+    while (!(await options.reader.read()).done) {}
+  } catch {
+    // Cut, or the provider's connection failed: the answer was already complete.
+  } finally {
+    clearTimeout(cut)
+  }
 }
 
 function idleError(idleTimeoutMs: number): ServiceError {

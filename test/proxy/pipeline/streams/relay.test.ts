@@ -185,6 +185,59 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
     })
   })
 
+  test("the provider's end marker completes the client's stream, though the provider keeps its connection open", async () => {
+    for (const provider of ['openai', 'anthropic'] as const) {
+      const text = await Bun.file(join(fixtures, provider, 'text.sse')).text()
+      const upstream = new AbortController()
+      let reads = 0
+      // After the answer the provider sends a keep-alive, then nothing: its stream stays open until cut.
+      const silent = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          reads += 1
+          if (reads === 1) controller.enqueue(encoder.encode(': keep-alive\n\n'))
+          else
+            return new Promise<void>((_, reject) =>
+              upstream.signal.addEventListener('abort', () => reject(new Error('aborted'))),
+            )
+        },
+      })
+      let outcome: StreamOutcome | undefined
+      const startedAt = performance.now()
+      const stream = relayStream({
+        first: encoder.encode(text),
+        reader: silent.getReader(),
+        upstream,
+        decoder: adapters[provider].streamDecoder(),
+        output: provider === 'openai' ? outputs.openai.messages!() : outputs.anthropic.chat!(),
+        idleTimeoutMs: 60_000,
+        holdNano: 1_000_000_000,
+        inputBoundTokens: 1_000,
+        usageLimitTokens: 1_000_000,
+        inputEstimateTokens: 250,
+        pricing,
+        tokenizer: undefined,
+        price: (usage: TokenUsage) => costNano(pricing, usage),
+        onEnd: (ended) => {
+          outcome = ended
+        },
+      })
+      const relayed = await new Response(stream).text()
+      expect(performance.now() - startedAt).toBeLessThan(1_000)
+      expect(outcome?.end).toBe('complete')
+      expect(relayed).toContain(provider === 'openai' ? 'event: message_stop' : 'data: [DONE]')
+      // What follows the end marker is read and dropped; a connection held open past the grace is cut.
+      expect(upstream.signal.aborted).toBe(false)
+      const cut = await Promise.race([
+        new Promise<boolean>((resolve) =>
+          upstream.signal.addEventListener('abort', () => resolve(true)),
+        ),
+        Bun.sleep(5_000).then(() => false),
+      ])
+      expect(cut).toBe(true)
+      expect(reads).toBe(2)
+    }
+  })
+
   test('a UTF-8 character cut in two arrives whole', async () => {
     const event = `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content: 'Grüße 👋' } }] })}\n\ndata: ${JSON.stringify({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`
     const bytes = encoder.encode(event)
