@@ -55,7 +55,7 @@ export async function respondWithAnswer<Body>(
     created: Math.floor(call.startedAtMs / 1000),
   }
 
-  if (served.reader && served.first) {
+  if (served.reader && served.head) {
     call.status = 200
     call.firstByteMs = Math.round(performance.now() - call.startedAt)
     call.streamOwnsSlot = true
@@ -68,7 +68,7 @@ export async function respondWithAnswer<Body>(
       ),
     )
     const stream = relayStream({
-      first: served.first,
+      head: served.head,
       reader: served.reader,
       upstream: served.controller,
       decoder: adapter.streamDecoder(),

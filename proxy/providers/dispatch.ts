@@ -17,7 +17,7 @@ import type { RouteHealth } from './route-health.ts'
 import { adapters } from './adapters.ts'
 import { echoFetch } from './echo/echo-provider.ts'
 import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
-import { readStreamStart } from './stream-start.ts'
+import { readStreamStart, type StreamHead } from './stream-start.ts'
 
 /** Providers answered in the process, by the catalog's `builtin` name. */
 const builtinProviders = { echo: echoFetch }
@@ -44,8 +44,8 @@ export type Served = {
   controller: AbortController
   /** Non-streaming: the whole body. */
   body?: string
-  /** Streaming: the first bytes and the reader for the rest. */
-  first?: Uint8Array
+  /** Streaming: the events read up to the first, and the reader for the rest. */
+  head?: StreamHead
   reader?: ReadableStreamDefaultReader<Uint8Array>
   attempts: number
 }
@@ -131,7 +131,7 @@ export async function dispatch(
 }
 
 type AttemptOutcome =
-  | { served: Pick<Served, 'body' | 'first' | 'reader'> }
+  | { served: Pick<Served, 'body' | 'head' | 'reader'> }
   | { failure: UpstreamFailure; timedOut: boolean }
 
 /** One upstream request; `more`: another route is left, so a stream slow to start gives way to it. */
@@ -191,7 +191,7 @@ async function attempt(
       await reader.cancel().catch(() => undefined)
       return { failure: start.failure, timedOut: false }
     }
-    return { served: { first: start.first, reader } }
+    return { served: { head: start.head, reader } }
   } catch (error) {
     if (!timedOut() && attemptTimedOut() && !options.clientSignal.aborted) {
       const seconds = Math.round((attemptDeadline - startedAt) / 1000)

@@ -66,6 +66,9 @@ export class SseSplitter {
 }
 
 function parseEvent(raw: string): SseEvent {
+  // Most events are one `data: ` line.
+  if (raw.startsWith('data: ') && !raw.includes('\n'))
+    return { raw, event: undefined, data: raw.slice(6) }
   let event: string | undefined
   let data: string | undefined
   for (const line of raw.split('\n')) {

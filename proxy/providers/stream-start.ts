@@ -3,7 +3,8 @@
  * 200 and then send an error as its first event (overloaded, rate limited): nothing has reached the
  * client yet, so that is a failure before the response started, and the next route or fallback may
  * answer. Keep-alives and pings before it are skipped; the first other event decides. What was read is
- * returned whole, so the relay sees the provider's bytes unchanged.
+ * handed on as the events it completed and the splitter holding the rest, so the relay goes on from
+ * there and nothing is split twice.
  */
 import { ServiceError } from '../../shared/errors.ts'
 import type { Route } from '../core/catalog/catalog-types.ts'
@@ -19,7 +20,10 @@ import {
 /** Past this many bytes without a whole first event, the stream is handed over as it is. */
 const PEEK_LIMIT_BYTES = 64 * 1024
 
-export type StreamStart = { first: Uint8Array } | { failure: UpstreamFailure }
+/** A started stream's events read so far, and the splitter that goes on with the next bytes. */
+export type StreamHead = { events: SseEvent[]; splitter: SseSplitter }
+
+export type StreamStart = { head: StreamHead } | { failure: UpstreamFailure }
 
 export async function readStreamStart(
   route: Route,
@@ -27,18 +31,16 @@ export async function readStreamStart(
 ): Promise<StreamStart> {
   const splitter = new SseSplitter()
   const decoder = adapters[route.provider.style].streamDecoder()
-  const chunks: Uint8Array[] = []
+  const events: SseEvent[] = []
   let bytes = 0
   for (;;) {
     const read = await reader.read()
     // An end with nothing but keep-alives (or half an event) started nothing either.
-    const events = read.done ? splitter.flush() : splitter.push(read.value)
-    if (!read.done) {
-      chunks.push(read.value)
-      bytes += read.value.byteLength
-    }
-    const decided = firstEvent(route, decoder, events)
-    if (decided === 'started') return { first: joined(chunks, bytes) }
+    const completed = read.done ? splitter.flush() : splitter.push(read.value)
+    if (!read.done) bytes += read.value.byteLength
+    events.push(...completed)
+    const decided = firstEvent(route, decoder, completed)
+    if (decided === 'started') return { head: { events, splitter } }
     if (decided) return { failure: decided }
     if (read.done)
       return {
@@ -47,7 +49,7 @@ export async function readStreamStart(
           new Error('the stream ended before any data'),
         ),
       }
-    if (bytes >= PEEK_LIMIT_BYTES) return { first: joined(chunks, bytes) }
+    if (bytes >= PEEK_LIMIT_BYTES) return { head: { events, splitter } }
   }
 }
 
@@ -71,15 +73,4 @@ function firstEvent(
     return { error: new ServiceError(error.code, message), fallback }
   }
   return undefined
-}
-
-function joined(chunks: Uint8Array[], bytes: number): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!
-  const all = new Uint8Array(bytes)
-  let at = 0
-  for (const chunk of chunks) {
-    all.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return all
 }

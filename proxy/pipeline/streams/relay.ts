@@ -16,7 +16,8 @@ import { nanoToUsd } from '../../../shared/money.ts'
 import { outputTokensWithin, type Pricing, type TokenUsage } from '../../core/catalog/pricing.ts'
 import type { TokenizerName } from '../../core/catalog/tokenizers.ts'
 import type { StreamDecoder } from '../../providers/adapter.ts'
-import { SseSplitter, type SseEvent } from '../../providers/sse.ts'
+import type { SseEvent } from '../../providers/sse.ts'
+import type { StreamHead } from '../../providers/stream-start.ts'
 import { deliveredText, type StreamEvent } from '../../core/neutral/answer.ts'
 import { plausibleUsage } from '../estimate.ts'
 import { DeliveredOutput } from './delivered-output.ts'
@@ -32,7 +33,8 @@ export type StreamOutcome = {
 }
 
 export type RelayOptions = {
-  first: Uint8Array
+  /** The events read before the stream was handed over, and the splitter for the rest. */
+  head: StreamHead
   reader: ReadableStreamDefaultReader<Uint8Array>
   upstream: AbortController
   decoder: StreamDecoder
@@ -71,9 +73,9 @@ const inputOnly = (inputTokens: number): TokenUsage => ({
 
 export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   const { decoder, output } = options
-  const splitter = new SseSplitter()
+  const splitter = options.head.splitter
+  let pending: SseEvent[] | undefined = options.head.events
   const delivered = new DeliveredOutput(options.tokenizer)
-  let pendingFirst: Uint8Array | undefined = options.first
   let usage: TokenUsage | undefined
   let sawEnd = false
   let sawFinish = false
@@ -247,11 +249,6 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   const read = async (
     controller: ReadableStreamDefaultController<Uint8Array>,
   ): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
-    if (pendingFirst) {
-      const value = pendingFirst
-      pendingFirst = undefined
-      return { done: false, value }
-    }
     try {
       const result = await options.reader.read()
       if (result.done) upstreamDone = true
@@ -270,6 +267,11 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       stream = controller
     },
     async pull(controller) {
+      if (pending) {
+        const events = pending
+        pending = undefined
+        if (await relay(controller, events)) return
+      }
       while (!ended) {
         const result = await read(controller)
         if (!result) return

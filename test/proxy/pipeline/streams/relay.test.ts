@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import type { ProviderStyle } from '../../../../proxy/core/catalog/catalog-types.ts'
 import { costNano, type TokenUsage } from '../../../../proxy/core/catalog/pricing.ts'
 import { adapters } from '../../../../proxy/providers/adapters.ts'
+import { SseSplitter } from '../../../../proxy/providers/sse.ts'
 import { relayStream, type StreamOutcome } from '../../../../proxy/pipeline/streams/relay.ts'
 import type { StreamOutput } from '../../../../proxy/pipeline/streams/stream-output.ts'
 import {
@@ -71,8 +72,9 @@ export async function relayChunks(
     },
   })
   let outcome: StreamOutcome | undefined
+  const splitter = new SseSplitter()
   const stream = relayStream({
-    first: first!,
+    head: { events: splitter.push(first!), splitter },
     reader: upstream.getReader(),
     upstream: new AbortController(),
     decoder: adapters[provider].streamDecoder(),
@@ -203,8 +205,9 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
       })
       let outcome: StreamOutcome | undefined
       const startedAt = performance.now()
+      const splitter = new SseSplitter()
       const stream = relayStream({
-        first: encoder.encode(text),
+        head: { events: splitter.push(encoder.encode(text)), splitter },
         reader: silent.getReader(),
         upstream,
         decoder: adapters[provider].streamDecoder(),
