@@ -5,17 +5,21 @@
  * must be catalog models; Auto Free candidates must be free ones.
  */
 import { log } from '../log.ts'
+import type { CatalogProblem } from './catalog-problems.ts'
 import type { Auto, Model } from './catalog-types.ts'
 
 export function buildAliases(
   entries: { id: string; target: string }[],
   models: Map<string, Model>,
-  problems: string[],
+  problems: CatalogProblem[],
 ): Map<string, string> {
   const aliases = new Map<string, string>()
   entries.forEach((entry, index) => {
     if (models.has(entry.id) || aliases.has(entry.id))
-      problems.push(`/aliases/${index}/id: "${entry.id}" is already a model or an alias`)
+      problems.push({
+        path: ['aliases', index, 'id'],
+        message: `"${entry.id}" is already a model or an alias`,
+      })
     aliases.set(entry.id, entry.target)
   })
   for (const [id, target] of aliases) {
@@ -30,20 +34,25 @@ export function buildAliases(
 export function buildAutos(
   entries: { id: string; candidates: string[]; free?: boolean }[],
   models: Map<string, Model>,
-  problems: string[],
+  problems: CatalogProblem[],
 ): Map<string, Auto> {
   const autos = new Map<string, Auto>()
   entries.forEach((entry, index) => {
     if (autos.has(entry.id))
-      problems.push(`/auto/${index}/id: duplicate automatic choice "${entry.id}"`)
+      problems.push({
+        path: ['auto', index, 'id'],
+        message: `duplicate automatic choice "${entry.id}"`,
+      })
     const free = entry.free ?? false
     entry.candidates.forEach((candidate, at) => {
       const model = models.get(candidate)
-      if (!model) problems.push(`/auto/${index}/candidates/${at}: unknown model "${candidate}"`)
+      const path = ['auto', index, 'candidates', at]
+      if (!model) problems.push({ path, message: `unknown model "${candidate}"` })
       else if (free && !model.free)
-        problems.push(
-          `/auto/${index}/candidates/${at}: "${candidate}" is not free, and ${entry.id} uses free models only`,
-        )
+        problems.push({
+          path,
+          message: `"${candidate}" is not free, and ${entry.id} uses free models only`,
+        })
     })
     autos.set(entry.id, { id: entry.id, candidates: entry.candidates, free })
   })

@@ -49,32 +49,32 @@ describe('catalog', () => {
       buildCatalog(broken, {})
     } catch (error) {
       const message = (error as Error).message
-      expect(message).toContain('/providers/1/id: duplicate provider "p"')
-      expect(message).toContain('/models/0/routes/0/provider: unknown provider "nope"')
-      expect(message).toContain('/models/1/id: duplicate model "a/m"')
-      expect(message).toContain('/models/1/maxOutputTokens: larger than contextLength')
+      expect(message).toContain('providers[1].id: duplicate provider "p"')
+      expect(message).toContain('models[0].routes[0].provider: unknown provider "nope"')
+      expect(message).toContain('models[1].id: duplicate model "a/m"')
+      expect(message).toContain('models[1].maxOutputTokens: larger than contextLength')
     }
   })
 
   test('a context or output above 100 million tokens is refused, so token counts fit the records', () => {
     const huge = { providers: [provider], models: [{ ...model, contextLength: 3_000_000_000 }] }
-    expect(() => buildCatalog(huge, {})).toThrow('/models/0/contextLength')
+    expect(() => buildCatalog(huge, {})).toThrow('models[0].contextLength')
   })
 
   test('a provider style outside the known ones names them', () => {
     const typo = { providers: [{ ...provider, style: 'openia' }], models: [model] }
     expect(() => buildCatalog(typo, {})).toThrow(
-      '/providers/0/style: expected one of openai, anthropic',
+      'providers[0].style: expected one of openai, anthropic',
     )
   })
 
   test('fields the catalog format does not have are refused', () => {
     expect(() =>
       buildCatalog({ providers: [provider], models: [{ ...model, prices: {} }] }, {}),
-    ).toThrow(/models\/0/)
+    ).toThrow('models[0].prices: Unexpected property')
     expect(() =>
       buildCatalog({ providers: [{ ...provider, style: 'grpc' }], models: [model] }, {}),
-    ).toThrow(/providers\/0\/style/)
+    ).toThrow('providers[0].style')
   })
 
   test('the shipped catalog has the demo model on the built-in provider, left out with built-ins off', async () => {
@@ -116,13 +116,13 @@ describe('catalog', () => {
         },
         {},
       ),
-    ).toThrow(/providers\/0/)
+    ).toThrow('providers[0]')
     expect(() =>
       buildCatalog(
         { providers: [{ id: 'demo', style: 'openai', builtin: 'llama' }], models: [model] },
         {},
       ),
-    ).toThrow(/providers\/0/)
+    ).toThrow('providers[0]')
   })
 
   test('a missing catalog file names the setting', async () => {

@@ -2,6 +2,10 @@
  * A test gateway with image models: the harness's gateway, whose catalog gets image models routed to
  * the fake provider, to a provider without a key, and to a provider that refuses connections.
  */
+import {
+  type CatalogProblem,
+  problemLines,
+} from '../../../../proxy/core/catalog/catalog-problems.ts'
 import { buildImageModels } from '../../../../proxy/core/catalog/image-models.ts'
 import type { CatalogImageModel } from '../../../../proxy/core/catalog/catalog-schema.ts'
 import {
@@ -61,10 +65,10 @@ export async function startImageGateway(
     available: true,
     builtin: undefined,
   })
-  const problems: string[] = []
+  const problems: CatalogProblem[] = []
   for (const [id, model] of buildImageModels(imageModels, catalog.providers, problems))
     catalog.images.set(id, model)
-  if (problems.length > 0) throw new Error(problems.join('\n'))
+  if (problems.length > 0) throw new Error(problemLines(problems).join('\n'))
   if (options.costDeadlineMs) limits.imageCostDeadlineMs = options.costDeadlineMs
   const call = (method: string, path: string, key: string | undefined, body?: unknown) =>
     gw.app.api.handle(
