@@ -1,6 +1,6 @@
 /**
- * A Responses request in neutral form: the stored turns of `previous_response_id` (if any), then
- * `instructions`, then the input items. Function calls become an assistant turn's tool calls, their
+ * A Responses request in neutral form: `instructions`, then the stored turns of `previous_response_id`
+ * (if any), then the input items. Function calls become an assistant turn's tool calls, their
  * outputs tool turns. What no provider style here can carry (built-in tools, files, item references,
  * background mode, stored prompts and conversations) is refused by field.
  */
@@ -46,9 +46,12 @@ export function responsesConversation(
     if (raw[field] !== undefined && raw[field] !== null && raw[field] !== false)
       return refuse(field, 'is not supported by this gateway')
   }
-  const turns: Turn[] = [...previous]
-  if (typeof body.instructions === 'string' && body.instructions !== '')
-    turns.push({ role: 'system', text: body.instructions })
+  // Instructions open the context, as the style places them: after the stored turns they would come
+  // between a stored function call and its output, which Chat Completions providers refuse.
+  const turns: Turn[] =
+    typeof body.instructions === 'string' && body.instructions !== ''
+      ? [{ role: 'system', text: body.instructions }, ...previous]
+      : [...previous]
   const input = inputTurns(body.input)
   if (input instanceof ServiceError) return input
   turns.push(...input)

@@ -265,7 +265,7 @@ describe('Responses → neutral', () => {
   const responses = (body: object, previous = []) =>
     responsesConversation({ model: 'a/b', ...body } as ResponsesRequest, previous)
 
-  test('stored turns, then instructions, then items; function calls merge into one assistant turn', () => {
+  test('instructions, then stored turns, then items; function calls merge into one assistant turn', () => {
     const earlier = [
       { role: 'user' as const, content: [{ type: 'text' as const, text: 'Earlier' }] },
     ]
@@ -293,8 +293,8 @@ describe('Responses → neutral', () => {
       ),
     )
     expect(result.turns).toEqual([
-      ...earlier,
       { role: 'system', text: 'Be brief.' },
+      ...earlier,
       {
         role: 'user',
         content: [
