@@ -193,6 +193,108 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
     })
   })
 
+  describe('agent loops over an OpenAI-style provider: each call answered by the tool messages right after it', () => {
+    type ChatSent = {
+      messages: { role: string; content: unknown; tool_calls?: { id: string }[] }[]
+    }
+    const chatSent = () => gw.upstream.requests.at(-1)!.body as unknown as ChatSent
+    const weather = {
+      type: 'function' as const,
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { location: { type: 'string' } } },
+      strict: false,
+    }
+
+    test('responses: instructions sent again with previous_response_id open the context, before the stored call', async () => {
+      const first = await openai.responses.create({
+        model: 'openai/tools',
+        instructions: 'You are an agent.',
+        input: 'Weather in Paris?',
+        tools: [weather],
+      })
+      const call = first.output.find((item) => item.type === 'function_call')
+      if (call?.type !== 'function_call') throw new Error('expected a function call')
+      const follow = await openai.responses.create({
+        model: 'openai/tools',
+        instructions: 'You are an agent.',
+        previous_response_id: first.id,
+        input: [{ type: 'function_call_output', call_id: call.call_id, output: 'sunny' }],
+        tools: [weather],
+      })
+      expect(follow.output_text).toContain('w0')
+      const sent = chatSent().messages
+      expect(sent.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool'])
+      expect(sent[2]!.tool_calls?.map((toolCall) => toolCall.id)).toEqual([call.call_id])
+    })
+
+    test('messages: a system message between a tool_use and its result comes after the result', async () => {
+      await anthropic.messages.create({
+        model: 'openai/tools',
+        max_tokens: 100,
+        tools: [{ name: 'ping', input_schema: { type: 'object', properties: {} } }],
+        messages: [
+          { role: 'user', content: 'Ping' },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'toolu_01A', name: 'ping', input: {} }],
+          },
+          { role: 'system', content: 'Answer in French.' },
+          {
+            role: 'user',
+            content: [{ type: 'tool_result', tool_use_id: 'toolu_01A', content: 'pong' }],
+          },
+        ] as Anthropic.MessageParam[],
+      })
+      expect(chatSent().messages.map((message) => message.role)).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'system',
+      ])
+    })
+
+    test('messages: the images of tool results follow the results in a user message that names the call', async () => {
+      const png =
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='
+      await anthropic.messages.create({
+        model: 'openai/tools',
+        max_tokens: 100,
+        tools: [{ name: 'screenshot', input_schema: { type: 'object', properties: {} } }],
+        messages: [
+          { role: 'user', content: 'What is on screen?' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'tool_use', id: 'toolu_01A', name: 'screenshot', input: {} },
+              { type: 'tool_use', id: 'toolu_01B', name: 'screenshot', input: {} },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_01A',
+                content: [
+                  { type: 'text', text: 'Screen 1:' },
+                  { type: 'image', source: { type: 'base64', media_type: 'image/png', data: png } },
+                ],
+              },
+              { type: 'tool_result', tool_use_id: 'toolu_01B', content: 'no screen' },
+            ],
+          },
+        ],
+      })
+      const sent = chatSent().messages
+      expect(sent.map((item) => item.role)).toEqual(['user', 'assistant', 'tool', 'tool', 'user'])
+      expect(sent[2]!.content).toBe('Screen 1:[image 1 of this result follows]')
+      expect(sent[4]!.content).toEqual([
+        { type: 'text', text: 'Images of the result of tool call toolu_01A:' },
+        { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
+      ])
+    })
+  })
+
   test('tool-call IDs a Messages-style provider would refuse reach it valid, the call and its result alike', async () => {
     for (const id of ['functions.get_weather:0', 'call 1']) {
       await openai.chat.completions.create({

@@ -1,7 +1,7 @@
 /**
  * A neutral conversation as a Chat Completions request body, for OpenAI-compatible providers. Tool
- * results become `tool` messages (text only: images in tool results have no place in this style).
- * More stop sequences than the style takes are refused, not cut.
+ * results become `tool` messages, which take text only: the images of a result follow the results in a
+ * user message that names the call. More stop sequences than the style takes are refused, not cut.
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
@@ -21,7 +21,7 @@ export function conversationToChat(
       `stop_sequences: at most ${MAX_STOP_SEQUENCES} with this model's provider; this request has ${conversation.stop.length}`,
       { param: 'stop_sequences' },
     )
-  const body: Record<string, unknown> = { model, messages: conversation.turns.map(chatMessage) }
+  const body: Record<string, unknown> = { model, messages: chatMessages(conversation.turns) }
   if (conversation.tools.length > 0) {
     body.tools = conversation.tools.map((tool) => ({
       type: 'function',
@@ -67,6 +67,39 @@ export function conversationToChat(
   return body
 }
 
+/**
+ * The turns as messages. The style wants an assistant's tool calls answered by the tool messages right
+ * after it: system text that comes between them (a Messages client's system message, a Responses
+ * developer item) and the images of the results are sent once the calls are answered, or before the
+ * next turn that is not a result.
+ */
+function chatMessages(turns: Turn[]): Record<string, unknown>[] {
+  const messages: Record<string, unknown>[] = []
+  const unanswered = new Set<string>()
+  let held: Record<string, unknown>[] = []
+  const release = () => {
+    messages.push(...held)
+    held = []
+  }
+  for (const turn of turns) {
+    if (turn.role === 'system' && unanswered.size > 0) {
+      held.push(chatMessage(turn))
+      continue
+    }
+    if (turn.role === 'tool') unanswered.delete(turn.toolCallId)
+    else {
+      unanswered.clear()
+      release()
+    }
+    messages.push(chatMessage(turn))
+    if (turn.role === 'tool') held.push(...resultImages(turn))
+    if (turn.role === 'assistant') for (const call of turn.toolCalls) unanswered.add(call.id)
+    if (unanswered.size === 0) release()
+  }
+  release()
+  return messages
+}
+
 function chatMessage(turn: Turn): Record<string, unknown> {
   switch (turn.role) {
     case 'system':
@@ -91,9 +124,33 @@ function chatMessage(turn: Turn): Record<string, unknown> {
       return {
         role: 'tool',
         tool_call_id: turn.toolCallId,
-        content: `${turn.isError ? '[error] ' : ''}${partsText(turn.content)}`,
+        content: `${turn.isError ? '[error] ' : ''}${resultText(turn.content)}`,
       }
   }
+}
+
+/** A tool result's text, each image marked where it was: the images follow in a user message. */
+function resultText(parts: ContentPart[]): string {
+  if (!parts.some((part) => part.type === 'image')) return partsText(parts)
+  let image = 0
+  return parts
+    .map((part) => (part.type === 'text' ? part.text : `[image ${++image} of this result follows]`))
+    .join('')
+}
+
+/** The user message that carries a tool result's images (none when it has none). */
+function resultImages(turn: Extract<Turn, { role: 'tool' }>): Record<string, unknown>[] {
+  const images = turn.content.filter((part) => part.type === 'image')
+  if (images.length === 0) return []
+  return [
+    {
+      role: 'user',
+      content: userContent([
+        { type: 'text', text: `Images of the result of tool call ${turn.toolCallId}:` },
+        ...images,
+      ]),
+    },
+  ]
 }
 
 function userContent(parts: ContentPart[]): string | Record<string, unknown>[] {

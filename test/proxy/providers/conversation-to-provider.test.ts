@@ -280,6 +280,91 @@ describe('neutral → Chat Completions', () => {
     expect(result).not.toHaveProperty('top_k')
   })
 
+  test('system text between tool calls and their results comes after the last result', () => {
+    const call = (id: string) => ({ id, name: 'look', arguments: '{}' })
+    const result = (id: string) => ({
+      role: 'tool' as const,
+      toolCallId: id,
+      content: [{ type: 'text' as const, text: id }],
+      isError: false,
+    })
+    const roles = (turns: Conversation['turns']) =>
+      (chatBody(conversation({ turns }), 'gpt-x').messages as { role: string }[]).map(
+        (message) => message.role,
+      )
+    const ask = { role: 'user' as const, content: [{ type: 'text' as const, text: 'Look' }] }
+    const calls = { role: 'assistant' as const, text: '', toolCalls: [call('a'), call('b')] }
+    const system = { role: 'system' as const, text: 'Use metric.' }
+    expect(roles([ask, calls, system, result('a'), system, result('b'), ask])).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'tool',
+      'system',
+      'system',
+      'user',
+    ])
+    // A call left unanswered does not hold the system text back past the next turn.
+    expect(roles([ask, calls, result('a'), system, ask])).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'system',
+      'user',
+    ])
+  })
+
+  test('the images of a tool result follow the results in a user message naming the call', () => {
+    const result = chatBody(
+      conversation({
+        turns: [
+          { role: 'user', content: [{ type: 'text', text: 'Look' }] },
+          {
+            role: 'assistant',
+            text: '',
+            toolCalls: [
+              { id: 'call_1', name: 'look', arguments: '{}' },
+              { id: 'call_2', name: 'look', arguments: '{}' },
+            ],
+          },
+          {
+            role: 'tool',
+            toolCallId: 'call_1',
+            content: [
+              { type: 'text', text: 'Two views:' },
+              { type: 'image', url: image },
+              { type: 'image', url: 'https://example.com/b.png', detail: 'high' },
+            ],
+            isError: false,
+          },
+          {
+            role: 'tool',
+            toolCallId: 'call_2',
+            content: [{ type: 'text', text: 'nothing' }],
+            isError: false,
+          },
+        ],
+      }),
+      'gpt-x',
+    )
+    expect((result.messages as unknown[]).slice(2)).toEqual([
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        content: 'Two views:[image 1 of this result follows][image 2 of this result follows]',
+      },
+      { role: 'tool', tool_call_id: 'call_2', content: 'nothing' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Images of the result of tool call call_1:' },
+          { type: 'image_url', image_url: { url: image } },
+          { type: 'image_url', image_url: { url: 'https://example.com/b.png', detail: 'high' } },
+        ],
+      },
+    ])
+  })
+
   test('four stop sequences go as they are; a fifth is refused naming stop_sequences, never cut', () => {
     const four = ['a', 'b', 'c', 'd']
     expect(chatBody(conversation({ stop: four }), 'gpt-x').stop).toEqual(four)
