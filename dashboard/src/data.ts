@@ -149,8 +149,14 @@ export type CatalogEntry = {
   free?: boolean
   alias_of?: string
   auto_candidates?: string[]
-  pricing?: { input: string; output: string }
+  /** Per million tokens for a chat model; an image model's are per image (`unit: 'usd_per_image'`). */
+  pricing?: { unit?: string; input?: string; output?: string }
+  /** The client styles it is called with: `chat`, `messages`, `responses`, or `images` for an image model. */
+  styles?: string[]
 }
+
+/** Whether the entry answers chat (an image model does not): what chat and presets may use. */
+export const canChat = (entry: CatalogEntry) => entry.styles?.includes('chat') ?? true
 
 let catalogRead: Promise<CatalogEntry[]> | undefined
 

@@ -8,7 +8,7 @@
  */
 import { revalidate } from '@solidjs/router'
 import { createMemo, createSignal, For, Show, type JSX } from 'solid-js'
-import { getCatalog, type CatalogEntry } from './data.ts'
+import { canChat, getCatalog, type CatalogEntry } from './data.ts'
 import { Field } from './forms.tsx'
 import { createOptional } from './reading.ts'
 
@@ -219,14 +219,16 @@ function describe(entry: CatalogEntry): string {
   if (entry.auto_candidates)
     return `automatic choice of ${entry.auto_candidates.length}${entry.free ? ', free' : ''}`
   const parts = [entry.display_name && entry.display_name !== entry.id ? entry.display_name : '']
+  if (!canChat(entry)) parts.push('image model')
   if (entry.alias_of) parts.push(`alias of ${entry.alias_of}`)
   if (entry.free) parts.push('free')
   return parts.filter(Boolean).join(', ')
 }
 
 /**
- * Models to choose from: `exact` lists only exact model IDs (what allowed-model lists take), `any` also
- * aliases and automatic choices (what a preset's model and fallbacks may be).
+ * Models to choose from: `exact` lists only exact model IDs, image models included (what allowed-model
+ * lists take), `any` also aliases and automatic choices but no image model (what a preset's model and
+ * fallbacks may be: a preset is called for chat).
  */
 export function ModelPicker(
   props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & { choices: 'exact' | 'any' },
@@ -243,7 +245,9 @@ export function ModelPicker(
   }
   const options = createMemo<PickerOption[]>(() =>
     (catalog.latest() ?? [])
-      .filter((entry) => props.choices === 'any' || (!entry.alias_of && !entry.auto_candidates))
+      .filter((entry) =>
+        props.choices === 'any' ? canChat(entry) : !entry.alias_of && !entry.auto_candidates,
+      )
       .map((entry) => ({ id: entry.id, label: describe(entry) || undefined })),
   )
   const status = () => {

@@ -1,24 +1,27 @@
 /**
  * The model catalog as clients read it (`GET /v1/models`, `GET /api/v1/models`): every exact model ID
- * with its context length, maximum output, prices (USD per million tokens, as decimal strings) and the
- * client styles it can be called with. One object satisfies both official SDKs' `models.list()`: the
- * OpenAI fields (`object`, `created`, `owned_by`) and the Anthropic ones (`type`, `display_name`,
- * `created_at`, `has_more`, `first_id`, `last_id`). Aliases follow their model's entry with `alias_of`;
- * automatic choices list their candidates (their price is the chosen candidate's).
+ * with its context length, maximum output, prices (USD per million tokens, as decimal strings), what it
+ * outputs (`output_modalities`) and the client styles it can be called with. Image models follow, called
+ * with the Images API (`styles: ["images"]`, `output_modalities: ["image"]`) and priced per image for
+ * each size and quality. One object satisfies both official SDKs' `models.list()`: the OpenAI fields
+ * (`object`, `created`, `owned_by`) and the Anthropic ones (`type`, `display_name`, `created_at`,
+ * `has_more`, `first_id`, `last_id`). Aliases follow with `alias_of`; automatic choices list their
+ * candidates (their price is the chosen candidate's).
  */
 import { nanoToUsd } from '../../../shared/money.ts'
-import type { Catalog, Model } from './catalog-types.ts'
+import type { Catalog, ImageModel, Model } from './catalog-types.ts'
 import { resolveAlias } from './catalog-choices.ts'
 
-/** Every model can be called in every client style: the gateway translates between them. */
+/** Every chat model can be called in every client style: the gateway translates between them. */
 const styles = ['chat', 'messages', 'responses']
 
 export function catalogListing(catalog: Catalog, listedAt: Date): Record<string, unknown> {
   const created = Math.floor(listedAt.getTime() / 1000)
   const createdAt = listedAt.toISOString()
-  const data: Record<string, unknown>[] = [...catalog.models.values()].map((model) =>
-    modelEntry(model, created, createdAt),
-  )
+  const data: Record<string, unknown>[] = [
+    ...[...catalog.models.values()].map((model) => modelEntry(model, created, createdAt)),
+    ...[...catalog.images.values()].map((model) => imageEntry(model, created, createdAt)),
+  ]
   for (const [id, target] of catalog.aliases) {
     const model = resolveAlias(catalog.aliases, catalog.models, id)
     if (model)
@@ -49,12 +52,22 @@ export function listing(data: Record<string, unknown>[]): Record<string, unknown
   }
 }
 
-/** An entry for a name that is not one model: an automatic choice or a preset. */
+/** An entry for a name that is not one model: an automatic choice or a preset (both chat). */
 export function choiceEntry(
   id: string,
   created: number,
   createdAt: string,
 ): Record<string, unknown> {
+  return {
+    ...sdkFields(id, created, createdAt),
+    display_name: id,
+    output_modalities: ['text'],
+    styles,
+  }
+}
+
+/** What both SDKs read of every entry: `id`, `object`, `created`, `owned_by`; `type`, `created_at`. */
+function sdkFields(id: string, created: number, createdAt: string) {
   return {
     id,
     object: 'model',
@@ -62,23 +75,17 @@ export function choiceEntry(
     created,
     created_at: createdAt,
     owned_by: id.slice(0, id.indexOf('/')).replace(/^@/, ''),
-    display_name: id,
-    styles,
   }
 }
 
 function modelEntry(model: Model, created: number, createdAt: string) {
   const { pricing } = model
   return {
-    id: model.id,
-    object: 'model',
-    type: 'model',
-    created,
-    created_at: createdAt,
-    owned_by: model.id.slice(0, model.id.indexOf('/')),
+    ...sdkFields(model.id, created, createdAt),
     display_name: model.name,
     context_length: model.contextLength,
     max_output_tokens: model.maxOutputTokens,
+    output_modalities: ['text'],
     pricing: {
       unit: 'usd_per_million_tokens',
       input: nanoToUsd(pricing.inputNanoPerMTok),
@@ -88,5 +95,24 @@ function modelEntry(model: Model, created: number, createdAt: string) {
     },
     free: model.free,
     styles,
+  }
+}
+
+/** An image model: called with `POST /v1/images/generations`, priced per image by "<size>/<quality>". */
+function imageEntry(model: ImageModel, created: number, createdAt: string) {
+  return {
+    ...sdkFields(model.id, created, createdAt),
+    display_name: model.name,
+    output_modalities: ['image'],
+    pricing: {
+      unit: 'usd_per_image',
+      per_image: Object.fromEntries(
+        [...model.pricesNano].map(([variant, nano]) => [variant, nanoToUsd(nano)]),
+      ),
+    },
+    default_size: model.defaultSize,
+    default_quality: model.defaultQuality,
+    free: false,
+    styles: ['images'],
   }
 }

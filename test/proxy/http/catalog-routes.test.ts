@@ -1,6 +1,7 @@
 // One model of the catalog, as the SDKs' `models.retrieve()` asks for it: the same object as the model's
 // item of the listing, whether the ID's slash comes encoded or literal, under /v1 and /api/v1 and on the
-// site; an unknown ID is 404 unknown_model in the client's error shape.
+// site; an unknown ID is 404 unknown_model in the client's error shape. Image models are listed too, in
+// a shape the SDKs parse, saying what they do and what an image costs.
 import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
@@ -17,6 +18,17 @@ const models = [
   anthropicTestModel('anthropic/plain', 'fake', { name: 'Plain' }),
 ]
 
+const images = [
+  {
+    id: 'openai/picture',
+    name: 'Picture',
+    routes: [{ provider: 'fake', model: 'picture' }],
+    defaultSize: '1024x1024',
+    defaultQuality: 'standard',
+    prices: { '1024x1024/standard': 0.04, '1024x1024/hd': 0.08, '1792x1024/hd': 0.125 },
+  },
+]
+
 describeWith('postgres', 'catalog routes', () => {
   let gw: TestGateway
   let apiUrl: string
@@ -24,7 +36,12 @@ describeWith('postgres', 'catalog routes', () => {
   let key: string
   let listing: Record<string, unknown>[]
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'memory', database: 'postgres', models })
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      models,
+      catalog: { images },
+    })
     ;({ apiUrl, siteUrl } = gw.app.listen())
     const accountId = await gw.account('1')
     key = (await gw.key(accountId)).key
@@ -69,6 +86,71 @@ describeWith('postgres', 'catalog routes', () => {
       const { created: _c, created_at: _a, ...entry } = item(decodeURIComponent(path))
       expect(await response.json()).toMatchObject(entry)
     }
+  })
+
+  describe('image models', () => {
+    test('the OpenAI SDK lists them beside the chat models, every entry a model it parses', async () => {
+      const client = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 })
+      const listed = []
+      for await (const model of client.models.list()) listed.push(model)
+      expect(listed.map((model) => model.id)).toEqual(listing.map((entry) => entry.id as string))
+      expect(listed.map((model) => model.id)).toContain('openai/picture')
+      for (const model of listed) {
+        expect(model.object).toBe('model')
+        expect(Number.isInteger(model.created)).toBe(true)
+        expect(model.owned_by).toBe(model.id.split('/')[0]!.replace(/^@/, ''))
+      }
+    })
+
+    test('an image model says it makes images, with its prices per image as USD strings', async () => {
+      const client = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 })
+      const model = await client.models.retrieve('openai/picture')
+      expect(model).toEqual(item('openai/picture') as never)
+      expect(model).toMatchObject({
+        id: 'openai/picture',
+        object: 'model',
+        owned_by: 'openai',
+        display_name: 'Picture',
+        output_modalities: ['image'],
+        styles: ['images'],
+        pricing: {
+          unit: 'usd_per_image',
+          per_image: {
+            '1024x1024/standard': '0.04',
+            '1024x1024/hd': '0.08',
+            '1792x1024/hd': '0.125',
+          },
+        },
+        default_size: '1024x1024',
+        default_quality: 'standard',
+        free: false,
+      })
+      expect(model).not.toHaveProperty('context_length')
+      // A chat model says what it outputs the same way, and keeps its prices per million tokens.
+      expect(item('openai/plain')).toMatchObject({
+        output_modalities: ['text'],
+        styles: ['chat', 'messages', 'responses'],
+        pricing: { unit: 'usd_per_million_tokens', input: '1', output: '2' },
+      })
+    })
+
+    test('the Anthropic SDK lists and retrieves them too', async () => {
+      const client = new Anthropic({ baseURL: apiUrl, apiKey: key, maxRetries: 0 })
+      const ids = []
+      for await (const model of client.models.list()) ids.push(model.id)
+      expect(ids).toContain('openai/picture')
+      expect(await client.models.retrieve('openai/picture')).toMatchObject({
+        id: 'openai/picture',
+        type: 'model',
+        display_name: 'Picture',
+      })
+    })
+
+    test('the site’s public catalog lists them', async () => {
+      const response = await fetch(`${siteUrl}/api/v1/models`)
+      const data = ((await response.json()) as { data: { id: string; styles: string[] }[] }).data
+      expect(data.find((entry) => entry.id === 'openai/picture')?.styles).toEqual(['images'])
+    })
   })
 
   describe('an unknown model is 404 unknown_model', () => {

@@ -1,11 +1,12 @@
 /**
  * The model picker of paid chat: one choice from the public catalog (`GET /api/v1/models`, the
  * dashboard's shared catalog query), automatic choices first, then every model with its price per
- * million tokens, in a native select. Aliases are left out: each names a model already listed.
+ * million tokens, in a native select. Aliases are left out: each names a model already listed; image
+ * models too: they do not chat.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createEffect } from 'solid-js'
-import { getCatalog, type CatalogEntry } from '../../data.ts'
+import { canChat, getCatalog, type CatalogEntry } from '../../data.ts'
 import { usd } from '../../format.ts'
 import { SelectField } from '../../forms.tsx'
 import { Loaded } from '../../ui.tsx'
@@ -16,7 +17,7 @@ export type ModelOption = { value: string; label: string }
 export const PREFERRED_MODEL = 'service/auto'
 
 function modelOptions(catalog: CatalogEntry[]): ModelOption[] {
-  const entries = catalog.filter((entry) => !entry.alias_of)
+  const entries = catalog.filter((entry) => !entry.alias_of && canChat(entry))
   const autos = entries
     .filter((entry) => entry.auto_candidates)
     .sort((a, b) => a.id.localeCompare(b.id))
@@ -38,8 +39,9 @@ function modelLabel(entry: CatalogEntry): string {
       ? `${entry.display_name} (${entry.id})`
       : entry.id
   if (entry.free) return `${name}, free`
-  if (!entry.pricing) return name
-  return `${name}, ${usd(entry.pricing.input)} in / ${usd(entry.pricing.output)} out per 1M tokens`
+  const { input, output } = entry.pricing ?? {}
+  if (input === undefined || output === undefined) return name
+  return `${name}, ${usd(input)} in / ${usd(output)} out per 1M tokens`
 }
 
 export function PaidModelPicker(props: { value: string; onValue: (model: string) => void }) {
