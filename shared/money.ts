@@ -6,9 +6,9 @@
 
 export const NANO_PER_USD = 1_000_000_000
 
-const decimalPattern = /^(\d+)(?:\.(\d{1,9}))?$/
 /** A decimal USD amount as schemas write it: digits, at most nine decimals ("5", "2.50"). */
-export const USD_AMOUNT_PATTERN = '^\\d+(\\.\\d{1,9})?$'
+export const USD_AMOUNT_PATTERN = '^(\\d+)(?:\\.(\\d{1,9}))?$'
+const decimalPattern = new RegExp(USD_AMOUNT_PATTERN)
 
 /** Parses a non-negative decimal USD amount such as "12.5" into nano-USD; undefined if it is not one. */
 export function usdToNano(usd: string | number): number | undefined {

@@ -171,7 +171,13 @@ export function useSubmit(): {
   }
 }
 
-/** The error of a field, when the refusal names it. */
+/** The error of a field, when the refusal names it or one of its items (`fallbacks[1]`). */
 export function fieldError(error: unknown, param: string): string | null {
-  return error instanceof ApiError && error.param === param ? error.message : null
+  if (!(error instanceof ApiError) || !error.param) return null
+  return error.param === param || error.param.startsWith(`${param}[`) ? error.message : null
+}
+
+/** A refusal that names none of the form's fields: shown once, above its buttons. */
+export function formError(error: unknown, params: readonly string[]): unknown {
+  return params.some((param) => fieldError(error, param)) ? undefined : error
 }

@@ -213,7 +213,7 @@ async function lockGuardrail(tx: Db, accountId: string, guardrailId: string): Pr
   if (!row)
     throw new ServiceError(
       'invalid_request',
-      `guardrailId: no guardrail ${guardrailId} in this account`,
+      `Guardrail: no guardrail ${guardrailId} in this account.`,
       { param: 'guardrailId' },
     )
 }

@@ -6,6 +6,11 @@
  */
 import { Type } from '@sinclair/typebox'
 import { PresetParams } from '../../../shared/schemas/admin/policy.ts'
+import {
+  fallbackLabel,
+  PRESET_LABELS,
+  PRESET_SLUG_PATTERN,
+} from '../../../shared/schemas/admin/field-rules.ts'
 import { ServiceError } from '../../../shared/errors.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 import type { Catalog } from '../../core/catalog/catalog-types.ts'
@@ -13,7 +18,7 @@ import { envelope, validate } from '../../pipeline/validate.ts'
 import { isPresetId, PRESET_PREFIX } from '../../policy/routing/presets.ts'
 import { MAX_CANDIDATES } from '../../policy/routing/resolve.ts'
 
-export const PRESET_SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
+export const PRESET_SLUG = new RegExp(PRESET_SLUG_PATTERN)
 
 const paramsCheck = envelope<{ params: PresetParams }>(
   Type.Object({ params: PresetParams }),
@@ -54,10 +59,8 @@ export async function savePreset(
   if (!PRESET_SLUG.test(slug)) {
     throw new ServiceError(
       'invalid_request',
-      `slug: "${slug}" is not a preset slug: 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen`,
-      {
-        param: 'slug',
-      },
+      `${PRESET_LABELS.slug} "${slug}" is not a preset slug: use 1 to 63 lowercase letters, digits and hyphens, not starting with a hyphen.`,
+      { param: 'slug' },
     )
   }
   const fallbacks = input.fallbacks ?? []
@@ -109,36 +112,38 @@ export async function deletePreset(
  * back to a paid model, so its fallbacks must be free too (the request would be refused otherwise).
  */
 function checkChoices(catalog: Catalog, model: string, fallbacks: string[]): void {
-  checkChoice(catalog, model, 'model')
+  checkChoice(catalog, model, 'model', PRESET_LABELS.model)
   if (fallbacks.length > MAX_CANDIDATES - 1) {
     throw new ServiceError(
       'invalid_request',
-      `fallbacks: must have at most ${MAX_CANDIDATES - 1} items`,
+      `${PRESET_LABELS.fallbacks}: at most ${MAX_CANDIDATES - 1}.`,
       { param: 'fallbacks' },
     )
   }
-  fallbacks.forEach((fallback, index) => checkChoice(catalog, fallback, `fallbacks[${index}]`))
+  fallbacks.forEach((fallback, index) =>
+    checkChoice(catalog, fallback, `fallbacks[${index}]`, fallbackLabel(index)),
+  )
   if (catalog.autos.get(model)?.free) {
     fallbacks.forEach((fallback, index) => {
       const free = catalog.models.get(fallback)?.free ?? catalog.autos.get(fallback)?.free ?? false
       if (!free) {
-        const param = `fallbacks[${index}]`
         throw new ServiceError(
           'invalid_request',
-          `${param}: ${fallback} is not free, and ${model} never falls back to a paid model`,
-          { param },
+          `${fallbackLabel(index)}: ${fallback} is not free, and ${model} never falls back to a paid model.`,
+          { param: `fallbacks[${index}]` },
         )
       }
     })
   }
 }
 
-function checkChoice(catalog: Catalog, id: string, param: string): void {
+/** `label` is how the dashboard's preset form names the field. */
+function checkChoice(catalog: Catalog, id: string, param: string, label: string): void {
   if (catalog.models.has(id) || catalog.aliases.has(id) || catalog.autos.has(id)) return
   const why = isPresetId(id)
     ? 'is a preset; a preset cannot name another preset'
     : 'is not a catalog model ID, alias or service/auto choice'
-  throw new ServiceError('invalid_request', `${param}: ${id} ${why}`, { param })
+  throw new ServiceError('invalid_request', `${label}: ${id} ${why}.`, { param })
 }
 
 async function requireAccount(deps: OperatorDeps, accountId: string): Promise<void> {

@@ -2,9 +2,11 @@
  * The pieces every admin API schema is made of: a nullable value, a count, the query of a keyset-paged
  * list and a time range. One definition each, so every list pages and filters by time the same way.
  */
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type SchemaOptions, type TSchema } from '@sinclair/typebox'
 
-export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
+/** A value or null; `options` (a title) belong to the whole, which is what a refusal reports. */
+export const Nullable = <T extends TSchema>(schema: T, options?: SchemaOptions) =>
+  Type.Union([schema, Type.Null()], options)
 
 export const Count = Type.Integer({ minimum: 0 })
 

@@ -5,9 +5,10 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.ts'
+import { KEY_LIMIT, LIMIT_LABELS } from './field-rules.ts'
 
 /** A key's limits and caps are positive: null, not 0, is "none" (0 would read as a limit of nothing). */
-const Limit = Type.Integer({ minimum: 1 })
+const Limit = Type.Integer(KEY_LIMIT)
 const Nano = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })
 const ModelIds = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })
 
@@ -58,11 +59,11 @@ export type ApiKeys = Static<typeof ApiKeys>
 const settable = {
   name: Type.Optional(Type.String({ maxLength: 100 })),
   /** Requests per minute; null: none. */
-  rpmLimit: Type.Optional(Nullable(Limit)),
+  rpmLimit: Type.Optional(Nullable(Limit, { title: LIMIT_LABELS.rpmLimit })),
   /** Estimated input plus output tokens per minute; null: none. */
-  tpmLimit: Type.Optional(Nullable(Limit)),
+  tpmLimit: Type.Optional(Nullable(Limit, { title: LIMIT_LABELS.tpmLimit })),
   /** Concurrent requests; null: none. */
-  concurrency: Type.Optional(Nullable(Limit)),
+  concurrency: Type.Optional(Nullable(Limit, { title: LIMIT_LABELS.concurrency })),
   /** Daily spend cap (UTC days); absent on creation: the configured default; null: no cap. */
   dailyLimitNano: Type.Optional(Nullable(Nano)),
   /** Monthly spend cap (UTC months); absent on creation: the configured default; null: no cap. */

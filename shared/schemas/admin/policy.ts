@@ -5,16 +5,37 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.ts'
+import {
+  ACCOUNT_LIMIT,
+  LIMIT_LABELS,
+  PRESET_LABELS,
+  PRESET_MAX_FALLBACKS,
+  PRESET_PARAM_RULES,
+} from './field-rules.ts'
 
 const Ids = Type.Array(Type.String({ minLength: 1 }), { maxItems: 1000 })
 
 /** Default parameters a preset may set, applied where the request sets none: the ones every client style can carry. */
 export const PresetParams = Type.Object(
   {
-    temperature: Type.Optional(Type.Number({ minimum: 0, maximum: 2 })),
-    top_p: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
-    max_tokens: Type.Optional(Type.Integer({ minimum: 1 })),
-    stop: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 4 })),
+    temperature: Type.Optional(
+      Type.Number({
+        ...PRESET_PARAM_RULES.temperature,
+        title: PRESET_LABELS['params.temperature'],
+      }),
+    ),
+    top_p: Type.Optional(
+      Type.Number({ ...PRESET_PARAM_RULES.top_p, title: PRESET_LABELS['params.top_p'] }),
+    ),
+    max_tokens: Type.Optional(
+      Type.Integer({ ...PRESET_PARAM_RULES.max_tokens, title: PRESET_LABELS['params.max_tokens'] }),
+    ),
+    stop: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        ...PRESET_PARAM_RULES.stop,
+        title: PRESET_LABELS['params.stop'],
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -44,8 +65,13 @@ export type Presets = Static<typeof Presets>
 export const PresetBody = Type.Object(
   {
     /** A catalog model ID, an alias or a `service/auto…` choice (not another preset). */
-    model: Type.String({ minLength: 1 }),
-    fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
+    model: Type.String({ minLength: 1, title: PRESET_LABELS.model }),
+    fallbacks: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        maxItems: PRESET_MAX_FALLBACKS,
+        title: PRESET_LABELS.fallbacks,
+      }),
+    ),
     params: Type.Optional(PresetParams),
   },
   { additionalProperties: false },
@@ -145,7 +171,7 @@ export const RoutingProviders = Type.Object({
 export type RoutingProviders = Static<typeof RoutingProviders>
 
 /** A per-minute or concurrency limit: a whole number, 0 for no limit. */
-const AccountLimit = Type.Integer({ minimum: 0, maximum: 1_000_000_000 })
+const AccountLimit = Type.Integer(ACCOUNT_LIMIT)
 
 /**
  * The account-level limits every key of the account shares: requests and tokens per minute and requests
@@ -168,9 +194,9 @@ export type AccountLimits = Static<typeof AccountLimits>
 /** A limit given replaces the account's, null returns it to the default, an absent one stays as it is. */
 export const AccountLimitsChanges = Type.Object(
   {
-    rpmLimit: Type.Optional(Nullable(AccountLimit)),
-    tpmLimit: Type.Optional(Nullable(AccountLimit)),
-    concurrency: Type.Optional(Nullable(AccountLimit)),
+    rpmLimit: Type.Optional(Nullable(AccountLimit, { title: LIMIT_LABELS.rpmLimit })),
+    tpmLimit: Type.Optional(Nullable(AccountLimit, { title: LIMIT_LABELS.tpmLimit })),
+    concurrency: Type.Optional(Nullable(AccountLimit, { title: LIMIT_LABELS.concurrency })),
   },
   { additionalProperties: false },
 )

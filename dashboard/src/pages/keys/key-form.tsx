@@ -12,11 +12,13 @@ import type {
   KeyDefaults,
   NewApiKey,
 } from '../../../../shared/schemas/admin/keys.ts'
+import { KEY_LIMIT, LIMIT_LABELS } from '../../../../shared/schemas/admin/field-rules.ts'
 import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
-import { api, ApiError } from '../../api.ts'
+import { api } from '../../api.ts'
+import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
 import { usd } from '../../format.ts'
 import { ModelPicker } from '../../model-picker.tsx'
-import { Checkbox, fieldError, SelectField, TextField, useSubmit } from '../../forms.tsx'
+import { Checkbox, fieldError, formError, SelectField, TextField, useSubmit } from '../../forms.tsx'
 import { Button, ErrorNotice } from '../../ui.tsx'
 import { asText, readUsd, readWhole } from '../policy/amounts.ts'
 import { changedFields } from '../policy/changes.ts'
@@ -55,7 +57,6 @@ export function KeyForm(props: Props) {
   const [models, setModels] = createSignal<string[]>(start?.allowedModels ?? [])
   const [guardrailId, setGuardrailId] = createSignal(start?.guardrailId ?? '')
   const submit = useSubmit()
-  const error = (param: string) => fieldError(submit.error(), param)
 
   /** A cap: null without one; on a new key, undefined (the default) when empty. */
   const cap = (
@@ -67,32 +68,25 @@ export function KeyForm(props: Props) {
     if (off) return null
     const nano = readUsd(text, param)
     if (nano === 0)
-      throw new ApiError(
-        400,
-        'invalid_request',
-        `Enter a ${period} cap above zero, or choose “No ${period} cap”.`,
-        param,
-      )
+      throw refuse(param, `Enter a ${period} cap above zero, or choose “No ${period} cap”.`)
     if (nano !== null) return nano
     if (!start) return undefined
-    throw new ApiError(
-      400,
-      'invalid_request',
-      `Enter a ${period} cap in USD, or choose “No ${period} cap”.`,
-      param,
-    )
+    throw refuse(param, `Enter a ${period} cap in USD, or choose “No ${period} cap”.`)
   }
 
-  const read = (): NewApiKey => ({
-    name: name().trim(),
-    rpmLimit: readWhole(rpm(), 'rpmLimit', 1),
-    tpmLimit: readWhole(tpm(), 'tpmLimit', 1),
-    concurrency: readWhole(concurrency(), 'concurrency', 1),
-    dailyLimitNano: cap(daily(), noDaily(), 'dailyLimitNano', 'daily'),
-    monthlyLimitNano: cap(monthly(), noMonthly(), 'monthlyLimitNano', 'monthly'),
-    allowedModels: models().length > 0 ? models() : null,
-    guardrailId: guardrailId() || null,
-  })
+  const check = useFormCheck(
+    (field): NewApiKey => ({
+      name: name().trim(),
+      rpmLimit: field(() => readWhole(rpm(), 'rpmLimit', KEY_LIMIT)),
+      tpmLimit: field(() => readWhole(tpm(), 'tpmLimit', KEY_LIMIT)),
+      concurrency: field(() => readWhole(concurrency(), 'concurrency', KEY_LIMIT)),
+      dailyLimitNano: field(() => cap(daily(), noDaily(), 'dailyLimitNano', 'daily')),
+      monthlyLimitNano: field(() => cap(monthly(), noMonthly(), 'monthlyLimitNano', 'monthly')),
+      allowedModels: models().length > 0 ? models() : null,
+      guardrailId: guardrailId() || null,
+    }),
+  )
+  const error = (param: string) => check.error(param) ?? fieldError(submit.error(), param)
 
   const changes = (key: ApiKey, next: NewApiKey): ApiKeyChanges =>
     changedFields<NewApiKey>(
@@ -111,8 +105,13 @@ export function KeyForm(props: Props) {
 
   const save = async (event: SubmitEvent) => {
     event.preventDefault()
+    const form = event.currentTarget as HTMLFormElement
+    const next = check.take()
+    if (!next) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
     await submit.run(async () => {
-      const next = read()
       if (!start) {
         const body = Object.fromEntries(
           Object.entries(next).filter(
@@ -132,6 +131,7 @@ export function KeyForm(props: Props) {
           : await api<ApiKey>('PATCH', `/keys/${start.id}`, changed),
       )
     })
+    if (submit.error()) focusFirstInvalid(form)
   }
 
   const capHint = (period: 'daily' | 'monthly') => {
@@ -145,13 +145,7 @@ export function KeyForm(props: Props) {
       ? `Empty: the default cap for new keys.`
       : `Empty: the default for new keys, ${usd(amount)} a ${period === 'daily' ? 'day' : 'month'}.`
   }
-  const otherError = () => {
-    const failure = submit.error()
-    return failure &&
-      !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param))
-      ? failure
-      : undefined
-  }
+  const otherError = () => formError(submit.error(), FIELDS)
 
   return (
     <form class="stack" onSubmit={save} novalidate>
@@ -172,21 +166,21 @@ export function KeyForm(props: Props) {
         </p>
         <div class="row">
           <TextField
-            label="Requests per minute"
+            label={LIMIT_LABELS.rpmLimit}
             inputmode="numeric"
             value={rpm()}
             onValue={setRpm}
             error={error('rpmLimit')}
           />
           <TextField
-            label="Tokens per minute"
+            label={LIMIT_LABELS.tpmLimit}
             inputmode="numeric"
             value={tpm()}
             onValue={setTpm}
             error={error('tpmLimit')}
           />
           <TextField
-            label="Concurrent requests"
+            label={LIMIT_LABELS.concurrency}
             inputmode="numeric"
             value={concurrency()}
             onValue={setConcurrency}

@@ -4,22 +4,32 @@
  * become nano-USD by string arithmetic (shared/money.ts), never through binary floating point.
  */
 import { usdToNano } from '../../../../shared/money.ts'
-import { ApiError } from '../../api.ts'
+import { refuse } from '../../form-check.ts'
 
-const refuse = (param: string, message: string) =>
-  new ApiError(400, 'invalid_request', message, param)
+/** What a number field accepts: the bounds of its schema (shared/schemas/admin/field-rules.ts). */
+export type Bounds = { readonly minimum?: number; readonly maximum?: number }
 
-/** A whole number of at least `min`, or null for an empty field. */
-export function readWhole(text: string, param: string, min = 0): number | null {
+/** The range a field accepts, in words: "of at least 1", "from 0 to 2". */
+function range(bounds: Bounds): string {
+  const { minimum, maximum } = bounds
+  if (maximum === undefined) return minimum ? ` of at least ${minimum.toLocaleString('en-US')}` : ''
+  return ` from ${(minimum ?? 0).toLocaleString('en-US')} to ${maximum.toLocaleString('en-US')}`
+}
+
+/** A whole number within `bounds`, or null for an empty field. */
+export function readWhole(text: string, param: string, bounds: Bounds = {}): number | null {
   const trimmed = text.trim().replace(/[,_\s]/g, '')
   if (trimmed === '') return null
-  if (!/^\d+$/.test(trimmed) || !Number.isSafeInteger(Number(trimmed)) || Number(trimmed) < min) {
-    throw refuse(
-      param,
-      `Enter a whole number${min > 0 ? ` of at least ${min}` : ''}, or leave it empty.`,
-    )
+  const value = Number(trimmed)
+  if (
+    !/^\d+$/.test(trimmed) ||
+    !Number.isSafeInteger(value) ||
+    value < (bounds.minimum ?? 0) ||
+    (bounds.maximum !== undefined && value > bounds.maximum)
+  ) {
+    throw refuse(param, `Enter a whole number${range(bounds)}, or leave it empty.`)
   }
-  return Number(trimmed)
+  return value
 }
 
 /** A USD amount ("25", "2.50", "$1,000") in nano-USD, or null for an empty field. */
@@ -38,23 +48,17 @@ export function readUsd(
   return nano
 }
 
-/** A decimal number within [min, max], or undefined for an empty field (for model parameters, not money). */
-export function readDecimal(
-  text: string,
-  param: string,
-  min: number,
-  max?: number,
-): number | undefined {
+/** A decimal number within `bounds`, or undefined for an empty field (for model parameters, not money). */
+export function readDecimal(text: string, param: string, bounds: Bounds): number | undefined {
   const trimmed = text.trim()
   if (trimmed === '') return undefined
   const value = Number(trimmed)
-  if (!/^\d*\.?\d+$/.test(trimmed) || value < min || (max !== undefined && value > max)) {
-    throw refuse(
-      param,
-      max === undefined
-        ? `Enter a number of at least ${min}.`
-        : `Enter a number from ${min} to ${max}.`,
-    )
+  if (
+    !/^\d*\.?\d+$/.test(trimmed) ||
+    value < (bounds.minimum ?? 0) ||
+    (bounds.maximum !== undefined && value > bounds.maximum)
+  ) {
+    throw refuse(param, `Enter a number${range(bounds)}, or leave it empty.`)
   }
   return value
 }

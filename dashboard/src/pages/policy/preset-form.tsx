@@ -3,23 +3,22 @@
  * parameters used when a request sets none. The slug is fixed once made (clients call it by name).
  */
 import { createSignal, Show } from 'solid-js'
+import {
+  PRESET_LABELS,
+  PRESET_MAX_FALLBACKS,
+  PRESET_PARAM_RULES,
+  PRESET_SLUG_PATTERN,
+} from '../../../../shared/schemas/admin/field-rules.ts'
 import type { Preset, PresetBody, PresetParams } from '../../../../shared/schemas/admin/policy.ts'
-import { api, ApiError } from '../../api.ts'
+import { api } from '../../api.ts'
+import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
 import { ModelPicker } from '../../model-picker.tsx'
-import { Field, TextField, useSubmit } from '../../forms.tsx'
+import { Field, fieldError, formError, TextField, useSubmit } from '../../forms.tsx'
 import { Button, ErrorNotice } from '../../ui.tsx'
 import { asText, readDecimal, readWhole } from './amounts.ts'
 
-const SLUG = /^[a-z0-9][a-z0-9-]{0,62}$/
-const FIELDS = [
-  'slug',
-  'model',
-  'fallbacks',
-  'params.temperature',
-  'params.top_p',
-  'params.max_tokens',
-  'params.stop',
-]
+const SLUG = new RegExp(PRESET_SLUG_PATTERN)
+const FIELDS = Object.keys(PRESET_LABELS)
 
 export function PresetForm(props: {
   preset?: Preset
@@ -36,17 +35,10 @@ export function PresetForm(props: {
   const [maxTokens, setMaxTokens] = createSignal(asText(start?.params.max_tokens))
   const [stop, setStop] = createSignal((start?.params.stop ?? []).join('\n'))
   const submit = useSubmit()
-  /** A refusal of this field or of one of its items (`fallbacks[1]`). */
-  const error = (field: string) => {
-    const failure = submit.error()
-    if (!(failure instanceof ApiError) || !failure.param) return null
-    return failure.param === field || failure.param.startsWith(`${field}[`) ? failure.message : null
-  }
-  const refuse = (param: string, message: string) =>
-    new ApiError(400, 'invalid_request', message, param)
 
-  const read = (): { slug: string; body: PresetBody } => {
+  const readSlug = () => {
     const name = slug().trim()
+    if (!name) throw refuse('slug', 'Enter a slug: clients call the preset by it.')
     if (!SLUG.test(name))
       throw refuse(
         'slug',
@@ -54,43 +46,66 @@ export function PresetForm(props: {
       )
     if (!start && props.taken.includes(name))
       throw refuse('slug', `@preset/${name} exists already: edit it instead.`)
+    return name
+  }
+  const readModel = () => {
     const chosen = model()[0]
     if (!chosen) throw refuse('model', 'Choose the model the preset calls.')
-    const params: PresetParams = {}
-    const temp = readDecimal(temperature(), 'params.temperature', 0, 2)
-    if (temp !== undefined) params.temperature = temp
-    const top = readDecimal(topP(), 'params.top_p', 0, 1)
-    if (top !== undefined) params.top_p = top
-    const max = readWhole(maxTokens(), 'params.max_tokens', 1)
-    if (max !== null) params.max_tokens = max
+    return chosen
+  }
+  const readStops = () => {
     const stops = stop()
       .split('\n')
       .filter((line) => line.trim() !== '')
-    if (stops.length > 4) throw refuse('params.stop', 'At most 4 stop sequences.')
-    if (stops.length > 0) params.stop = stops
-    return { slug: name, body: { model: chosen, fallbacks: fallbacks(), params } }
+    if (stops.length > PRESET_PARAM_RULES.stop.maxItems)
+      throw refuse(
+        'params.stop',
+        `At most ${PRESET_PARAM_RULES.stop.maxItems} stop sequences, one a line.`,
+      )
+    return stops
   }
+  const check = useFormCheck((field) => {
+    const name = field(readSlug)
+    const chosen = field(readModel)
+    const params: PresetParams = {}
+    const temp = field(() =>
+      readDecimal(temperature(), 'params.temperature', PRESET_PARAM_RULES.temperature),
+    )
+    if (temp !== undefined) params.temperature = temp
+    const top = field(() => readDecimal(topP(), 'params.top_p', PRESET_PARAM_RULES.top_p))
+    if (top !== undefined) params.top_p = top
+    const max = field(() =>
+      readWhole(maxTokens(), 'params.max_tokens', PRESET_PARAM_RULES.max_tokens),
+    )
+    if (max !== null && max !== undefined) params.max_tokens = max
+    const stops = field(readStops)
+    if (stops?.length) params.stop = stops
+    const body: PresetBody = { model: chosen ?? '', fallbacks: fallbacks(), params }
+    return { slug: name ?? '', body }
+  })
+  /** A problem of this field or of one of its items (`fallbacks[1]`): the form's own check first. */
+  const error = (field: string) => check.error(field) ?? fieldError(submit.error(), field)
 
   const save = async (event: SubmitEvent) => {
     event.preventDefault()
-    await submit.run(async () => {
-      const { slug: name, body } = read()
-      props.onSaved(await api<Preset>('PUT', `/presets/${encodeURIComponent(name)}`, body))
-    })
+    const form = event.currentTarget as HTMLFormElement
+    const checked = check.take()
+    if (!checked) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
+    const saved = await submit.run(() =>
+      api<Preset>('PUT', `/presets/${encodeURIComponent(checked.slug)}`, checked.body),
+    )
+    if (saved) props.onSaved(saved)
+    else focusFirstInvalid(form)
   }
-  const otherError = () => {
-    const failure = submit.error()
-    if (!failure) return undefined
-    const param = failure instanceof ApiError ? failure.param : null
-    return param && FIELDS.some((field) => param === field || param.startsWith(`${field}[`))
-      ? undefined
-      : failure
-  }
+  const otherError = () => formError(submit.error(), FIELDS)
 
   return (
     <form class="stack" onSubmit={save} novalidate>
       <TextField
-        label="Slug"
+        label={PRESET_LABELS.slug}
         value={slug()}
         onValue={(value) => setSlug(value.toLowerCase())}
         readonly={!!start}
@@ -112,7 +127,7 @@ export function PresetForm(props: {
       <ModelPicker
         choices="any"
         max={1}
-        label="Model"
+        label={PRESET_LABELS.model}
         value={model()}
         onChange={setModel}
         emptyText="None chosen yet"
@@ -121,12 +136,12 @@ export function PresetForm(props: {
       />
       <ModelPicker
         choices="any"
-        max={3}
-        label="Fallbacks"
+        max={PRESET_MAX_FALLBACKS}
+        label={PRESET_LABELS.fallbacks}
         value={fallbacks()}
         onChange={setFallbacks}
         emptyText="No fallbacks"
-        hint="Tried in order when the model cannot start an answer. Up to 3."
+        hint={`Tried in order when the model cannot start an answer. Up to ${PRESET_MAX_FALLBACKS}.`}
         error={error('fallbacks')}
       />
       <fieldset class="form-group">
@@ -134,23 +149,23 @@ export function PresetForm(props: {
         <p class="hint">Used when a request does not set them. Empty: the model's own default.</p>
         <div class="row">
           <TextField
-            label="Temperature"
+            label={PRESET_LABELS['params.temperature']}
             inputmode="decimal"
             value={temperature()}
             onValue={setTemperature}
-            hint="0 to 2"
+            hint={`${PRESET_PARAM_RULES.temperature.minimum} to ${PRESET_PARAM_RULES.temperature.maximum}`}
             error={error('params.temperature')}
           />
           <TextField
-            label="Top P"
+            label={PRESET_LABELS['params.top_p']}
             inputmode="decimal"
             value={topP()}
             onValue={setTopP}
-            hint="0 to 1"
+            hint={`${PRESET_PARAM_RULES.top_p.minimum} to ${PRESET_PARAM_RULES.top_p.maximum}`}
             error={error('params.top_p')}
           />
           <TextField
-            label="Max tokens"
+            label={PRESET_LABELS['params.max_tokens']}
             inputmode="numeric"
             value={maxTokens()}
             onValue={setMaxTokens}
@@ -158,11 +173,16 @@ export function PresetForm(props: {
             error={error('params.max_tokens')}
           />
         </div>
-        <Field label="Stop sequences" hint="One a line, up to 4." error={error('params.stop')}>
+        <Field
+          label={PRESET_LABELS['params.stop']}
+          hint={`One a line, up to ${PRESET_PARAM_RULES.stop.maxItems}.`}
+          error={error('params.stop')}
+        >
           {(id, describedBy) => (
             <textarea
               id={id}
               aria-describedby={describedBy}
+              aria-invalid={error('params.stop') ? 'true' : undefined}
               rows={3}
               value={stop()}
               onInput={(event) => setStop(event.currentTarget.value)}

@@ -1,6 +1,7 @@
 /**
  * The account's own limits, shared by all its keys: requests and tokens per minute and requests at once.
  * An empty field is the service's default (shown under it); 0 is no limit. Owner and admins change them.
+ * Each field is checked against the schema's bounds before saving, every problem under its field.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
@@ -8,19 +9,18 @@ import type {
   AccountLimits,
   AccountLimitsChanges,
 } from '../../../../shared/schemas/admin/policy.ts'
+import { ACCOUNT_LIMIT, LIMIT_LABELS } from '../../../../shared/schemas/admin/field-rules.ts'
 import { api } from '../../api.ts'
 import { getAccountLimits } from '../../data.ts'
-import { fieldError, TextField, useSubmit } from '../../forms.tsx'
+import { focusFirstInvalid, useFormCheck } from '../../form-check.ts'
+import { fieldError, formError, TextField, useSubmit } from '../../forms.tsx'
 import { announce, Button, Card, ErrorNotice, Loaded } from '../../ui.tsx'
+import { readWhole } from '../policy/amounts.ts'
 import { OWNER_OR_ADMIN } from '../policy/read-only.tsx'
 
-const FIELDS = [
-  { name: 'rpmLimit', label: 'Requests per minute' },
-  { name: 'tpmLimit', label: 'Tokens per minute' },
-  { name: 'concurrency', label: 'Requests at once' },
-] as const
+const NAMES = ['rpmLimit', 'tpmLimit', 'concurrency'] as const
 
-type Name = (typeof FIELDS)[number]['name']
+type Name = (typeof NAMES)[number]
 
 export function AccountLimitsCard(props: { canManage: boolean }) {
   const limits = createAsync(() => getAccountLimits())
@@ -44,21 +44,26 @@ function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
     concurrency: text(props.current.concurrency),
   })
   const submit = useSubmit()
+  const check = useFormCheck((field) => {
+    const changes: AccountLimitsChanges = {}
+    for (const name of NAMES)
+      changes[name] = field(() => readWhole(values()[name], name, ACCOUNT_LIMIT))
+    return changes
+  })
+  const error = (name: Name) => check.error(name) ?? fieldError(submit.error(), name)
   const save = async (event: SubmitEvent) => {
     event.preventDefault()
-    const changes: Record<string, unknown> = {}
-    for (const { name } of FIELDS) {
-      const value = values()[name].trim()
-      // The server checks the number and names the field: what is not a whole number goes as typed.
-      changes[name] = value === '' ? null : /^\d+$/.test(value) ? Number(value) : value
+    const form = event.currentTarget as HTMLFormElement
+    const changes = check.take()
+    if (!changes) {
+      submit.clear()
+      return focusFirstInvalid(form)
     }
-    const answer = await submit.run(() =>
-      api<AccountLimits>('PATCH', '/account/limits', changes as AccountLimitsChanges),
-    )
+    const answer = await submit.run(() => api<AccountLimits>('PATCH', '/account/limits', changes))
     if (answer) {
       setSaved(answer)
       announce('Account limits saved.')
-    }
+    } else focusFirstInvalid(form)
   }
   const hint = (name: Name) => {
     const inForce = saved().effective[name]
@@ -67,23 +72,22 @@ function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
       ? `Empty: the service's default, now ${shown}.`
       : `In force: ${shown}. Empty it for the default.`
   }
-  const generalError = () =>
-    FIELDS.some(({ name }) => fieldError(submit.error(), name)) ? undefined : submit.error()
+  const generalError = () => formError(submit.error(), NAMES)
   return (
-    <form class="stack" onSubmit={save}>
+    <form class="stack" onSubmit={save} novalidate>
       <p class="small muted">
         Shared by every key of the account, on top of each key's own limits. 0 is no limit.
       </p>
       <div class="row wrap">
-        <For each={FIELDS}>
-          {({ name, label }) => (
+        <For each={NAMES}>
+          {(name) => (
             <TextField
-              label={label}
+              label={LIMIT_LABELS[name]}
               inputmode="numeric"
               value={values()[name]}
               onValue={(value) => setValues({ ...values(), [name]: value })}
               hint={hint(name)}
-              error={fieldError(submit.error(), name)}
+              error={error(name)}
               disabled={!props.canManage}
             />
           )}

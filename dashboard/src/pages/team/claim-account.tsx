@@ -1,19 +1,22 @@
 /**
  * Why an accountless account has no team, and how to claim it: `POST /me/claim` on the API server with
- * one of the account's keys. The API server is another host than this dashboard, so the command keeps a
- * placeholder for it rather than guessing from this page's address.
+ * one of the account's keys. The API server is another host than this dashboard: the command names the
+ * address the code samples use (the preset list's `baseUrl`), so it works as pasted but for the key.
  */
+import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal } from 'solid-js'
+import { getPresets } from '../../data.ts'
 import { TextField } from '../../forms.tsx'
-import { Card, CopyButton } from '../../ui.tsx'
+import { Card, CopyButton, Loaded } from '../../ui.tsx'
 
 /** A value inside a single-quoted shell word. */
 const shellQuoted = (text: string) => text.replaceAll("'", `'\\''`)
 
-export function claimCommand(email: string): string {
+/** The claim request for the API server at `baseUrl`. */
+export function claimCommand(baseUrl: string, email: string): string {
   const body = JSON.stringify({ email: email.trim() || 'you@example.com' })
   return [
-    'curl https://YOUR_API_HOST/me/claim \\',
+    `curl ${baseUrl}/me/claim \\`,
     '  -H "Authorization: Bearer YOUR_API_KEY" \\',
     '  -H "Content-Type: application/json" \\',
     `  -d '${shellQuoted(body)}'`,
@@ -22,6 +25,7 @@ export function claimCommand(email: string): string {
 
 export function ClaimAccount() {
   const [email, setEmail] = createSignal('')
+  const presets = createAsync(() => getPresets())
   return (
     <Card title="Teams need an identity">
       <p>
@@ -34,9 +38,8 @@ export function ClaimAccount() {
       <ol class="stack claim-steps">
         <li>
           <p>
-            Send this request with one of the account's API keys. Replace <code>YOUR_API_HOST</code>{' '}
-            with the address of the API server (the one your model requests go to, not this
-            dashboard's address) and <code>YOUR_API_KEY</code> with the key.
+            Send this request to the API server with one of the account's API keys: replace{' '}
+            <code>YOUR_API_KEY</code> with the key.
           </p>
           <TextField
             label="Your e-mail address"
@@ -46,12 +49,16 @@ export function ClaimAccount() {
             onValue={setEmail}
             hint="Fills in the command; nothing is sent from here."
           />
-          <div class="code-block">
-            <pre>
-              <code>{claimCommand(email())}</code>
-            </pre>
-            <CopyButton text={claimCommand(email())} label="Copy claim command" />
-          </div>
+          <Loaded data={presets} retry={() => revalidate(getPresets.key)}>
+            {(list) => (
+              <div class="code-block">
+                <pre>
+                  <code>{claimCommand(list.baseUrl, email())}</code>
+                </pre>
+                <CopyButton text={claimCommand(list.baseUrl, email())} label="Copy claim command" />
+              </div>
+            )}
+          </Loaded>
         </li>
         <li>
           Open the confirmation link we e-mail to that address. The address is attached when you

@@ -55,14 +55,22 @@ describeWith('postgres', 'admin policy routes', () => {
       status: 400,
       body: { error: { code: 'invalid_request', param: 'model' } },
     })
+    // Refusals name a field by the label the dashboard's form shows for it.
     expect(
       (
         await call('PUT', '/presets/writer', owner, {
           model: 'test/cheap',
           params: { temperature: 9 },
         })
-      ).body.error.param,
-    ).toBe('params.temperature')
+      ).body.error,
+    ).toMatchObject({ param: 'params.temperature', message: 'Temperature must be at most 2.' })
+    expect(
+      (await call('PUT', '/presets/writer', owner, { model: 'test/cheap', fallbacks: ['x/y'] }))
+        .body.error,
+    ).toMatchObject({
+      param: 'fallbacks[0]',
+      message: 'Fallback 1: x/y is not a catalog model ID, alias or service/auto choice.',
+    })
     expect((await call('DELETE', '/presets/writer', owner)).body).toEqual({
       accountId,
       slug: 'writer',
@@ -194,7 +202,12 @@ describeWith('postgres', 'admin policy routes', () => {
     expect((await call('PATCH', '/account/limits', member, { concurrency: 1 })).status).toBe(403)
     expect(await call('PATCH', '/account/limits', owner, { concurrency: -1 })).toMatchObject({
       status: 400,
-      body: { error: { param: 'concurrency' } },
+      body: {
+        error: {
+          param: 'concurrency',
+          message: 'Requests at once must be at least 0.',
+        },
+      },
     })
     expect(await call('PATCH', '/account/limits', owner, {})).toMatchObject({
       status: 400,
