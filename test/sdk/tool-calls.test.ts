@@ -17,6 +17,7 @@ const models = [
   testModel('openai/noargs', 'fake?tools=1&noargs=1'),
   anthropicTestModel('anthropic/tools', 'fake?tools=1'),
   anthropicTestModel('anthropic/noargs', 'fake?tools=1&noargs=1'),
+  testModel('openai/interleaved', 'fake?tools=2&argsChunks=4&interleave=1'),
 ]
 const ping = {
   type: 'function' as const,
@@ -292,6 +293,66 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
         { type: 'text', text: 'Images of the result of tool call toolu_01A:' },
         { type: 'image_url', image_url: { url: `data:image/png;base64,${png}` } },
       ])
+    })
+  })
+
+  describe('parallel calls whose argument fragments take turns reach each call whole', () => {
+    const tools = [
+      { name: 'get_weather', input_schema: { type: 'object' as const, properties: {} } },
+      { name: 'get_time', input_schema: { type: 'object' as const, properties: {} } },
+    ]
+    const expected = [
+      { location: 'Paris', unit: 'c' },
+      { location: 'Tokyo', unit: 'c' },
+    ]
+
+    test('responses: each function call item gets its own arguments, and no delta after its done', async () => {
+      const stream = openai.responses.stream({
+        model: 'openai/interleaved',
+        input: 'Weather and time?',
+        tools: tools.map((tool) => ({
+          type: 'function' as const,
+          name: tool.name,
+          parameters: tool.input_schema,
+          strict: false,
+        })),
+      })
+      const finished = new Set<number>()
+      const late: number[] = []
+      for await (const event of stream) {
+        if (event.type === 'response.output_item.done') finished.add(event.output_index)
+        if (
+          event.type === 'response.function_call_arguments.delta' &&
+          finished.has(event.output_index)
+        )
+          late.push(event.output_index)
+      }
+      const calls = (await stream.finalResponse()).output.flatMap((item) =>
+        item.type === 'function_call' ? [JSON.parse(item.arguments)] : [],
+      )
+      expect(calls).toEqual(expected)
+      expect(late).toEqual([])
+    })
+
+    test('messages: each tool_use block gets its own input, and no delta after its stop', async () => {
+      const stream = anthropic.messages.stream({
+        model: 'openai/interleaved',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'Weather and time?' }],
+        tools,
+      })
+      const stopped = new Set<number>()
+      const late: number[] = []
+      for await (const event of stream) {
+        if (event.type === 'content_block_stop') stopped.add(event.index)
+        if (event.type === 'content_block_delta' && stopped.has(event.index)) late.push(event.index)
+      }
+      const message = await stream.finalMessage()
+      expect(message.stop_reason).toBe('tool_use')
+      expect(message.content.map((block) => block.type === 'tool_use' && block.input)).toEqual(
+        expected,
+      )
+      expect(late).toEqual([])
     })
   })
 

@@ -63,7 +63,7 @@ export function openaiStream(plan: Plan, includeUsage: boolean): Step[] {
       text: delta(refusal(plan) ? { refusal: word } : { content: word }),
       content: true,
     })
-  plan.toolCalls.forEach((call, index) => {
+  const start = (call: Plan['toolCalls'][number], index: number) =>
     steps.push({
       text: delta({
         tool_calls: [
@@ -72,13 +72,25 @@ export function openaiStream(plan: Plan, includeUsage: boolean): Step[] {
       }),
       content: true,
     })
-    for (const part of fragments(call.arguments, Number(plan.options.get('argsChunks') ?? 3))) {
-      steps.push({
-        text: delta({ tool_calls: [{ index, function: { arguments: part } }] }),
-        content: true,
-      })
-    }
-  })
+  const parts = (call: Plan['toolCalls'][number]) =>
+    fragments(call.arguments, Number(plan.options.get('argsChunks') ?? 3))
+  const argument = (index: number, part: string) =>
+    steps.push({
+      text: delta({ tool_calls: [{ index, function: { arguments: part } }] }),
+      content: true,
+    })
+  if (plan.options.has('interleave')) {
+    // As some OpenAI-compatible servers stream parallel calls: every call starts, then their
+    // argument fragments take turns.
+    plan.toolCalls.forEach(start)
+    const all = plan.toolCalls.map(parts)
+    for (let at = 0; at < Math.max(0, ...all.map((list) => list.length)); at++)
+      all.forEach((list, index) => list[at] !== undefined && argument(index, list[at]!))
+  } else
+    plan.toolCalls.forEach((call, index) => {
+      start(call, index)
+      for (const part of parts(call)) argument(index, part)
+    })
   steps.push({ text: delta({}, finishReason(plan)), content: false })
   if (includeUsage && plan.report)
     steps.push({ text: chunk([], { usage: usage(plan) }), content: false })

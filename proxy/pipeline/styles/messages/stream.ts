@@ -22,7 +22,12 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
   let model = context.modelId
   let started = false
   let nextBlock = 0
-  let open: { index: number; kind: 'text' | 'tool' } | undefined
+  /**
+   * The blocks not stopped yet, in index order. A block stops when the next one starts, except a tool
+   * block that has no input yet: some providers start every parallel call before they stream the
+   * arguments of any, which then take turns.
+   */
+  let open: { index: number; kind: 'text' | 'tool'; input?: boolean }[] = []
   const toolBlocks = new Map<number, number>()
   let finish: { reason: FinishReason; stopSequence: string | null } = {
     reason: 'stop',
@@ -45,16 +50,19 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
       message: { ...message, usage: { input_tokens: 0, output_tokens: 0 } },
     })
   }
-  const close = () => {
-    if (!open) return ''
-    const index = open.index
-    open = undefined
-    return named('content_block_stop', { index })
+  /** Stops the open blocks; `keepWaiting`: not the tool blocks without input yet. */
+  const close = (keepWaiting = false) => {
+    const waiting = (block: (typeof open)[number]) =>
+      keepWaiting && block.kind === 'tool' && !block.input
+    const closing = open.filter((block) => !waiting(block))
+    open = open.filter(waiting)
+    return closing.map(({ index }) => named('content_block_stop', { index })).join('')
   }
   const begin = (kind: 'text' | 'tool', block: Record<string, unknown>) => {
-    const out = close()
-    open = { index: nextBlock++, kind }
-    return out + named('content_block_start', { index: open.index, content_block: block })
+    const out = close(true)
+    const index = nextBlock++
+    open.push({ index, kind })
+    return out + named('content_block_start', { index, content_block: block })
   }
 
   return {
@@ -68,9 +76,9 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             break
           case 'text':
             out += start()
-            if (open?.kind !== 'text') out += begin('text', { type: 'text', text: '' })
+            if (open.at(-1)?.kind !== 'text') out += begin('text', { type: 'text', text: '' })
             out += named('content_block_delta', {
-              index: open!.index,
+              index: open.at(-1)!.index,
               delta: { type: 'text_delta', text: event.text },
             })
             break
@@ -78,10 +86,12 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             out +=
               start() +
               begin('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} })
-            toolBlocks.set(event.index, open!.index)
+            toolBlocks.set(event.index, open.at(-1)!.index)
             break
           case 'tool_arguments': {
             const index = toolBlocks.get(event.index)
+            const block = open.find((candidate) => candidate.index === index)
+            if (block) block.input = true
             if (index !== undefined)
               out += named('content_block_delta', {
                 index,

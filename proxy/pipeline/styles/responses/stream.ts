@@ -42,7 +42,12 @@ export function responsesStreamOutput(
   let finish: FinishReason = 'stop'
   const items: Open[] = []
   const tools = new Map<number, Open>()
-  let open: Open | undefined
+  /**
+   * The items not done yet, in output order. An item is done when the next one is added, except a
+   * function call that has no arguments yet: some providers start every parallel call before they
+   * stream the arguments of any, which then take turns.
+   */
+  let open: Open[] = []
 
   const event = (type: string, data: Record<string, unknown>) =>
     sse(JSON.stringify({ type, ...data, sequence_number: sequence++ }), type)
@@ -56,11 +61,17 @@ export function responsesStreamOutput(
     )
   }
   const add = (item: OutputItem, toolIndex?: number) => {
-    let out = close()
-    open = { outputIndex: items.length, item, toolIndex }
-    items.push(open)
+    const waiting = (at: Open) => at.item.type === 'function_call' && at.item.arguments === ''
+    let out = open
+      .filter((at) => !waiting(at))
+      .map((at) => done(at, 'completed'))
+      .join('')
+    open = open.filter(waiting)
+    const added = { outputIndex: items.length, item, toolIndex }
+    items.push(added)
+    open.push(added)
     out += event('response.output_item.added', {
-      output_index: open.outputIndex,
+      output_index: added.outputIndex,
       item: { ...item, ...(item.type === 'message' ? { content: [] } : { arguments: '' }) },
     })
     return out
@@ -103,11 +114,15 @@ export function responsesStreamOutput(
       event('response.content_part.done', { ...at, part })
     )
   }
-  /** Ends the open item: completed when another follows it, else as the answer ended. */
+  /** Ends the open items: completed when another follows them, the last as the answer ended. */
   const close = (status: OutputItem['status'] = 'completed') => {
-    if (!open) return ''
-    const { item, outputIndex } = open
-    open = undefined
+    const closing = open
+    open = []
+    return closing
+      .map((item, at) => done(item, at === closing.length - 1 ? status : 'completed'))
+      .join('')
+  }
+  const done = ({ item, outputIndex }: Open, status: OutputItem['status']) => {
     item.status = status
     const at = { item_id: item.id, output_index: outputIndex }
     if (item.type === 'message') {
@@ -141,7 +156,7 @@ export function responsesStreamOutput(
             break
           case 'text': {
             out += start()
-            if (open?.item.type !== 'message') {
+            if (!open.some((at) => at.item.type === 'message')) {
               out += add({
                 id: itemId('msg', context.requestId, items.length),
                 type: 'message',
@@ -150,7 +165,11 @@ export function responsesStreamOutput(
                 content: [],
               })
             }
-            out += write(open as OpenMessage, next.text, next.refusal)
+            out += write(
+              open.find((at) => at.item.type === 'message') as OpenMessage,
+              next.text,
+              next.refusal,
+            )
             break
           }
           case 'tool_start': {
@@ -164,7 +183,7 @@ export function responsesStreamOutput(
               status: 'in_progress',
             }
             out += add(item, next.index)
-            tools.set(next.index, open!)
+            tools.set(next.index, items.at(-1)!)
             break
           }
           case 'tool_arguments': {
