@@ -18,6 +18,8 @@ const models = [
   anthropicTestModel('anthropic/tools', 'fake?tools=1'),
   anthropicTestModel('anthropic/noargs', 'fake?tools=1&noargs=1'),
   testModel('openai/interleaved', 'fake?tools=2&argsChunks=4&interleave=1'),
+  testModel('openai/whole-calls', 'fake?tools=2&wholeCalls=1'),
+  testModel('openai/stop-with-calls', 'fake?tools=2&finish=stop'),
 ]
 const ping = {
   type: 'function' as const,
@@ -353,6 +355,57 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
         expected,
       )
       expect(late).toEqual([])
+    })
+  })
+
+  describe('OpenAI-compatible servers that stream calls their own way', () => {
+    const tools = [
+      { name: 'get_weather', input_schema: { type: 'object' as const, properties: {} } },
+      { name: 'get_time', input_schema: { type: 'object' as const, properties: {} } },
+    ]
+    const expected = [
+      { location: 'Paris', unit: 'c' },
+      { location: 'Tokyo', unit: 'c' },
+    ]
+    const ask = { max_tokens: 100, messages: [{ role: 'user' as const, content: 'Go' }], tools }
+
+    test('calls whole in one delta without index are separate calls (messages and responses)', async () => {
+      const message = await anthropic.messages
+        .stream({ ...ask, model: 'openai/whole-calls' })
+        .finalMessage()
+      expect(message.content.map((block) => block.type === 'tool_use' && block.input)).toEqual(
+        expected,
+      )
+      const response = await openai.responses
+        .stream({
+          model: 'openai/whole-calls',
+          input: 'Go',
+          tools: tools.map((tool) => ({
+            type: 'function' as const,
+            name: tool.name,
+            parameters: tool.input_schema,
+            strict: false,
+          })),
+        })
+        .finalResponse()
+      expect(
+        response.output.flatMap((item) =>
+          item.type === 'function_call' ? [[item.name, JSON.parse(item.arguments)]] : [],
+        ),
+      ).toEqual([
+        ['get_weather', expected[0]],
+        ['get_time', expected[1]],
+      ])
+    })
+
+    test('a finish reason stop with tool calls is a tool_use turn for a Messages client, whole and streamed', async () => {
+      const whole = await anthropic.messages.create({ ...ask, model: 'openai/stop-with-calls' })
+      expect(whole.stop_reason).toBe('tool_use')
+      const streamed = await anthropic.messages
+        .stream({ ...ask, model: 'openai/stop-with-calls' })
+        .finalMessage()
+      expect(streamed.stop_reason).toBe('tool_use')
+      expect(streamed.content.filter((block) => block.type === 'tool_use')).toHaveLength(2)
     })
   })
 

@@ -56,15 +56,22 @@ export function readChatAnswer(text: string): AnswerRead {
     answer: {
       model: typeof body.model === 'string' ? body.model : '',
       parts,
-      finish: chatFinish(first?.finish_reason),
+      finish: chatFinish(
+        first?.finish_reason,
+        parts.some((part) => part.type === 'tool_call'),
+      ),
       stopSequence: null,
       usage,
     },
   }
 }
 
-/** `finish_reason` in neutral form; a legacy `function_call` is a tool call. */
-export function chatFinish(reason: unknown): FinishReason {
+/**
+ * `finish_reason` in neutral form; a legacy `function_call` is a tool call, and so is a `stop` with
+ * tool calls (`withToolCalls`), which some OpenAI-compatible servers send: a client of another style
+ * would take it for the end of the turn and not run the calls.
+ */
+export function chatFinish(reason: unknown, withToolCalls = false): FinishReason {
   switch (reason) {
     case 'length':
       return 'length'
@@ -74,6 +81,6 @@ export function chatFinish(reason: unknown): FinishReason {
     case 'content_filter':
       return 'content_filter'
     default:
-      return 'stop'
+      return withToolCalls ? 'tool_calls' : 'stop'
   }
 }

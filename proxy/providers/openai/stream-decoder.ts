@@ -1,6 +1,8 @@
 /**
  * Chat Completions stream chunks in neutral form. Only the first choice is translated; tool calls keep
- * the provider's `index` as their ordinal.
+ * the provider's `index` as their ordinal. Some OpenAI-compatible servers leave `index` out (each call
+ * whole in one delta): a call with a new `id` is then the next ordinal, a fragment without one belongs
+ * to the last call. A `stop` after tool calls is the finish of a tool-call turn, as some servers say it.
  */
 import { KEEPALIVE, type StreamEvent } from '../../core/neutral/answer.ts'
 import type { StreamDecoder } from '../adapter.ts'
@@ -30,6 +32,9 @@ type Chunk = {
 export function chatStreamDecoder(): StreamDecoder {
   let started = false
   const toolsStarted = new Set<number>()
+  /** Ordinals by call ID, for calls without `index`; the last call started. */
+  const ordinals = new Map<string, number>()
+  let lastTool: number | undefined
   return {
     decode(event: SseEvent): StreamEvent[] {
       const data = event.data
@@ -67,13 +72,20 @@ export function chatStreamDecoder(): StreamDecoder {
         if (typeof refusal === 'string' && refusal !== '')
           events.push({ type: 'text', text: refusal, refusal: true })
         for (const call of delta?.tool_calls ?? []) {
-          const index = call.index ?? 0
+          const index =
+            typeof call.index === 'number'
+              ? call.index
+              : typeof call.id === 'string'
+                ? (ordinals.get(call.id) ?? toolsStarted.size)
+                : (lastTool ?? 0)
           if (
             !toolsStarted.has(index) &&
             typeof call.id === 'string' &&
             typeof call.function?.name === 'string'
           ) {
             toolsStarted.add(index)
+            ordinals.set(call.id, index)
+            lastTool = index
             events.push({ type: 'tool_start', index, id: call.id, name: call.function.name })
           }
           const fragment = call.function?.arguments
@@ -83,7 +95,7 @@ export function chatStreamDecoder(): StreamDecoder {
         if (choice.finish_reason)
           events.push({
             type: 'finish',
-            reason: chatFinish(choice.finish_reason),
+            reason: chatFinish(choice.finish_reason, toolsStarted.size > 0),
             stopSequence: null,
           })
       }

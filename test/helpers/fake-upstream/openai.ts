@@ -79,7 +79,19 @@ export function openaiStream(plan: Plan, includeUsage: boolean): Step[] {
       text: delta({ tool_calls: [{ index, function: { arguments: part } }] }),
       content: true,
     })
-  if (plan.options.has('interleave')) {
+  if (plan.options.has('wholeCalls') && plan.toolCalls.length > 0) {
+    // As some OpenAI-compatible servers stream tool calls: all whole in one delta, without `index`.
+    steps.push({
+      text: delta({
+        tool_calls: plan.toolCalls.map((call) => ({
+          id: call.id,
+          type: 'function',
+          function: { name: call.name, arguments: call.arguments },
+        })),
+      }),
+      content: true,
+    })
+  } else if (plan.options.has('interleave')) {
     // As some OpenAI-compatible servers stream parallel calls: every call starts, then their
     // argument fragments take turns.
     plan.toolCalls.forEach(start)

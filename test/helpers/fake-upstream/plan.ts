@@ -13,6 +13,7 @@
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
  *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
  *   interleave=1   stream: all tool calls start, then their fragments take turns (OpenAI style only)
+ *   wholeCalls=1   stream: all tool calls whole in one delta, without `index` (OpenAI style only)
  *   noargs=1       tool calls without arguments: `{}` in a whole answer; a stream sends none (OpenAI
  *                  style) or one empty `partial_json` (Anthropic style), as the providers do
  *   finish=F       stop | length | stop_sequence | content_filter        (default stop, or tool_calls)
