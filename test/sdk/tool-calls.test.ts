@@ -429,4 +429,29 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
       expect(result!.content[0]!.tool_use_id).toBe(call!.content[0]!.id!)
     }
   })
+
+  test('a Messages client’s history with such IDs (an earlier turn on another style’s provider) reaches a Messages-style provider valid', async () => {
+    const ids = ['functions.get_weather:0', 'toolu_01Valid']
+    await anthropic.messages.create({
+      model: 'anthropic/tools',
+      max_tokens: 100,
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }],
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        {
+          role: 'assistant',
+          content: ids.map((id) => ({ type: 'tool_use', id, name: 'get_weather', input: {} })),
+        },
+        {
+          role: 'user',
+          content: ids.map((id) => ({ type: 'tool_result', tool_use_id: id, content: 'sunny' })),
+        },
+      ],
+    })
+    const [, calls, results] = lastSent().messages
+    const sent = calls!.content.map((block) => block.id!)
+    expect(sent[0]).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(sent[1]).toBe('toolu_01Valid')
+    expect(results!.content.map((block) => block.tool_use_id)).toEqual(sent)
+  })
 })
