@@ -35,9 +35,10 @@ export async function buildAccountSide(
     writer: RecordWriter
     limiter: AddressLimiter
     redis?: RedisClient
+    apiPort: () => number
   },
 ): Promise<AccountSide> {
-  const { operator, gateway, writer, limiter, redis } = parts
+  const { operator, gateway, writer, limiter, redis, apiPort } = parts
   const { sql, store } = operator
   const mailer = createMailer({
     smtpUrl: config.SMTP_URL,
@@ -61,6 +62,7 @@ export async function buildAccountSide(
   const admin: AdminDeps = {
     ...operator,
     config,
+    apiPort,
     mailer,
     limiter,
     altchaKey: await resolveAltchaKey(config.ALTCHA_HMAC_KEY, config.DATA_DIR),

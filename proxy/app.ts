@@ -170,6 +170,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     writer,
     limiter: catalogReads.limiter,
     redis,
+    // The API server's own answer, read per request (after `api` below exists): what it bound, not PORT.
+    apiPort: () => api.server?.port ?? config.PORT,
   })
   const operatorToken = await resolveOperatorToken(config.ADMIN_TOKEN, config.DATA_DIR)
   let draining = false

@@ -17,6 +17,7 @@ import type {
   KeyStatus,
   NewApiKey,
 } from '../../shared/schemas/admin/keys.ts'
+import { KEY_LABELS, nothingToChange } from '../../shared/schemas/admin/field-rules.ts'
 import { generateApiKey } from '../core/api-key.ts'
 import type { KeyRow } from '../stores/keys/key-row.ts'
 import { checkModelIds } from './settings/allowlists.ts'
@@ -106,10 +107,7 @@ export async function updateKey(
 ): Promise<ApiKey> {
   const values = columnValues(deps, changes)
   if (Object.keys(values).length === 0) {
-    throw new ServiceError(
-      'invalid_request',
-      `Nothing to change: give ${Object.keys(settable).join(', ')}.`,
-    )
+    throw new ServiceError('invalid_request', nothingToChange(Object.values(KEY_LABELS)))
   }
   const prefix = await deps.sql.begin(async (tx) => {
     const [key] = await tx<
@@ -213,7 +211,7 @@ async function lockGuardrail(tx: Db, accountId: string, guardrailId: string): Pr
   if (!row)
     throw new ServiceError(
       'invalid_request',
-      `Guardrail: no guardrail ${guardrailId} in this account.`,
+      `${KEY_LABELS.guardrailId}: no guardrail ${guardrailId} in this account.`,
       { param: 'guardrailId' },
     )
 }

@@ -1,6 +1,7 @@
 /**
  * Stage 2b: the style's envelope, checked with a compiled TypeBox schema. The first problem becomes a
- * 400 `invalid_request` whose message names the field in the client's terms (`messages[0].role`).
+ * 400 `invalid_request` whose message names the field in the client's terms (`messages[0].role`), or
+ * by its label when its schema has a title (the admin schemas' fields a form shows).
  */
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
@@ -42,17 +43,37 @@ export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): V
   }
   if (!spec.check.Check(body)) {
     const first = spec.check.Errors(body).First()!
-    const param = fieldName(first.path)
-    return {
-      ok: false,
-      error: new ServiceError('invalid_request', `${param}: ${describeValueError(first)}`, {
-        param,
-      }),
-    }
+    return { ok: false, error: schemaRefusal(first, fieldName(first.path)) }
   }
   const value = body as T
   const error = spec.rules?.(value)
   return error ? { ok: false, error } : { ok: true, value }
+}
+
+/**
+ * A value that fails its schema, refused naming the field `param`: by the label a form shows for it
+ * when its schema has a title ("Requests per minute must be at least 0."), else by its name in the
+ * request ("messages[0].role: is required").
+ */
+export function schemaRefusal(error: ValueError, param: string): ServiceError {
+  const label = (error.schema as { title?: string }).title
+  const message = label
+    ? `${label} ${describeValueError(withoutNull(error))}.`
+    : `${param}: ${describeValueError(error)}`
+  return new ServiceError('invalid_request', message, { param })
+}
+
+/**
+ * A nullable field's problem as the value's own (a form offers null as an empty field, not as a value
+ * to type): "must be at least 0", not "must be an integer of at least 0 or null".
+ */
+function withoutNull(error: ValueError): ValueError {
+  if (error.type !== ValueErrorType.Union) return error
+  const members = ((error.schema as { anyOf?: TSchema[] }).anyOf ?? []).filter(
+    (member) => member.type !== 'null',
+  )
+  if (members.length !== 1) return error
+  return Value.Errors(members[0]!, error.value).First() ?? error
 }
 
 /** "/messages/0/role" → "messages[0].role" */
@@ -71,6 +92,7 @@ export function describeValueError(error: ValueError): string {
   const schema = error.schema as {
     minItems?: number
     maxItems?: number
+    maxLength?: number
     minimum?: number
     maximum?: number
   }
@@ -85,6 +107,8 @@ export function describeValueError(error: ValueError): string {
       return `must have at most ${schema.maxItems} items`
     case ValueErrorType.StringMinLength:
       return 'must not be empty'
+    case ValueErrorType.StringMaxLength:
+      return `must be at most ${schema.maxLength} characters`
     case ValueErrorType.NumberMinimum:
     case ValueErrorType.IntegerMinimum:
       return `must be at least ${schema.minimum}`

@@ -1,9 +1,10 @@
 // Forms that check what they can before sending, in a real browser: the account limits, a key's limits
-// and caps and a preset each show every bad field at once, under that field and linked to it, with focus
-// on the first; nothing is sent until they are fixed; a refusal only the server can make (an unknown
-// fallback) shows under its field in the form's words. The claim command names the real API address.
+// and caps, a preset and a guardrail each show every bad field at once, under that field and linked to
+// it, with focus on the first; nothing is sent until they are fixed; a refusal only the server can make
+// (an unknown fallback or model, a pattern RE2 cannot read) shows under its field in the form's words.
+// The claim command names the real API address.
 import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
 import {
   browserTest,
@@ -16,13 +17,13 @@ import {
 
 const PUBLIC_API_URL = 'https://api.gateway.test'
 
-/** The control labelled so (a picker's list carries its label too). */
-const control = (page: Page, label: string) =>
-  page.getByLabel(label, { exact: true }).and(page.locator('input, textarea, select'))
+/** The control labelled so, within `scope` (a picker's list carries its label too). */
+const control = (scope: Page | Locator, label: string) =>
+  scope.getByLabel(label, { exact: true }).and(scope.locator('input, textarea, select'))
 
 /** The error shown for the field with this label: it must be marked invalid and describe it. */
-async function errorOf(page: Page, label: string): Promise<string> {
-  const field = control(page, label)
+async function errorOf(page: Page, label: string, scope: Page | Locator = page): Promise<string> {
+  const field = control(scope, label)
   expect(await field.getAttribute('aria-invalid')).toBe('true')
   const ids = ((await field.getAttribute('aria-describedby')) ?? '').split(' ')
   const errorId = ids.find((id) => id.endsWith('-error'))
@@ -30,8 +31,8 @@ async function errorOf(page: Page, label: string): Promise<string> {
   return page.locator(`[id="${errorId}"]`).innerText()
 }
 
-const isValid = async (page: Page, label: string) =>
-  (await control(page, label).getAttribute('aria-invalid')) === null
+const isValid = async (scope: Page | Locator, label: string) =>
+  (await control(scope, label).getAttribute('aria-invalid')) === null
 
 const focusedLabel = (page: Page) =>
   page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.labels?.[0]?.textContent)
@@ -212,6 +213,95 @@ describeBrowser(
             model: 'test/cheap',
             fallbacks: [],
             params: { temperature: 0.5, top_p: 0.9, max_tokens: 100, stop: ['END', 'STOP'] },
+          },
+        ])
+      },
+    )
+
+    browserTest(
+      'a guardrail: every bad field named at once, under its filter too; refusals only the server can make under their fields; then saved',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner', `guard-${accountId}@people.test`)
+        const writes = countWrites(page)
+        await page.goto('/dashboard/guardrails')
+        await page.getByRole('button', { name: 'New guardrail' }).click()
+        const dialog = page.getByRole('dialog')
+        const filter = (n: number) => dialog.getByRole('group', { name: `Filter ${n}` })
+        await control(dialog, 'Monthly budget (USD)').fill('0')
+        for (let i = 0; i < 3; i++) await dialog.getByRole('button', { name: 'Add filter' }).click()
+        await control(filter(1), 'Detector').selectOption('regex')
+        await control(filter(1), 'Label (optional)').fill('card] [x')
+        await control(filter(2), 'Detector').selectOption('keywords')
+        await control(filter(2), 'Keywords').fill('  \n ')
+        await control(filter(3), 'Detector').selectOption('phone')
+        await dialog.getByRole('button', { name: 'Save guardrail' }).click()
+
+        expect(await errorOf(page, 'Name', dialog)).toBe('Give the guardrail a name.')
+        expect(await errorOf(page, 'Monthly budget (USD)', dialog)).toBe(
+          'Enter an amount above zero, or leave it empty for none.',
+        )
+        expect(await errorOf(page, 'Pattern', filter(1))).toBe(
+          'Enter a pattern, or choose another detector.',
+        )
+        expect(await errorOf(page, 'Label (optional)', filter(1))).toBe(
+          'Use at most 64 characters, without brackets or control characters.',
+        )
+        expect(await errorOf(page, 'Keywords', filter(2))).toBe(
+          'Enter at least one keyword, one a line, or choose another detector.',
+        )
+        for (const label of ['Detector', 'Action', 'Label (optional)'])
+          expect(await isValid(filter(3), label)).toBe(true)
+        expect(await isValid(dialog, 'Allowed models')).toBe(true)
+        expect(await focusedLabel(page)).toBe('Name')
+        expect(writes()).toBe(0)
+        expect(await seriousViolations(page)).toEqual([])
+
+        // Fixed fields clear at once; what only the server can check goes to it, one refusal at a time.
+        await control(dialog, 'Name').fill('No cards')
+        expect(await isValid(dialog, 'Name')).toBe(true)
+        await control(dialog, 'Monthly budget (USD)').fill('$12.50')
+        await control(filter(1), 'Pattern').fill('card (abc')
+        await control(filter(1), 'Label (optional)').fill('card')
+        await control(filter(2), 'Keywords').fill('zeus\nproject x')
+        await control(dialog, 'Allowed models').fill('test/nope')
+        await control(dialog, 'Allowed models').press('Enter')
+        await dialog.getByRole('button', { name: 'Save guardrail' }).click()
+        await control(dialog, 'Allowed models').and(page.locator('[aria-invalid="true"]')).waitFor()
+        expect(await errorOf(page, 'Allowed models', dialog)).toBe(
+          'Allowed models: unknown model IDs: test/nope. GET /api/v1/models lists them.',
+        )
+        expect(await focusedLabel(page)).toBe('Allowed models')
+        expect(writes()).toBe(1)
+
+        await dialog.getByRole('button', { name: 'Remove test/nope' }).click()
+        await dialog.getByRole('button', { name: 'Save guardrail' }).click()
+        // RE2's reading of the pattern, under the filter's Pattern field, in the form's words.
+        await control(filter(1), 'Pattern').and(page.locator('[aria-invalid="true"]')).waitFor()
+        expect(await errorOf(page, 'Pattern', filter(1))).toStartWith(
+          'Filter 1: Pattern is not a valid pattern: missing closing )',
+        )
+        expect(await isValid(filter(1), 'Detector')).toBe(true)
+        expect(await isValid(dialog, 'Allowed models')).toBe(true)
+        expect(await focusedLabel(page)).toBe('Pattern')
+        expect(writes()).toBe(2)
+
+        await control(filter(1), 'Pattern').fill('card [0-9]{4}')
+        await dialog.getByRole('button', { name: 'Save guardrail' }).click()
+        await dialog.waitFor({ state: 'detached' })
+        expect(writes()).toBe(3)
+        const saved = await page.evaluate(async () => (await fetch('/admin/v1/guardrails')).json())
+        expect(saved.guardrails).toMatchObject([
+          {
+            name: 'No cards',
+            models: null,
+            budgetNano: 12_500_000_000,
+            filters: [
+              { detector: 'regex', action: 'redact', pattern: 'card [0-9]{4}', name: 'card' },
+              { detector: 'keywords', action: 'redact', keywords: ['zeus', 'project x'] },
+              { detector: 'phone', action: 'redact' },
+            ],
           },
         ])
       },

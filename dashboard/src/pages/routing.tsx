@@ -9,6 +9,7 @@ import type {
   Routing as RoutingView,
   RoutingProviders,
 } from '../../../shared/schemas/admin/policy.ts'
+import { ALLOWLIST_LABELS } from '../../../shared/schemas/admin/field-rules.ts'
 import { api, ApiError } from '../api.ts'
 import { getRouting, getRoutingProviders } from '../data.ts'
 import { ModelPicker, MultiSelect } from '../model-picker.tsx'
@@ -105,7 +106,7 @@ function RoutingForm(props: {
         any provider may serve them. A request outside these lists is refused with 403{' '}
         <code>model_not_allowed</code>.
       </Notice>
-      <Card title="Allowed models">
+      <Card title={ALLOWLIST_LABELS.models}>
         <ModelPicker
           choices="exact"
           label="Models the account's keys may call"
@@ -117,7 +118,7 @@ function RoutingForm(props: {
           error={fieldError(submit.error(), 'models')}
         />
       </Card>
-      <Card title="Allowed providers">
+      <Card title={ALLOWLIST_LABELS.providers}>
         <MultiSelect
           label="Providers that may serve requests"
           options={providerOptions()}

@@ -7,12 +7,15 @@
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import { nanoToUsd } from '../../../shared/money.ts'
+import {
+  GUARDRAIL_LABELS,
+  GUARDRAIL_NAME,
+  nothingToChange,
+} from '../../../shared/schemas/admin/field-rules.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 import { compileFilters, FilterError } from '../../policy/guardrails/detectors.ts'
 import { randomBase58 } from '../../core/api-key.ts'
 import { checkModelIds } from './allowlists.ts'
-
-const MAX_NAME_LENGTH = 100
 
 export const newGuardrailId = () => `grd_${randomBase58(16)}`
 
@@ -81,10 +84,7 @@ export async function updateGuardrail(
 ): Promise<GuardrailView> {
   const columns = checkChanges(deps, changes)
   if (Object.keys(columns).length === 0) {
-    throw new ServiceError(
-      'invalid_request',
-      'Nothing to change: give name, models, budgetNano or filters.',
-    )
+    throw new ServiceError('invalid_request', nothingToChange(Object.values(GUARDRAIL_LABELS)))
   }
   const values: Record<string, unknown> = { ...columns }
   if (columns.filters) values.filters = deps.sql.json(columns.filters as never)
@@ -147,10 +147,10 @@ function checkChanges(deps: OperatorDeps, input: GuardrailChanges): Columns {
   const columns: Columns = {}
   if (input.name !== undefined) {
     const name = input.name.trim()
-    if (name.length === 0 || name.length > MAX_NAME_LENGTH) {
+    if (name.length < GUARDRAIL_NAME.minLength || name.length > GUARDRAIL_NAME.maxLength) {
       throw new ServiceError(
         'invalid_request',
-        `name: must be 1 to ${MAX_NAME_LENGTH} characters`,
+        `${GUARDRAIL_LABELS.name} must be ${GUARDRAIL_NAME.minLength} to ${GUARDRAIL_NAME.maxLength} characters.`,
         { param: 'name' },
       )
     }
@@ -165,8 +165,8 @@ function checkChanges(deps: OperatorDeps, input: GuardrailChanges): Columns {
     ) {
       throw new ServiceError(
         'invalid_request',
-        'budgetUsd: must be more than 0, or null for no budget',
-        { param: 'budgetUsd' },
+        `${GUARDRAIL_LABELS.budgetNano} must be more than 0, or none (null) for no budget.`,
+        { param: 'budgetNano' },
       )
     }
     columns.budget_nano = input.budgetNano
@@ -192,7 +192,7 @@ async function named<T>(name: string | undefined, query: Promise<T>): Promise<T>
     if ((error as { code?: string }).code === '23505') {
       throw new ServiceError(
         'invalid_request',
-        `name: the account already has a guardrail named "${name}"`,
+        `${GUARDRAIL_LABELS.name}: the account already has a guardrail named "${name}".`,
         { param: 'name' },
       )
     }

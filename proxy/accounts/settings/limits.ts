@@ -4,6 +4,7 @@
  * cached keys on every process, and the next admission uses them.
  */
 import { ServiceError } from '../../../shared/errors.ts'
+import { LIMIT_LABELS, nothingToChange } from '../../../shared/schemas/admin/field-rules.ts'
 import type { AccountLimits, AccountLimitsChanges } from '../../../shared/schemas/admin/policy.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 
@@ -39,10 +40,7 @@ export async function setLimits(
     if (value !== undefined) values[column] = value
   }
   if (Object.keys(values).length === 0)
-    throw new ServiceError(
-      'invalid_request',
-      'Nothing to change: give rpmLimit, tpmLimit or concurrency (null returns one to the default).',
-    )
+    throw new ServiceError('invalid_request', nothingToChange(Object.values(LIMIT_LABELS)))
   const [row] = await deps.sql<LimitsRow[]>`
     UPDATE accounts SET ${deps.sql(values)} WHERE id = ${accountId} RETURNING rpm_limit, tpm_limit, concurrency_limit`
   if (!row) throw new ServiceError('not_found', `No account ${accountId}.`)

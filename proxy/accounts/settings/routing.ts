@@ -4,6 +4,7 @@
  * invalidates the account's cached keys on every process.
  */
 import { ServiceError } from '../../../shared/errors.ts'
+import { ALLOWLIST_LABELS, nothingToChange } from '../../../shared/schemas/admin/field-rules.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 import { checkModelIds, checkProviderIds } from './allowlists.ts'
 
@@ -23,10 +24,7 @@ export async function setRouting(
   if (changes.providers !== undefined)
     values.allowed_providers = checkProviderIds(deps.catalog, changes.providers, 'providers')
   if (Object.keys(values).length === 0)
-    throw new ServiceError(
-      'invalid_request',
-      'Nothing to change: give models, providers or both (null removes one).',
-    )
+    throw new ServiceError('invalid_request', nothingToChange(Object.values(ALLOWLIST_LABELS)))
   const [row] = await deps.sql<
     { allowed_models: string[] | null; allowed_providers: string[] | null }[]
   >`

@@ -11,6 +11,8 @@ import type { PlaygroundDeps } from '../../accounts/playground/playground.ts'
 
 export type AdminDeps = OperatorDeps & {
   config: Config
+  /** The port the API server listens on: the one it bound (`PORT=0` picks one), `PORT` until it listens. */
+  apiPort: () => number
   mailer: Mailer
   /** Per-address limits of sign-in attempts and mails (the same limiter as the catalog's and invalid keys'). */
   limiter: AddressLimiter

@@ -23,6 +23,7 @@ import {
   RoutingProviders,
 } from '../../../shared/schemas/admin/policy.ts'
 import { ServiceError } from '../../../shared/errors.ts'
+import { GUARDRAIL_LABELS, nothingToChange } from '../../../shared/schemas/admin/field-rules.ts'
 import {
   createGuardrail,
   deleteGuardrail,
@@ -107,7 +108,7 @@ export function policyRoutes(deps: AdminDeps) {
         if (Object.keys(body).length === 0)
           throw new ServiceError(
             'invalid_request',
-            'Nothing to change: give name, models, budgetNano or filters.',
+            nothingToChange(Object.values(GUARDRAIL_LABELS)),
           )
         return updateGuardrail(deps, params.id, body)
       },
@@ -223,11 +224,12 @@ function catalogProviders(deps: AdminDeps): RoutingProviders {
 }
 
 /**
- * The API server's public address: PUBLIC_API_URL when set, else this request's host on the API port
- * (both servers bind the same HOST). Behind a proxy, set PUBLIC_API_URL.
+ * The API server's public address: PUBLIC_API_URL when set, else this request's host on the port the
+ * API server bound (both servers bind the same HOST; with PORT=0 it is the one picked). Behind a proxy,
+ * set PUBLIC_API_URL.
  */
 function apiBase(deps: AdminDeps, request: Request): string {
   if (deps.config.PUBLIC_API_URL) return deps.config.PUBLIC_API_URL.replace(/\/+$/, '')
   const url = new URL(request.url)
-  return `${url.protocol}//${url.hostname}:${deps.config.PORT}`
+  return `${url.protocol}//${url.hostname}:${deps.apiPort()}`
 }

@@ -4,6 +4,16 @@
  * memory-only. Every pattern, built-in or user-supplied, runs on RE2 (re2js), so no pattern and no
  * text can make a search backtrack.
  */
+import {
+  FILTER_ACTIONS,
+  FILTER_DETECTORS,
+  FILTER_LABELS,
+  FILTER_RULES,
+  filterLabel,
+  filterProblem,
+  GUARDRAIL_LABELS,
+  type FilterField,
+} from '../../../shared/schemas/admin/field-rules.ts'
 import { BUILTIN_DETECTORS } from './builtin-detectors.ts'
 import { keywordDetector, regexDetector } from './custom-detectors.ts'
 import { redactSpans, type LabelledSpan } from './redact.ts'
@@ -23,7 +33,7 @@ export interface Filter {
   name?: string
 }
 
-/** A filter list that cannot be compiled; the message names the filter index and field. */
+/** A filter list that cannot be compiled; the message names the filter and its field by their labels. */
 export class FilterError extends Error {
   override name = 'FilterError'
 }
@@ -44,113 +54,109 @@ export interface Finding {
   count?: number
 }
 
-const DETECTORS: readonly DetectorName[] = [
-  'email',
-  'phone',
-  'credit_card',
-  'iban',
-  'us_ssn',
-  'ip_address',
-  'secret',
-  'regex',
-  'keywords',
-]
-const FIELDS = new Set(['detector', 'action', 'pattern', 'keywords', 'name'])
-const MAX_FILTERS = 50
-const MAX_PATTERN_LENGTH = 1000
-const MAX_KEYWORDS = 500
-const MAX_KEYWORD_LENGTH = 200
-const MAX_NAME_LENGTH = 64
+const DETECTORS: readonly DetectorName[] = FILTER_DETECTORS
+const FIELDS = new Set(Object.keys(FILTER_LABELS))
+const NAME_FORBIDDEN = new RegExp(FILTER_RULES.nameForbidden)
 
 /** Checks the shape of stored filters (throws FilterError) and compiles their patterns once. */
 export function compileFilters(filters: unknown): CompiledFilters {
-  if (!Array.isArray(filters)) throw new FilterError('filters must be a list')
-  if (filters.length > MAX_FILTERS)
+  if (!Array.isArray(filters))
+    throw new FilterError(`${GUARDRAIL_LABELS.filters} must be a list of filters.`)
+  if (filters.length > FILTER_RULES.maxFilters)
     throw new FilterError(
-      `filters has ${filters.length} entries; at most ${MAX_FILTERS} are allowed`,
+      `${GUARDRAIL_LABELS.filters}: ${filters.length} given, at most ${FILTER_RULES.maxFilters}.`,
     )
   const block: CompiledFilter[] = []
   const redact: CompiledFilter[] = []
   filters.forEach((value: unknown, index) => {
-    const filter = checkFilter(value, `filters[${index}]`)
-    const compiled = {
-      label: filter.name ?? filter.detector,
-      detector: detectorFor(filter, `filters[${index}]`),
-    }
+    const filter = checkFilter(value, index)
+    const compiled = { label: filter.name ?? filter.detector, detector: detectorFor(filter, index) }
     if (filter.action === 'block') block.push(compiled)
     else redact.push(compiled)
   })
   return { block, redact }
 }
 
-function checkFilter(value: unknown, at: string): Filter {
+/** A problem of filter `index`'s `field`, worded as the dashboard's filter editor names them. */
+const refuse = (index: number, field: FilterField, problem: string) =>
+  new FilterError(filterProblem(index, field, problem))
+
+function checkFilter(value: unknown, index: number): Filter {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw new FilterError(`${at} must be an object`)
+    throw new FilterError(`${filterLabel(index)} must be an object with a detector and an action.`)
   const filter = value as Record<string, unknown>
   for (const field of Object.keys(filter))
-    if (!FIELDS.has(field)) throw new FilterError(`${at}.${field} is not a known field`)
+    if (!FIELDS.has(field))
+      throw new FilterError(`${filterLabel(index)}: ${field} is not a field of a filter.`)
   const { detector, action, pattern, keywords, name } = filter
   if (!DETECTORS.includes(detector as DetectorName))
-    throw new FilterError(`${at}.detector must be one of ${DETECTORS.join(', ')}`)
-  if (action !== 'block' && action !== 'redact')
-    throw new FilterError(`${at}.action must be block or redact`)
+    throw refuse(index, 'detector', `must be one of ${DETECTORS.join(', ')}.`)
+  if (!FILTER_ACTIONS.includes(action as FilterAction))
+    throw refuse(index, 'action', `must be ${FILTER_ACTIONS.join(' or ')}.`)
   if (detector === 'regex') {
     if (
       typeof pattern !== 'string' ||
       pattern.length === 0 ||
-      pattern.length > MAX_PATTERN_LENGTH
+      pattern.length > FILTER_RULES.patternMaxLength
     ) {
-      throw new FilterError(
-        `${at}.pattern is required for the regex detector: a non-empty string of at most ${MAX_PATTERN_LENGTH} characters`,
+      throw refuse(
+        index,
+        'pattern',
+        `is required for a custom pattern: 1 to ${FILTER_RULES.patternMaxLength} characters.`,
       )
     }
   } else if (pattern !== undefined)
-    throw new FilterError(`${at}.pattern is only allowed with the regex detector`)
-  if (detector === 'keywords') checkKeywords(keywords, `${at}.keywords`)
+    throw refuse(index, 'pattern', 'is only allowed with a custom pattern (the regex detector).')
+  if (detector === 'keywords') checkKeywords(keywords, index)
   else if (keywords !== undefined)
-    throw new FilterError(`${at}.keywords is only allowed with the keywords detector`)
-  // The name goes into `[REDACTED:<name>]` in the text sent upstream, so it cannot close the marker early.
+    throw refuse(index, 'keywords', 'are only allowed with a keyword list (the keywords detector).')
   if (name !== undefined && (typeof name !== 'string' || !isMarkerLabel(name))) {
-    throw new FilterError(
-      `${at}.name must be 1 to ${MAX_NAME_LENGTH} characters without brackets or control characters`,
+    throw refuse(
+      index,
+      'name',
+      `must be 1 to ${FILTER_RULES.nameMaxLength} characters without brackets or control characters.`,
     )
   }
   return filter as unknown as Filter
 }
 
-function checkKeywords(keywords: unknown, at: string): void {
-  if (!Array.isArray(keywords) || keywords.length === 0 || keywords.length > MAX_KEYWORDS) {
-    throw new FilterError(
-      `${at} is required for the keywords detector: a list of 1 to ${MAX_KEYWORDS} strings`,
+function checkKeywords(keywords: unknown, index: number): void {
+  if (
+    !Array.isArray(keywords) ||
+    keywords.length === 0 ||
+    keywords.length > FILTER_RULES.maxKeywords
+  ) {
+    throw refuse(
+      index,
+      'keywords',
+      `are required for a keyword list: 1 to ${FILTER_RULES.maxKeywords} of them.`,
     )
   }
   keywords.forEach((keyword: unknown, i) => {
     if (
       typeof keyword !== 'string' ||
       keyword.trim().length === 0 ||
-      keyword.length > MAX_KEYWORD_LENGTH
+      keyword.length > FILTER_RULES.keywordMaxLength
     ) {
-      throw new FilterError(
-        `${at}[${i}] must be a non-blank string of at most ${MAX_KEYWORD_LENGTH} characters`,
+      throw refuse(
+        index,
+        'keywords',
+        `must not be blank or longer than ${FILTER_RULES.keywordMaxLength} characters (keyword ${i + 1}).`,
       )
     }
   })
 }
 
+// The name goes into `[REDACTED:<name>]` in the text sent upstream, so it cannot close the marker early.
 function isMarkerLabel(name: string): boolean {
-  if (name.length === 0 || name.length > MAX_NAME_LENGTH) return false
-  for (let i = 0; i < name.length; i++) {
-    const code = name.charCodeAt(i)
-    if (code < 32 || code === 127 || code === 91 || code === 93) return false
-  }
-  return true
+  return name.length > 0 && name.length <= FILTER_RULES.nameMaxLength && !NAME_FORBIDDEN.test(name)
 }
 
-function detectorFor(filter: Filter, at: string): Detector {
+function detectorFor(filter: Filter, index: number): Detector {
   if (filter.detector === 'keywords') return keywordDetector(filter.keywords!)
   if (filter.detector !== 'regex') return BUILTIN_DETECTORS[filter.detector]
   const compiled = regexDetector(filter.pattern!)
-  if (!compiled.ok) throw new FilterError(`${at}.pattern ${compiled.reason}`)
+  if (!compiled.ok) throw refuse(index, 'pattern', `${compiled.reason}.`)
   return compiled.detector
 }
 

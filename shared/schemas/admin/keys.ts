@@ -5,7 +5,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.ts'
-import { KEY_LIMIT, LIMIT_LABELS } from './field-rules.ts'
+import { KEY_LABELS, KEY_LIMIT, LIMIT_LABELS } from './field-rules.ts'
 
 /** A key's limits and caps are positive: null, not 0, is "none" (0 would read as a limit of nothing). */
 const Limit = Type.Integer(KEY_LIMIT)
@@ -57,7 +57,7 @@ export const ApiKeys = Type.Object({ keys: Type.Array(ApiKey) })
 export type ApiKeys = Static<typeof ApiKeys>
 
 const settable = {
-  name: Type.Optional(Type.String({ maxLength: 100 })),
+  name: Type.Optional(Type.String({ maxLength: 100, title: KEY_LABELS.name })),
   /** Requests per minute; null: none. */
   rpmLimit: Type.Optional(Nullable(Limit, { title: LIMIT_LABELS.rpmLimit })),
   /** Estimated input plus output tokens per minute; null: none. */
@@ -69,7 +69,7 @@ const settable = {
   /** Monthly spend cap (UTC months); absent on creation: the configured default; null: no cap. */
   monthlyLimitNano: Type.Optional(Nullable(Nano)),
   /** Exact catalog model IDs; null: any. An empty list is refused. */
-  allowedModels: Type.Optional(Nullable(ModelIds)),
+  allowedModels: Type.Optional(Nullable(ModelIds, { title: KEY_LABELS.allowedModels })),
   /** One of the account's guardrails; null: none. */
   guardrailId: Type.Optional(Nullable(Type.String({ minLength: 1 }))),
 }

@@ -7,6 +7,10 @@ import { Type, type Static } from '@sinclair/typebox'
 import { Nullable } from './common.ts'
 import {
   ACCOUNT_LIMIT,
+  ALLOWLIST_LABELS,
+  FILTER_RULES,
+  GUARDRAIL_LABELS,
+  GUARDRAIL_NAME,
   LIMIT_LABELS,
   PRESET_LABELS,
   PRESET_MAX_FALLBACKS,
@@ -118,22 +122,29 @@ export type Guardrail = Static<typeof Guardrail>
 export const Guardrails = Type.Object({ guardrails: Type.Array(Guardrail) })
 export type Guardrails = Static<typeof Guardrails>
 
+const GuardrailName = Type.String({ ...GUARDRAIL_NAME, title: GUARDRAIL_LABELS.name })
 const guardrailFields = {
-  models: Type.Optional(Nullable(Ids)),
+  models: Type.Optional(Nullable(Ids, { title: GUARDRAIL_LABELS.models })),
+  /** In nano-USD, so untitled: a refusal of it says `budgetNano`, not the form's USD label. */
   budgetNano: Type.Optional(
     Nullable(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
   ),
-  filters: Type.Optional(Type.Array(GuardrailFilter, { maxItems: 100 })),
+  filters: Type.Optional(
+    Type.Array(GuardrailFilter, {
+      maxItems: FILTER_RULES.maxFilters,
+      title: GUARDRAIL_LABELS.filters,
+    }),
+  ),
 }
 
 export const NewGuardrail = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100 }), ...guardrailFields },
+  { name: GuardrailName, ...guardrailFields },
   { additionalProperties: false },
 )
 export type NewGuardrail = Static<typeof NewGuardrail>
 
 export const GuardrailChanges = Type.Object(
-  { name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), ...guardrailFields },
+  { name: Type.Optional(GuardrailName), ...guardrailFields },
   { additionalProperties: false },
 )
 export type GuardrailChanges = Static<typeof GuardrailChanges>
@@ -156,7 +167,10 @@ export type Routing = Static<typeof Routing>
 
 /** A list given replaces the stored one, null removes it, an absent one stays as it is. */
 export const RoutingChanges = Type.Object(
-  { models: Type.Optional(Nullable(Ids)), providers: Type.Optional(Nullable(Ids)) },
+  {
+    models: Type.Optional(Nullable(Ids, { title: ALLOWLIST_LABELS.models })),
+    providers: Type.Optional(Nullable(Ids, { title: ALLOWLIST_LABELS.providers })),
+  },
   { additionalProperties: false },
 )
 export type RoutingChanges = Static<typeof RoutingChanges>

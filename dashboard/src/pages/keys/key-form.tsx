@@ -12,7 +12,11 @@ import type {
   KeyDefaults,
   NewApiKey,
 } from '../../../../shared/schemas/admin/keys.ts'
-import { KEY_LIMIT, LIMIT_LABELS } from '../../../../shared/schemas/admin/field-rules.ts'
+import {
+  KEY_LABELS,
+  KEY_LIMIT,
+  LIMIT_LABELS,
+} from '../../../../shared/schemas/admin/field-rules.ts'
 import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
 import { api } from '../../api.ts'
 import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
@@ -150,7 +154,7 @@ export function KeyForm(props: Props) {
   return (
     <form class="stack" onSubmit={save} novalidate>
       <TextField
-        label="Name"
+        label={KEY_LABELS.name}
         value={name()}
         onValue={setName}
         maxlength={100}
@@ -193,7 +197,7 @@ export function KeyForm(props: Props) {
         <div class="row">
           <div class="stack">
             <TextField
-              label="Daily spend cap (USD)"
+              label={KEY_LABELS.dailyLimitNano}
               inputmode="decimal"
               placeholder={start ? undefined : (props.defaults?.dailyLimitUsd ?? undefined)}
               disabled={noDaily()}
@@ -206,7 +210,7 @@ export function KeyForm(props: Props) {
           </div>
           <div class="stack">
             <TextField
-              label="Monthly spend cap (USD)"
+              label={KEY_LABELS.monthlyLimitNano}
               inputmode="decimal"
               placeholder={start ? undefined : (props.defaults?.monthlyLimitUsd ?? undefined)}
               disabled={noMonthly()}
@@ -221,7 +225,7 @@ export function KeyForm(props: Props) {
       </fieldset>
       <ModelPicker
         choices="exact"
-        label="Allowed models"
+        label={KEY_LABELS.allowedModels}
         value={models()}
         onChange={setModels}
         emptyText="Every model the account may use"
@@ -229,7 +233,7 @@ export function KeyForm(props: Props) {
         error={error('allowedModels')}
       />
       <SelectField
-        label="Guardrail"
+        label={KEY_LABELS.guardrailId}
         value={guardrailId()}
         onValue={setGuardrailId}
         options={[

@@ -1,11 +1,23 @@
 /**
  * A guardrail's content filters as an editable list: a detector (built in, a custom RE2 pattern or a
  * keyword list), what to do on a match (block the request, or redact the match before it is sent), and
- * an optional label for refusals and redaction markers. The server compiles them when saved and names a
- * bad one as `filters[i].field`; that refusal is shown on the filter it names.
+ * an optional label for refusals and redaction markers. The form checks each filter's fields with the
+ * rules the server compiles them by (shared/schemas/admin/field-rules.ts); what only the server can
+ * check (an RE2 pattern's syntax) it refuses as "Filter 2: Pattern …", shown under that filter's field.
  */
 import { For, Index, Show } from 'solid-js'
+import {
+  FILTER_ACTIONS,
+  FILTER_DETECTORS,
+  FILTER_LABELS,
+  FILTER_RULES,
+  filterLabel,
+  GUARDRAIL_LABELS,
+  type FilterDetector,
+  type FilterField,
+} from '../../../../shared/schemas/admin/field-rules.ts'
 import type { GuardrailFilter } from '../../../../shared/schemas/admin/policy.ts'
+import { refuse, type ReadField } from '../../form-check.ts'
 import { Field, SelectField, TextField } from '../../forms.tsx'
 import { Button } from '../../ui.tsx'
 
@@ -18,22 +30,30 @@ export type FilterDraft = {
   keywords: string
 }
 
-export const DETECTORS: readonly { value: string; label: string }[] = [
-  { value: 'email', label: 'E-mail addresses' },
-  { value: 'phone', label: 'Phone numbers' },
-  { value: 'credit_card', label: 'Credit card numbers' },
-  { value: 'iban', label: 'IBANs' },
-  { value: 'us_ssn', label: 'US Social Security numbers' },
-  { value: 'ip_address', label: 'IP addresses' },
-  { value: 'secret', label: 'Secrets (API keys, tokens, private keys)' },
-  { value: 'regex', label: 'Custom pattern' },
-  { value: 'keywords', label: 'Keyword list' },
-]
+/** What each detector finds, in words (a detector the server adds fails the type check until named here). */
+const DETECTOR_NAMES: Record<FilterDetector, string> = {
+  email: 'E-mail addresses',
+  phone: 'Phone numbers',
+  credit_card: 'Credit card numbers',
+  iban: 'IBANs',
+  us_ssn: 'US Social Security numbers',
+  ip_address: 'IP addresses',
+  secret: 'Secrets (API keys, tokens, private keys)',
+  regex: 'Custom pattern',
+  keywords: 'Keyword list',
+}
 
-const ACTIONS = [
-  { value: 'block', label: 'Block the request' },
-  { value: 'redact', label: 'Redact the match' },
-]
+export const DETECTORS: readonly { value: string; label: string }[] = FILTER_DETECTORS.map(
+  (value) => ({ value, label: DETECTOR_NAMES[value] }),
+)
+
+const ACTION_NAMES: Record<(typeof FILTER_ACTIONS)[number], string> = {
+  block: 'Block the request',
+  redact: 'Redact the match',
+}
+const ACTIONS = FILTER_ACTIONS.map((value) => ({ value, label: ACTION_NAMES[value] }))
+
+const NAME_FORBIDDEN = new RegExp(FILTER_RULES.nameForbidden)
 
 export const detectorLabel = (detector: string) =>
   DETECTORS.find((entry) => entry.value === detector)?.label ?? detector
@@ -49,48 +69,102 @@ export function toDraft(filter: unknown): FilterDraft {
   }
 }
 
+const keywordsOf = (draft: FilterDraft) =>
+  draft.keywords
+    .split('\n')
+    .map((keyword) => keyword.trim())
+    .filter(Boolean)
+
 /** The filter as the API takes it: only the fields its detector allows. */
 export function fromDraft(draft: FilterDraft): GuardrailFilter {
   const filter: GuardrailFilter = { detector: draft.detector, action: draft.action }
   if (draft.name.trim()) filter.name = draft.name.trim()
   if (draft.detector === 'regex') filter.pattern = draft.pattern
-  if (draft.detector === 'keywords')
-    filter.keywords = draft.keywords
-      .split('\n')
-      .map((keyword) => keyword.trim())
-      .filter(Boolean)
+  if (draft.detector === 'keywords') filter.keywords = keywordsOf(draft)
   return filter
 }
 
-/** The filter and field a refusal names ("filters[2].pattern is not a valid pattern…"). */
-export function filterErrorAt(
-  message: string | null,
-): { index: number; field: string } | undefined {
-  const match = message ? /filters\[(\d+)\]\.?(\w*)/.exec(message) : null
-  return match ? { index: Number(match[1]), field: match[2] || 'detector' } : undefined
+/** The name of a filter's field in a refusal: `filters[1].pattern`. */
+const paramOf = (index: number, field: FilterField) => `filters[${index}].${field}`
+
+/**
+ * The filters as the API takes them, each field read through `field` and refused (naming
+ * `filters[i].<field>`) where it breaks a rule the server compiles filters by.
+ */
+export function readFilters(drafts: readonly FilterDraft[], field: ReadField): GuardrailFilter[] {
+  field(() => {
+    if (drafts.length > FILTER_RULES.maxFilters)
+      throw refuse('filters', `At most ${FILTER_RULES.maxFilters} filters: remove some.`)
+  })
+  drafts.forEach((draft, index) => {
+    const name = draft.name.trim()
+    field(() => {
+      if (name.length > FILTER_RULES.nameMaxLength || NAME_FORBIDDEN.test(name))
+        throw refuse(
+          paramOf(index, 'name'),
+          `Use at most ${FILTER_RULES.nameMaxLength} characters, without brackets or control characters.`,
+        )
+    })
+    if (draft.detector === 'regex')
+      field(() => {
+        if (draft.pattern === '')
+          throw refuse(paramOf(index, 'pattern'), 'Enter a pattern, or choose another detector.')
+        if (draft.pattern.length > FILTER_RULES.patternMaxLength)
+          throw refuse(
+            paramOf(index, 'pattern'),
+            `Use at most ${FILTER_RULES.patternMaxLength.toLocaleString('en-US')} characters.`,
+          )
+      })
+    if (draft.detector === 'keywords')
+      field(() => {
+        const keywords = keywordsOf(draft)
+        const param = paramOf(index, 'keywords')
+        if (keywords.length === 0)
+          throw refuse(param, 'Enter at least one keyword, one a line, or choose another detector.')
+        if (keywords.length > FILTER_RULES.maxKeywords)
+          throw refuse(param, `At most ${FILTER_RULES.maxKeywords} keywords.`)
+        const long = keywords.findIndex((keyword) => keyword.length > FILTER_RULES.keywordMaxLength)
+        if (long >= 0)
+          throw refuse(
+            param,
+            `Keyword ${long + 1} is longer than ${FILTER_RULES.keywordMaxLength} characters.`,
+          )
+      })
+  })
+  return drafts.map(fromDraft)
+}
+
+/**
+ * The filter field a server refusal belongs to: `filters[1].pattern` for a param that names it, or for
+ * "Filter 2: Pattern …" under the param `filters` (the server's words for a filter it could not
+ * compile); `filters` for the list as a whole.
+ */
+export function filterParam(param: string, message: string): string {
+  const named = /^filters\[(\d+)\](?:\.(\w+))?/.exec(param)
+  const worded = named ? undefined : /^Filter (\d+)(?:: (\w+))?/.exec(message)
+  if (!named && !worded) return 'filters'
+  const index = named ? Number(named[1]) : Number(worded![1]) - 1
+  const field =
+    (Object.keys(FILTER_LABELS) as FilterField[]).find((key) =>
+      named ? key === named[2] : FILTER_LABELS[key] === worded![2],
+    ) ?? 'detector'
+  return paramOf(index, field)
 }
 
 export function FilterEditor(props: {
   filters: FilterDraft[]
   onChange: (filters: FilterDraft[]) => void
-  error: string | null
+  /** The problem of one filter's field (`filters[0].pattern`), or of the list (`filters`). */
+  error: (param: string) => string | null | undefined
 }) {
-  const at = () => filterErrorAt(props.error)
   const update = (index: number, change: Partial<FilterDraft>) =>
     props.onChange(
       props.filters.map((filter, i) => (i === index ? { ...filter, ...change } : filter)),
     )
-  const errorFor = (index: number, field: string) => {
-    const where = at()
-    if (!where || where.index !== index) return null
-    const known =
-      field === where.field ||
-      (field === 'detector' && !['action', 'name', 'pattern', 'keywords'].includes(where.field))
-    return known ? props.error : null
-  }
+  const errorFor = (index: number, field: FilterField) => props.error(paramOf(index, field))
   return (
     <fieldset class="form-group">
-      <legend>Content filters</legend>
+      <legend>{GUARDRAIL_LABELS.filters}</legend>
       <p class="hint">
         Every text of a request is checked before it is sent. <strong>Block</strong> refuses the
         request (403 <code>guardrail_blocked</code>, naming the filter); <strong>redact</strong>{' '}
@@ -104,38 +178,38 @@ export function FilterEditor(props: {
           {(filter, index) => (
             <li class="filter-row">
               <fieldset>
-                <legend>Filter {index + 1}</legend>
+                <legend>{filterLabel(index)}</legend>
                 <div class="row">
                   <SelectField
-                    label="Detector"
+                    label={FILTER_LABELS.detector}
                     value={filter().detector}
                     onValue={(detector) => update(index, { detector })}
                     options={DETECTORS}
                     error={errorFor(index, 'detector')}
                   />
                   <SelectField
-                    label="Action"
+                    label={FILTER_LABELS.action}
                     value={filter().action}
                     onValue={(action) => update(index, { action })}
                     options={ACTIONS}
                     error={errorFor(index, 'action')}
                   />
                   <TextField
-                    label="Label (optional)"
+                    label={`${FILTER_LABELS.name} (optional)`}
                     value={filter().name}
                     onValue={(name) => update(index, { name })}
-                    maxlength={64}
+                    maxlength={FILTER_RULES.nameMaxLength}
                     hint="Names it in refusals and redaction markers."
                     error={errorFor(index, 'name')}
                   />
                 </div>
                 <Show when={filter().detector === 'regex'}>
                   <TextField
-                    label="Pattern"
+                    label={FILTER_LABELS.pattern}
                     class="mono"
                     value={filter().pattern}
                     onValue={(pattern) => update(index, { pattern })}
-                    maxlength={1000}
+                    maxlength={FILTER_RULES.patternMaxLength}
                     spellcheck={false}
                     hint="RE2 syntax (no look-around or back-references), case-sensitive; start with (?i) to ignore case."
                     error={errorFor(index, 'pattern')}
@@ -143,7 +217,7 @@ export function FilterEditor(props: {
                 </Show>
                 <Show when={filter().detector === 'keywords'}>
                   <Field
-                    label="Keywords"
+                    label={FILTER_LABELS.keywords}
                     hint="One a line. Matched as whole words, ignoring case."
                     error={errorFor(index, 'keywords')}
                   >
@@ -151,6 +225,7 @@ export function FilterEditor(props: {
                       <textarea
                         id={id}
                         aria-describedby={describedBy}
+                        aria-invalid={errorFor(index, 'keywords') ? 'true' : undefined}
                         rows={4}
                         value={filter().keywords}
                         onInput={(event) => update(index, { keywords: event.currentTarget.value })}
@@ -170,8 +245,8 @@ export function FilterEditor(props: {
           )}
         </Index>
       </ol>
-      <Show when={props.error && !at()}>
-        <p class="field-error">{props.error}</p>
+      <Show when={props.error('filters')}>
+        <p class="field-error">{props.error('filters')}</p>
       </Show>
       <div>
         <Button

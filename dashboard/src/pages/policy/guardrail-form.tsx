@@ -1,22 +1,34 @@
 /**
- * Creating or changing a guardrail: name, allowed models, monthly budget and content filters. An edit
- * sends only what changed. Keys are assigned on the guardrail's card, not here.
+ * Creating or changing a guardrail: name, allowed models, monthly budget and content filters. Every
+ * field is checked on submit with the rules the server applies (shared/schemas/admin/field-rules.ts),
+ * each problem under its field; what only the server knows (the catalog, an RE2 pattern's syntax, a
+ * name already taken) comes back as its refusal, shown under the field it names. An edit sends only what
+ * changed. Keys are assigned on the guardrail's card, not here.
  */
 import { createSignal, Show } from 'solid-js'
+import { GUARDRAIL_LABELS, GUARDRAIL_NAME } from '../../../../shared/schemas/admin/field-rules.ts'
 import type {
   Guardrail,
   GuardrailChanges,
   NewGuardrail,
 } from '../../../../shared/schemas/admin/policy.ts'
 import { api, ApiError } from '../../api.ts'
+import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
 import { ModelPicker } from '../../model-picker.tsx'
-import { fieldError, TextField, useSubmit } from '../../forms.tsx'
+import { fieldError, formError, TextField, useSubmit } from '../../forms.tsx'
 import { Button, ErrorNotice } from '../../ui.tsx'
 import { readUsd } from './amounts.ts'
 import { changedFields } from './changes.ts'
-import { FilterEditor, fromDraft, toDraft, type FilterDraft } from './filter-editor.tsx'
+import {
+  FilterEditor,
+  filterParam,
+  fromDraft,
+  readFilters,
+  toDraft,
+  type FilterDraft,
+} from './filter-editor.tsx'
 
-const FIELDS = ['name', 'models', 'budgetNano', 'filters']
+const FIELDS = Object.keys(GUARDRAIL_LABELS)
 
 export function GuardrailForm(props: {
   guardrail?: Guardrail
@@ -29,20 +41,44 @@ export function GuardrailForm(props: {
   const [budget, setBudget] = createSignal(start?.budgetUsd ?? '')
   const [filters, setFilters] = createSignal<FilterDraft[]>((start?.filters ?? []).map(toDraft))
   const submit = useSubmit()
-  const error = (param: string) => fieldError(submit.error(), param)
+
+  const readName = () => {
+    const trimmed = name().trim()
+    if (trimmed.length < GUARDRAIL_NAME.minLength)
+      throw refuse('name', 'Give the guardrail a name.')
+    if (trimmed.length > GUARDRAIL_NAME.maxLength)
+      throw refuse('name', `Use at most ${GUARDRAIL_NAME.maxLength} characters.`)
+    return trimmed
+  }
+  const check = useFormCheck(
+    (field): NewGuardrail => ({
+      name: field(readName) ?? '',
+      models: models().length > 0 ? models() : null,
+      budgetNano: field(() => readUsd(budget(), 'budgetNano', { positive: true })) ?? null,
+      filters: readFilters(filters(), field),
+    }),
+  )
+  /** The server's refusal of this field; a filter's is placed on the filter field it names. */
+  const refusal = (param: string) => {
+    const failure = submit.error()
+    if (failure instanceof ApiError && failure.param?.startsWith('filters'))
+      return param.startsWith('filters') && filterParam(failure.param, failure.message) === param
+        ? failure.message
+        : null
+    return fieldError(failure, param)
+  }
+  const error = (param: string) => check.error(param) ?? refusal(param)
 
   const save = async (event: SubmitEvent) => {
     event.preventDefault()
-    await submit.run(async () => {
-      const next: NewGuardrail = {
-        name: name().trim(),
-        models: models().length > 0 ? models() : null,
-        budgetNano: readUsd(budget(), 'budgetNano', { positive: true }),
-        filters: filters().map(fromDraft),
-      }
-      if (!next.name)
-        throw new ApiError(400, 'invalid_request', 'Give the guardrail a name.', 'name')
-      if (!start) return props.onSaved(await api<Guardrail>('POST', '/guardrails', next))
+    const form = event.currentTarget as HTMLFormElement
+    const next = check.take()
+    if (!next) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
+    const saved = await submit.run(async () => {
+      if (!start) return { guardrail: await api<Guardrail>('POST', '/guardrails', next) }
       const before: NewGuardrail = {
         name: start.name,
         models: start.models,
@@ -50,35 +86,32 @@ export function GuardrailForm(props: {
         filters: start.filters.map((filter) => fromDraft(toDraft(filter))),
       }
       const changed: GuardrailChanges = changedFields(before, next)
-      props.onSaved(
-        Object.keys(changed).length === 0
-          ? undefined
-          : await api<Guardrail>('PATCH', `/guardrails/${start.id}`, changed),
-      )
+      return {
+        guardrail:
+          Object.keys(changed).length === 0
+            ? undefined
+            : await api<Guardrail>('PATCH', `/guardrails/${start.id}`, changed),
+      }
     })
+    if (saved) props.onSaved(saved.guardrail)
+    else focusFirstInvalid(form)
   }
-  const otherError = () => {
-    const failure = submit.error()
-    return failure &&
-      !(failure instanceof ApiError && failure.param && FIELDS.includes(failure.param))
-      ? failure
-      : undefined
-  }
+  const otherError = () => formError(submit.error(), FIELDS)
 
   return (
     <form class="stack" onSubmit={save} novalidate>
       <TextField
-        label="Name"
+        label={GUARDRAIL_LABELS.name}
         value={name()}
         onValue={setName}
-        maxlength={100}
+        maxlength={GUARDRAIL_NAME.maxLength}
         required
         autocomplete="off"
         error={error('name')}
       />
       <ModelPicker
         choices="exact"
-        label="Allowed models"
+        label={GUARDRAIL_LABELS.models}
         value={models()}
         onChange={setModels}
         emptyText="Any model (no restriction)"
@@ -86,14 +119,14 @@ export function GuardrailForm(props: {
         error={error('models')}
       />
       <TextField
-        label="Monthly budget (USD)"
+        label={GUARDRAIL_LABELS.budgetNano}
         inputmode="decimal"
         value={budget()}
         onValue={setBudget}
         hint="Spend across all keys assigned to the guardrail, per UTC month; requests past it are refused. Empty: no budget."
         error={error('budgetNano')}
       />
-      <FilterEditor filters={filters()} onChange={setFilters} error={error('filters')} />
+      <FilterEditor filters={filters()} onChange={setFilters} error={error} />
       <Show when={otherError()}>
         <ErrorNotice error={otherError()} />
       </Show>

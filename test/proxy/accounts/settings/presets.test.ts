@@ -98,25 +98,32 @@ describeWith(['postgres', 'redis'], 'presets', () => {
         'invalid_request',
         'params.temperature',
       ),
-    ).toContain('at most 2')
-    expectRefusal(
-      await put('ok', { model: 'test/cheap', params: { top_p: 1.5 } }),
-      400,
-      'invalid_request',
-      'params.top_p',
-    )
-    expectRefusal(
-      await put('ok', { model: 'test/cheap', params: { max_tokens: 0 } }),
-      400,
-      'invalid_request',
-      'params.max_tokens',
-    )
-    expectRefusal(
-      await put('ok', { model: 'test/cheap', params: { stop: ['a', 'b', 'c', 'd', 'e'] } }),
-      400,
-      'invalid_request',
-      'params.stop',
-    )
+    ).toBe('Temperature must be at most 2.')
+    // The operator API names a parameter by the preset form's label, as the dashboard's API does.
+    expect(
+      expectRefusal(
+        await put('ok', { model: 'test/cheap', params: { top_p: 1.5 } }),
+        400,
+        'invalid_request',
+        'params.top_p',
+      ),
+    ).toBe('Top P must be at most 1.')
+    expect(
+      expectRefusal(
+        await put('ok', { model: 'test/cheap', params: { max_tokens: 0 } }),
+        400,
+        'invalid_request',
+        'params.max_tokens',
+      ),
+    ).toBe('Max tokens must be at least 1.')
+    expect(
+      expectRefusal(
+        await put('ok', { model: 'test/cheap', params: { stop: ['a', 'b', 'c', 'd', 'e'] } }),
+        400,
+        'invalid_request',
+        'params.stop',
+      ),
+    ).toBe('Stop sequences must have at most 4 items.')
     expectRefusal(
       await put('ok', { model: 'test/cheap', params: { seed: 1 } }),
       400,

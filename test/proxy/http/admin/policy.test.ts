@@ -49,7 +49,7 @@ describeWith('postgres', 'admin policy routes', () => {
     expect(await served('@preset/writer')).toEqual({ status: 200, model: 'test/cheap' })
     const listed = await call('GET', '/presets', owner)
     expect(listed.body.presets.map((preset: Json) => preset.slug)).toEqual(['writer'])
-    expect(listed.body.baseUrl).toBe(`http://site.test:${gw.app.config.PORT}`)
+    expect(listed.body.baseUrl).toStartWith('http://site.test:')
     const bad = await call('PUT', '/presets/writer', owner, { model: 'test/nope' })
     expect(bad).toMatchObject({
       status: 400,
@@ -96,10 +96,33 @@ describeWith('postgres', 'admin policy routes', () => {
       filters: [{ detector: 'regex', action: 'block' }],
     })
     expect(badFilter).toMatchObject({ status: 400, body: { error: { param: 'filters' } } })
-    expect(badFilter.body.error.message).toContain('filters[0].pattern')
-    expect((await call('PATCH', `/guardrails/${id}`, owner, {})).body.error.message).toContain(
-      'Nothing to change',
+    expect(badFilter.body.error.message).toBe(
+      'Filter 1: Pattern is required for a custom pattern: 1 to 1000 characters.',
     )
+    // Refusals name fields by the labels the guardrail form shows; `param` stays the request's field.
+    expect((await call('PATCH', `/guardrails/${id}`, owner, {})).body.error.message).toBe(
+      'Nothing to change: give Name, Allowed models, Monthly budget (USD) or Content filters.',
+    )
+    expect(
+      (await call('PATCH', `/guardrails/${id}`, owner, { models: ['test/nope'] })).body.error,
+    ).toMatchObject({
+      param: 'models',
+      message: 'Allowed models: unknown model IDs: test/nope. GET /api/v1/models lists them.',
+    })
+    expect(
+      (await call('PATCH', `/guardrails/${id}`, owner, { name: '' })).body.error,
+    ).toMatchObject({
+      code: 'invalid_request',
+      param: 'name',
+      message: 'Name must not be empty.',
+    })
+    expect(
+      (
+        await call('PATCH', `/guardrails/${id}`, owner, {
+          filters: [{ detector: 'regex', action: 'block', pattern: 'a(?=b)' }],
+        })
+      ).body.error,
+    ).toMatchObject({ param: 'filters', message: expect.stringMatching(/^Filter 1: Pattern /) })
     expect(
       (await call('GET', '/guardrails', owner)).body.guardrails.map((g: Json) => g.id),
     ).toContain(id)
@@ -146,8 +169,18 @@ describeWith('postgres', 'admin policy routes', () => {
       providers: null,
     })
     expect((await served('test/other')).status).toBe(403)
-    expect((await call('PUT', '/routing', owner, { providers: ['nope'] })).body.error.param).toBe(
-      'providers',
+    expect(
+      (await call('PUT', '/routing', owner, { providers: ['nope'] })).body.error,
+    ).toMatchObject({
+      param: 'providers',
+      message: expect.stringMatching(/^Allowed providers: unknown provider IDs: nope\. /),
+    })
+    expect((await call('PUT', '/routing', owner, { models: [] })).body.error).toMatchObject({
+      param: 'models',
+      message: 'Allowed models: list at least one model, or none (null) for no restriction.',
+    })
+    expect((await call('PUT', '/routing', owner, {})).body.error.message).toBe(
+      'Nothing to change: give Allowed models or Allowed providers.',
     )
     expect((await call('PUT', '/routing', owner, { models: null })).body.models).toBeNull()
     expect((await served('test/other')).status).toBe(200)
@@ -211,7 +244,13 @@ describeWith('postgres', 'admin policy routes', () => {
     })
     expect(await call('PATCH', '/account/limits', owner, {})).toMatchObject({
       status: 400,
-      body: { error: { code: 'invalid_request' } },
+      body: {
+        error: {
+          code: 'invalid_request',
+          message:
+            'Nothing to change: give Requests per minute, Tokens per minute or Requests at once.',
+        },
+      },
     })
     expect(await call('PATCH', '/account/limits', owner, { tpmLimit: 1 })).toMatchObject({
       status: 200,
@@ -227,5 +266,21 @@ describeWith('postgres', 'admin policy routes', () => {
       body: { tpmLimit: null },
     })
     expect((await served('test/cheap')).status).toBe(200)
+  })
+
+  // Last: the gateway listens from here on (PORT=0, so the API server picks its port).
+  test("the preset list's API address names the port the API server bound, not PORT=0", async () => {
+    expect(gw.app.config.PORT).toBe(0)
+    expect(gw.app.config.PUBLIC_API_URL).toBe('')
+    const { apiUrl, siteUrl } = gw.app.listen()
+    const port = gw.app.api.server!.port!
+    expect(port).toBeGreaterThan(0)
+    const response = await fetch(`${siteUrl}/admin/v1/presets`, { headers: { cookie: owner } })
+    const { baseUrl } = (await response.json()) as Json
+    expect(baseUrl).toBe(`${new URL(siteUrl).protocol}//${new URL(siteUrl).hostname}:${port}`)
+    expect(baseUrl).toBe(apiUrl)
+    // It is the API server's: a chat request without a key is refused there as one (the site has none).
+    const chat = await fetch(`${baseUrl}/v1/chat/completions`, { method: 'POST', body: '{}' })
+    expect(chat.headers.get('x-service-error-code')).toBe('invalid_api_key')
   })
 })

@@ -292,7 +292,30 @@ describeWith('postgres', 'policy commands of bun run admin', () => {
       '[{"detector":"email","action":"shout"}]',
     )
     expect(errorCode(badFilter)).toBe('invalid_request')
-    expect(JSON.parse(badFilter.stderr).error.message).toContain('filters[0].action')
+    // The server's words name the filter and field as the dashboard does; `param` names the request field.
+    expect(JSON.parse(badFilter.stderr).error).toMatchObject({
+      param: 'filters',
+      message: 'Filter 1: Action must be block or redact.',
+    })
+    const unknownModel = await admin('guardrail', 'update', guardrailId, '--models', 'test/nope')
+    expect(JSON.parse(unknownModel.stderr).error).toMatchObject({
+      param: 'models',
+      message: 'Allowed models: unknown model IDs: test/nope. GET /api/v1/models lists them.',
+    })
+    const hot = await admin(
+      'preset',
+      'set',
+      accountId,
+      'hot',
+      '--model',
+      'test/cheap',
+      '--temperature',
+      '5',
+    )
+    expect(JSON.parse(hot.stderr).error).toMatchObject({
+      param: 'params.temperature',
+      message: 'Temperature must be at most 2.',
+    })
     expect((await admin('guardrail', 'update', guardrailId, '--filters', '[not json')).code).toBe(2)
 
     expect(

@@ -296,41 +296,45 @@ describe('inspectText', () => {
 
 describe('compileFilters', () => {
   const cases: [string, unknown, string][] = [
-    ['not a list', { detector: 'email' }, 'filters must be a list'],
+    ['not a list', { detector: 'email' }, 'Content filters must be a list'],
     [
       'too many filters',
       Array.from({ length: 51 }, () => ({ detector: 'email', action: 'block' })),
-      'at most 50',
+      'Content filters: 51 given, at most 50.',
     ],
-    ['a filter that is not an object', ['email'], 'filters[0] must be an object'],
+    ['a filter that is not an object', ['email'], 'Filter 1 must be an object'],
     [
       'an unknown detector',
       [
         { detector: 'email', action: 'block' },
         { detector: 'passport', action: 'block' },
       ],
-      'filters[1].detector must be one of',
+      'Filter 2: Detector must be one of',
     ],
     [
       'an unknown field',
       [{ detector: 'email', action: 'block', severity: 'high' }],
-      'filters[0].severity is not a known field',
+      'Filter 1: severity is not a field of a filter.',
     ],
-    ['an unknown action', [{ detector: 'email', action: 'warn' }], 'filters[0].action'],
+    [
+      'an unknown action',
+      [{ detector: 'email', action: 'warn' }],
+      'Filter 1: Action must be block or redact.',
+    ],
     [
       'a regex filter without a pattern',
       [{ detector: 'regex', action: 'block' }],
-      'filters[0].pattern is required',
+      'Filter 1: Pattern is required',
     ],
     [
       'a pattern that is too long',
       [{ detector: 'regex', action: 'block', pattern: 'a'.repeat(1001) }],
-      'filters[0].pattern is required',
+      'Filter 1: Pattern is required for a custom pattern: 1 to 1000 characters.',
     ],
     [
       'a pattern on a built-in detector',
       [{ detector: 'email', action: 'block', pattern: 'x' }],
-      'filters[0].pattern is only allowed',
+      'Filter 1: Pattern is only allowed',
     ],
     [
       'an invalid pattern',
@@ -339,37 +343,37 @@ describe('compileFilters', () => {
         { detector: 'email', action: 'redact' },
         { detector: 'regex', action: 'block', pattern: '(abc' },
       ],
-      'filters[2].pattern is not a valid pattern: missing closing )',
+      'Filter 3: Pattern is not a valid pattern: missing closing )',
     ],
     [
       'a lookahead, which RE2 does not have',
       [{ detector: 'regex', action: 'block', pattern: 'a(?=b)' }],
-      'filters[0].pattern is not a valid pattern',
+      'Filter 1: Pattern is not a valid pattern',
     ],
     [
       'a pattern that matches the empty string',
       [{ detector: 'regex', action: 'block', pattern: 'x*' }],
-      'filters[0].pattern matches the empty string',
+      'Filter 1: Pattern matches the empty string.',
     ],
     [
       'a keywords filter without keywords',
       [{ detector: 'keywords', action: 'block' }],
-      'filters[0].keywords is required',
+      'Filter 1: Keywords are required',
     ],
     [
       'an empty keyword list',
       [{ detector: 'keywords', action: 'block', keywords: [] }],
-      'filters[0].keywords is required',
+      'Filter 1: Keywords are required',
     ],
     [
       'a blank keyword',
       [{ detector: 'keywords', action: 'block', keywords: ['ok', ' '] }],
-      'filters[0].keywords[1] must be',
+      'Filter 1: Keywords must not be blank or longer than 200 characters (keyword 2).',
     ],
     [
       'a keyword that is too long',
       [{ detector: 'keywords', action: 'block', keywords: ['k'.repeat(201)] }],
-      'filters[0].keywords[0] must be',
+      'Filter 1: Keywords must not be blank or longer than 200 characters (keyword 1).',
     ],
     [
       'too many keywords',
@@ -380,17 +384,17 @@ describe('compileFilters', () => {
           keywords: Array.from({ length: 501 }, (_, i) => `k${i}`),
         },
       ],
-      'filters[0].keywords is required',
+      'Filter 1: Keywords are required for a keyword list: 1 to 500 of them.',
     ],
     [
       'keywords on another detector',
       [{ detector: 'regex', action: 'block', pattern: 'x', keywords: ['x'] }],
-      'filters[0].keywords is only allowed',
+      'Filter 1: Keywords are only allowed',
     ],
     [
       'a name that would close the marker',
       [{ detector: 'email', action: 'redact', name: 'x] [y' }],
-      'filters[0].name',
+      'Filter 1: Label must be 1 to 64 characters without brackets or control characters.',
     ],
   ]
   for (const [what, filters, message] of cases) {

@@ -666,6 +666,29 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect((await chat({ model: 'test/small' })).status).toBe(200)
     })
 
+    test("a tool's description counts once toward the context", async () => {
+      // About 250 tokens of description beside the tool-use prompt's 600: fits 1,000 once, not twice.
+      const tools = (words: number) => [
+        {
+          type: 'function',
+          function: {
+            name: 'lookup',
+            description: 'lorem ipsum dolor sit amet '.repeat(words),
+            parameters: { type: 'object', properties: {} },
+          },
+        },
+      ]
+      expect((await chat({ model: 'test/small', tools: tools(40) })).status).toBe(200)
+      const error = await expectError(
+        await chat({ model: 'test/small', tools: tools(80) }),
+        400,
+        'context_too_long',
+      )
+      const count = Number(/has (\d+) tokens/.exec(error.message)?.[1])
+      expect(count).toBeGreaterThan(1_000)
+      expect(count).toBeLessThan(1_300)
+    })
+
     test('oversized or deeply nested schemas are refused by field', async () => {
       const many = Array.from({ length: 129 }, (_, i) => ({
         type: 'function',
