@@ -263,14 +263,17 @@ function upstreamRequests<Body>(
   }
 }
 
-/** Everything the model reads as text, for counting tokens: the client's texts, tool definitions, and stored turns. */
+/**
+ * Everything the model reads as text, for counting tokens: the client's texts, tool definitions, and stored
+ * turns. A tool definition is counted once, as its JSON (which holds its description and schema texts).
+ */
 function promptTexts<Body>(style: ClientStyle<Body>, body: Body): string[] {
   const texts: string[] = []
-  style.texts(body, (text) => {
+  const raw = body as { tools?: unknown; functions?: unknown }
+  style.texts({ ...raw, tools: undefined, functions: undefined } as Body, (text) => {
     texts.push(text)
     return undefined
   })
-  const raw = body as { tools?: unknown; functions?: unknown }
   if (raw.tools !== undefined) texts.push(JSON.stringify(raw.tools))
   if (raw.functions !== undefined) texts.push(JSON.stringify(raw.functions))
   const earlier = style.earlierText?.(body)
