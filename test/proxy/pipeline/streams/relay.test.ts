@@ -56,30 +56,41 @@ const outputs: Record<ProviderStyle, Record<string, () => StreamOutput>> = {
 
 type Relayed = { text: string; outcome: StreamOutcome }
 
+type RelayTestOptions = {
+  holdNano?: number
+  usageLimitTokens?: number
+  idleTimeoutMs?: number
+  /** The provider's stream after the first chunk (default: the rest of `chunks`, then its close). */
+  after?: ReadableStream<Uint8Array>
+  upstream?: AbortController
+}
+
 /** Relays `chunks` (the provider's reads, in order) and returns what the client read and how it ended. */
 export async function relayChunks(
   chunks: Uint8Array[],
   provider: ProviderStyle,
   output: StreamOutput,
-  options: { holdNano?: number; usageLimitTokens?: number } = {},
+  options: RelayTestOptions = {},
 ): Promise<Relayed> {
   const [first, ...rest] = chunks
-  const upstream = new ReadableStream<Uint8Array>({
-    pull(controller) {
-      const next = rest.shift()
-      if (next) controller.enqueue(next)
-      else controller.close()
-    },
-  })
+  const after =
+    options.after ??
+    new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = rest.shift()
+        if (next) controller.enqueue(next)
+        else controller.close()
+      },
+    })
   let outcome: StreamOutcome | undefined
   const splitter = new SseSplitter()
   const stream = relayStream({
     head: { events: splitter.push(first!), splitter },
-    reader: upstream.getReader(),
-    upstream: new AbortController(),
+    reader: after.getReader(),
+    upstream: options.upstream ?? new AbortController(),
     decoder: adapters[provider].streamDecoder(),
     output,
-    idleTimeoutMs: 1_000,
+    idleTimeoutMs: options.idleTimeoutMs ?? 1_000,
     holdNano: options.holdNano ?? 1_000_000_000,
     inputBoundTokens: 1_000,
     usageLimitTokens: options.usageLimitTokens ?? 1_000_000,
@@ -203,31 +214,17 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
             )
         },
       })
-      let outcome: StreamOutcome | undefined
       const startedAt = performance.now()
-      const splitter = new SseSplitter()
-      const stream = relayStream({
-        head: { events: splitter.push(encoder.encode(text)), splitter },
-        reader: silent.getReader(),
-        upstream,
-        decoder: adapters[provider].streamDecoder(),
-        output: provider === 'openai' ? outputs.openai.messages!() : outputs.anthropic.chat!(),
-        idleTimeoutMs: 60_000,
-        holdNano: 1_000_000_000,
-        inputBoundTokens: 1_000,
-        usageLimitTokens: 1_000_000,
-        inputEstimateTokens: 250,
-        pricing,
-        tokenizer: undefined,
-        price: (usage: TokenUsage) => costNano(pricing, usage),
-        onEnd: (ended) => {
-          outcome = ended
-        },
-      })
-      const relayed = await new Response(stream).text()
-      expect(performance.now() - startedAt).toBeLessThan(1_000)
-      expect(outcome?.end).toBe('complete')
-      expect(relayed).toContain(provider === 'openai' ? 'event: message_stop' : 'data: [DONE]')
+      const relayed = await relayChunks(
+        [encoder.encode(text)],
+        provider,
+        provider === 'openai' ? outputs.openai.messages!() : outputs.anthropic.chat!(),
+        { after: silent, upstream, idleTimeoutMs: 60_000 },
+      )
+      // Well before the idle timeout (60 s), which is what ended it before.
+      expect(performance.now() - startedAt).toBeLessThan(10_000)
+      expect(relayed.outcome.end).toBe('complete')
+      expect(relayed.text).toContain(provider === 'openai' ? 'event: message_stop' : 'data: [DONE]')
       // What follows the end marker is read and dropped; a connection held open past the grace is cut.
       expect(upstream.signal.aborted).toBe(false)
       const cut = await Promise.race([
