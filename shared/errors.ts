@@ -115,6 +115,11 @@ export type ErrorDetails = {
   /** The request field the error is about (`param` in the OpenAI-style body). */
   param?: string
   retryAfterMs?: number
+  /**
+   * The Messages style's `error.details`: a machine-readable reason the SDK acts on (`error_code:
+   * "thread_not_found"` has it replay the whole conversation).
+   */
+  errorDetails?: Record<string, unknown>
 }
 
 /** The one error class: its status comes from the table. */

@@ -246,8 +246,10 @@ function upstreamRequests<Body>(
   let conversation: Conversation | ServiceError | undefined
   let headers: Record<string, string> | undefined
   for (const name of style.passthrough?.headers ?? []) {
-    const value = clientHeaders.get(name)
-    if (value !== null) (headers ??= {})[name] = value
+    const sent = clientHeaders.get(name)
+    const rewrite = style.passthrough?.headerValue
+    const value = sent === null ? undefined : rewrite ? rewrite(name, sent) : sent
+    if (value !== undefined) (headers ??= {})[name] = value
   }
   return (route) => {
     const adapter = adapters[route.provider.style]

@@ -16,6 +16,8 @@ export const MessagesMessage = Type.Object(
   { additionalProperties: true },
 )
 
+export type MessagesThread = { type: 'create' } | { type: 'continue'; previous_message_id: string }
+
 export const MessagesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
@@ -34,6 +36,11 @@ export const MessagesRequest = Type.Object(
         Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
       ),
     ),
+    /**
+     * A message thread (the style's `message-threads` beta): `create` starts one, `continue` sends only
+     * the messages after a reply of one. Checked by the style's rules, which name the part that is wrong.
+     */
+    thread: Type.Optional(Type.Unsafe<MessagesThread>(Type.Unknown())),
     /** Ordered fallback models, tried when the one before could not start a response. */
     fallbacks: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
   },
@@ -73,5 +80,6 @@ export const messagesRequestFields = new Set([
   'tools',
   'top_k',
   'top_p',
+  'thread',
   'fallbacks',
 ])

@@ -42,6 +42,8 @@ export type Passthrough<Body> = {
   provider: ProviderStyle
   /** Client headers of the style that a provider of the style receives as sent (never the key). */
   headers?: readonly string[]
+  /** What a provider receives of such a header's value; undefined: the header is not sent. */
+  headerValue?(name: string, value: string): string | undefined
   /** The client's own body without the gateway's fields. */
   body(body: Body): Record<string, unknown>
   /** The provider's non-streaming answer, with the cost added to its usage. */

@@ -39,6 +39,7 @@ import { messagesPassthroughBody } from './passthrough-body.ts'
 import { measureMessagesPrompt } from './prompt.ts'
 import { messagesErrorBody } from './render-error.ts'
 import { messagesStyle } from './style.ts'
+import { providerBetas } from './thread-field.ts'
 import { messagesContentTexts, messagesTexts, messagesUsesTools } from './texts.ts'
 
 /**
@@ -47,9 +48,10 @@ import { messagesContentTexts, messagesTexts, messagesUsesTools } from './texts.
  */
 type CountBody = MessagesRequest
 
+/** A count is of one request: a thread (kept conversation) is not the endpoint's. */
 const countEnvelope = envelope<CountBody>(
   MessagesCountTokensRequest,
-  messagesRequestFields,
+  new Set([...messagesRequestFields].filter((field) => field !== 'thread')),
   messagesStyle.envelope.rules,
   messagesStyle.envelope.unknownField,
 )
@@ -129,7 +131,8 @@ async function providerCount(
 ): Promise<Record<string, unknown> | undefined> {
   const routes = candidate.routes.filter((route) => route.provider.style === 'anthropic')
   if (routes.length === 0) return undefined
-  const beta = request.headers.get('anthropic-beta')
+  const sentBeta = request.headers.get('anthropic-beta')
+  const beta = sentBeta === null ? undefined : providerBetas(sentBeta)
   const sent = messagesPassthroughBody(body)
   const result = await dispatch([{ model: candidate.model, routes }], {
     requestId: call.requestId,
@@ -138,7 +141,7 @@ async function providerCount(
       countTokensUpstreamRequest(
         route,
         sent,
-        beta === null ? undefined : { 'anthropic-beta': beta },
+        beta === undefined ? undefined : { 'anthropic-beta': beta },
       ),
     clientSignal: request.signal,
     deadlineMs: Date.now() + gw.limits.upstreamTimeoutMs,

@@ -1,6 +1,7 @@
 /**
  * The body a Messages-style provider receives from a Messages client: the client's own, without the
- * gateway's `fallbacks`. System-role messages (SDK 1.x allows them inside `messages`) move to the
+ * gateway's `fallbacks` and `thread` (the gateway keeps threads: the body already holds the whole
+ * conversation). System-role messages (SDK 1.x allows them inside `messages`) move to the
  * top-level `system`, which every version of the style accepts: the gateway pins the provider's version.
  * Tool-use IDs outside the style's alphabet (made by a provider of another style on an earlier turn,
  * such as `functions.get_weather:0`) are made valid as a translated request's are, the call and its
@@ -13,7 +14,7 @@ type Block = { type?: unknown; text?: unknown; id?: unknown; tool_use_id?: unkno
 type Message = MessagesRequest['messages'][number]
 
 export function messagesPassthroughBody(body: MessagesRequest): Record<string, unknown> {
-  const { fallbacks: _fallbacks, ...rest } = body
+  const { fallbacks: _fallbacks, thread: _thread, ...rest } = body
   const messages = withValidToolIds(body.messages)
   if (!messages.some((message) => message.role === 'system'))
     return messages === body.messages ? rest : { ...rest, messages }

@@ -14,12 +14,15 @@ import { measureMessagesPrompt } from './prompt.ts'
 import { messagesErrorBody } from './render-error.ts'
 import { messagesPassthroughStream, messagesStreamOutput } from './stream.ts'
 import { messagesTexts, messagesUsesTools } from './texts.ts'
+import { providerBetas, threadNotFound, threadRefusal } from './thread-field.ts'
 import { messagesConversation } from './to-conversation.ts'
 
 const messagesEnvelope = envelope<MessagesRequest>(
   MessagesRequest,
   messagesRequestFields,
   (body) => {
+    const thread = threadRefusal(body.thread)
+    if (thread) return thread
     const index = body.messages.findIndex(
       (message) => Array.isArray(message.content) && message.content.length === 0,
     )
@@ -54,6 +57,11 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   },
   usesTools: messagesUsesTools,
   texts: messagesTexts,
+  async prepare(body) {
+    if (body.thread?.type === 'continue')
+      return threadNotFound(body.thread, 'this gateway keeps no threads')
+    return undefined
+  },
   measure: measureMessagesPrompt,
   conversation: messagesConversation,
   renderAnswer: renderMessagesAnswer,
@@ -62,6 +70,8 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
     provider: 'anthropic',
     // Beta features the client opted into (fields such as mcp_servers and context_management need them).
     headers: ['anthropic-beta'],
+    // Threads are the gateway's: the provider is sent whole conversations.
+    headerValue: (_name, value) => providerBetas(value),
     body: messagesPassthroughBody,
     answer: messagesPassthroughAnswer,
     stream: messagesPassthroughStream,

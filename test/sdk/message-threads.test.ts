@@ -1,0 +1,244 @@
+// Message threads (the Messages style's `message-threads` beta) through the official SDK: its tool runner
+// threads by default, and finishes on a provider of either style, streamed or not, with every turn
+// reaching the provider as the whole conversation and the money right. A continue the gateway cannot
+// serve is refused with `thread_not_found`, from which the SDK replays the whole conversation.
+import Anthropic from '@anthropic-ai/sdk'
+import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import {
+  anthropicTestModel,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../helpers/gateway.ts'
+import { settledAccount } from '../helpers/ledger.ts'
+import { describeWith } from '../helpers/services.ts'
+import { storeSetups } from '../helpers/setups.ts'
+
+const models = [
+  testModel('openai/tools', 'fake?tools=1'),
+  anthropicTestModel('anthropic/tools', 'fake?tools=1'),
+]
+const FINAL_TEXT = 'w0 w1 w2 w3 w4 '
+
+type Exchange = { body: Record<string, unknown>; status: number; answer: unknown }
+type Sent = {
+  messages: { role: string; content: string | { type: string; tool_use_id?: string }[] }[]
+  tools?: unknown[]
+  system?: unknown
+  thread?: unknown
+}
+
+function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres' | 'embedded' }) {
+  let gw: TestGateway
+  let apiUrl: string
+  let accountId: string
+  let key: string
+  let otherKey: string
+  beforeAll(async () => {
+    gw = await startTestGateway({ ...stores, models })
+    apiUrl = gw.app.listen({ apiOnly: true }).apiUrl
+    accountId = await gw.account('10')
+    key = (await gw.key(accountId)).key
+    otherKey = (await gw.key(await gw.account('10'))).key
+  })
+  afterAll(() => gw?.close())
+
+  /**
+   * An SDK client whose requests to /v1/messages are recorded with their answers; `rewrite` changes a
+   * request (its body and key) before it is sent.
+   */
+  const client = (
+    exchanges: Exchange[],
+    rewrite?: (body: Record<string, unknown>, headers: Headers) => void,
+  ) =>
+    new Anthropic({
+      baseURL: apiUrl,
+      apiKey: key,
+      maxRetries: 0,
+      fetch: async (url, init) => {
+        if (!String(url).endsWith('/v1/messages')) return fetch(url, init)
+        const body = JSON.parse(String(init?.body)) as Record<string, unknown>
+        const headers = new Headers(init?.headers)
+        rewrite?.(body, headers)
+        const response = await fetch(url, { ...init, headers, body: JSON.stringify(body) })
+        const exchange: Exchange = { body, status: response.status, answer: undefined }
+        exchanges.push(exchange)
+        if (body.stream !== true || response.status !== 200)
+          exchange.answer = await response.clone().json()
+        return response
+      },
+    })
+
+  const weather = (calls: unknown[]) =>
+    betaTool({
+      name: 'get_weather',
+      description: 'The weather in a city',
+      inputSchema: {
+        type: 'object',
+        properties: { location: { type: 'string' }, unit: { type: 'string' } },
+        required: ['location'],
+      },
+      run: (input) => {
+        calls.push(input)
+        return 'sunny, 21 C'
+      },
+    })
+
+  const run = async (
+    model: string,
+    stream: boolean,
+    rewrite?: (body: Record<string, unknown>, headers: Headers) => void,
+  ) => {
+    const exchanges: Exchange[] = []
+    const calls: unknown[] = []
+    const sentBefore = gw.upstream.requests.length
+    const runner = client(exchanges, rewrite).beta.messages.toolRunner({
+      model,
+      max_tokens: 200,
+      system: 'You report the weather.',
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [weather(calls)],
+      ...(stream ? { stream: true as const } : {}),
+    })
+    const final = await runner.runUntilDone()
+    const sent = gw.upstream.requests.slice(sentBefore)
+    return { final, exchanges, calls, sent }
+  }
+
+  const text = (message: { content: { type: string; text?: string }[] }) =>
+    message.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('')
+
+  /** The provider got the whole conversation each turn, in its own style, with no thread and no threads beta. */
+  const expectWholeConversations = (
+    provider: 'anthropic' | 'openai',
+    sent: { body: Record<string, unknown>; headers: Record<string, string> }[],
+  ) => {
+    expect(sent).toHaveLength(2)
+    const [first, second] = sent.map((request) => request.body as unknown as Sent)
+    for (const request of sent) {
+      expect(request.body.thread).toBeUndefined()
+      expect(request.headers['anthropic-beta'] ?? '').not.toContain('message-threads')
+    }
+    if (provider === 'anthropic') {
+      expect(first!.messages).toHaveLength(1)
+      expect(second!.system).toBe('You report the weather.')
+      expect(second!.tools).toHaveLength(1)
+      expect(second!.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user'])
+      const [, call, result] = second!.messages
+      const use = (call!.content as { type: string; id?: string }[]).find(
+        (block) => block.type === 'tool_use',
+      )
+      expect((result!.content as { type: string; tool_use_id?: string }[])[0]).toMatchObject({
+        type: 'tool_result',
+        tool_use_id: use!.id,
+      })
+    } else {
+      expect(second!.tools).toHaveLength(1)
+      expect(second!.messages.map((message) => message.role)).toEqual([
+        'system',
+        'user',
+        'assistant',
+        'tool',
+      ])
+    }
+  }
+
+  const expectMoneyRight = async (account = accountId) => {
+    const { snapshot, ledger } = await settledAccount(gw, account)
+    expect(snapshot.heldNano).toBe(0)
+    expect(snapshot.inFlight).toBe(0)
+    expect(snapshot.balanceNano).toBe(ledger.reduce((sum, row) => sum + row.amount_nano, 0))
+  }
+
+  for (const provider of ['anthropic', 'openai'] as const)
+    for (const stream of [false, true])
+      test(`the SDK's tool runner finishes over a provider of ${provider} style${stream ? ', streamed' : ''}`, async () => {
+        const { final, calls, exchanges, sent } = await run(`${provider}/tools`, stream)
+        expect(text(final)).toBe(FINAL_TEXT)
+        expect(calls).toEqual([{ location: 'Paris', unit: 'c' }])
+        expect(exchanges[0]!.body.thread).toEqual({ type: 'create' })
+        expectWholeConversations(provider, sent)
+        await expectMoneyRight()
+      })
+
+  test('a thread field of another form is refused naming it', async () => {
+    const post = (thread: unknown) =>
+      fetch(`${apiUrl}/v1/messages`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          model: 'anthropic/tools',
+          max_tokens: 50,
+          thread,
+          messages: [{ role: 'user', content: 'hi' }],
+        }),
+      })
+    for (const [thread, param] of [
+      [{ type: 'fork' }, 'thread.type'],
+      [{ type: 'continue' }, 'thread.previous_message_id'],
+      [{ type: 'create', extra: 1 }, 'thread.extra'],
+      ['create', 'thread'],
+    ] as const) {
+      const response = await post(thread)
+      expect(response.status).toBe(400)
+      const { error } = (await response.json()) as { error: { message: string } }
+      expect(error.message.startsWith(`${param}:`)).toBe(true)
+    }
+  })
+
+  test('a continue of an unknown thread is refused with thread_not_found, before admission', async () => {
+    const sentBefore = gw.upstream.requests.length
+    const response = await fetch(`${apiUrl}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': key,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'message-threads-2026-08-12',
+      },
+      body: JSON.stringify({
+        model: 'anthropic/tools',
+        max_tokens: 50,
+        thread: { type: 'continue', previous_message_id: 'msg_unknown' },
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    })
+    expect(response.status).toBe(404)
+    expect(await response.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'not_found_error', details: { error_code: 'thread_not_found' } },
+    })
+    expect(gw.upstream.requests.length).toBe(sentBefore)
+    await expectMoneyRight()
+  })
+
+  test("a continue of an unknown thread or another account's: the SDK replays the whole conversation", async () => {
+    const unknown = await run('anthropic/tools', false, (body) => {
+      const thread = body.thread as { type: string; previous_message_id?: string }
+      if (thread.type === 'continue') thread.previous_message_id = 'msg_unknown'
+    })
+    let first = true
+    const otherAccount = await run('openai/tools', true, (_body, headers) => {
+      if (!first) headers.set('x-api-key', otherKey)
+      first = false
+    })
+    for (const { final, exchanges, sent } of [unknown, otherAccount]) {
+      expect(text(final)).toBe(FINAL_TEXT)
+      expect(exchanges.map((exchange) => exchange.status)).toEqual([200, 404, 200])
+      expect(exchanges[1]!.answer).toMatchObject({
+        error: { details: { error_code: 'thread_not_found' } },
+      })
+      expect(exchanges[2]!.body.thread).toEqual({ type: 'create' })
+      expect(sent).toHaveLength(2)
+    }
+    await expectMoneyRight()
+  })
+}
+
+for (const setup of storeSetups)
+  describeWith(
+    [...setup.needs],
+    `message threads (${setup.store} admission, ${setup.database} database)`,
+    () => messageThreads(setup),
+  )
