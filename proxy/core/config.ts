@@ -343,13 +343,13 @@ export const ConfigSchema = Type.Object({
     maximum: 3650,
     default: 30,
     description:
-      'Days a Responses answer is kept for previous_response_id and GET /v1/responses/:id (unless the request says store: false); 0: none is kept.',
+      'Days a Responses answer is kept for previous_response_id and GET /v1/responses/:id (unless the request says store: false), and a Messages thread for its next continue; 0: none is kept.',
   }),
   RESPONSES_FOLLOW_UP_WAIT_MS: Type.Integer({
     minimum: 0,
     default: 2000,
     description:
-      'How long a follow-up looks for a previous response that another process may still be writing before 400.',
+      "How long a follow-up looks for a previous response (or a thread's reply) that another process may still be writing before it is refused.",
   }),
   SIGN_IN_ATTEMPTS_PER_MINUTE: Type.Integer({
     ...Positive,

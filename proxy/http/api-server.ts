@@ -10,6 +10,7 @@ import { ServiceError } from '../../shared/errors.ts'
 import { handle } from '../pipeline/pipeline.ts'
 import { chatStyle } from '../pipeline/styles/chat/style.ts'
 import { messagesStyle } from '../pipeline/styles/messages/style.ts'
+import { withThreads } from '../pipeline/styles/messages/threads.ts'
 import { countMessagesTokens } from '../pipeline/styles/messages/count-tokens.ts'
 import { messagesErrorBody } from '../pipeline/styles/messages/render-error.ts'
 import { responsesStyle } from '../pipeline/styles/responses/style.ts'
@@ -28,6 +29,7 @@ import { keyRotationRoute } from './key-rotation-route.ts'
 
 function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
   const responses = responsesStyle(gw.responses)
+  const messages = withThreads(messagesStyle, gw.responses)
   return new Elysia({ prefix })
     .post(
       '/chat/completions',
@@ -38,7 +40,7 @@ function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
     .post(
       '/messages',
       ({ request, server }) =>
-        handle(gw, messagesStyle, request, () => clientAddress(server, request, trust)),
+        handle(gw, messages, request, () => clientAddress(server, request, trust)),
       { parse: 'none' },
     )
     .post(

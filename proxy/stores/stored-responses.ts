@@ -1,13 +1,18 @@
 /**
- * Stored responses (Postgres `stored_responses`): the neutral conversation of each exchange, so that a
- * follow-up with `previous_response_id` works over a provider of any style, and the response object for
- * retrieval, kept `retentionDays`. Writes leave the request path; a follow-up in the same process waits
- * for its predecessor's write, and one that reaches another process first reads again for a moment
- * before it calls the response missing, so a client chaining requests never finds the previous one gone.
+ * Stored conversations (Postgres `stored_responses`), kept `retentionDays`, of two client styles: the
+ * Responses style's responses (the neutral conversation of each exchange, so that a follow-up with
+ * `previous_response_id` works over a provider of any style, and the response object for retrieval) and
+ * the Messages style's threads (the conversation as request fields, for a `thread` continue). The
+ * conversation is opaque here; each style reads its own. Writes leave the request path; a follow-up in
+ * the same process waits for its predecessor's write, and one that reaches another process first reads
+ * again for a moment before it calls the conversation missing, so a client chaining requests never finds
+ * the previous one gone.
  */
 import type { Sql } from 'postgres'
 import { log } from '../core/log.ts'
-import type { Turn } from '../core/neutral/conversation.ts'
+
+/** The client style a stored conversation belongs to; a read finds only its own style's. */
+export type StoredStyle = 'responses' | 'messages'
 
 export type ResponseStoreOptions = {
   /** Days a response is kept; 0: none is stored. */
@@ -27,13 +32,14 @@ export class ResponseStore {
   save(
     id: string,
     accountId: string,
-    conversation: Turn[],
+    style: StoredStyle,
+    conversation: unknown,
     response: Record<string, unknown>,
   ): void {
     if (this.options.retentionDays === 0) return
     const write = this.sql`
-      INSERT INTO stored_responses (id, account_id, conversation, response, expires_at)
-      VALUES (${id}, ${accountId}, ${this.sql.json(conversation as never)}, ${this.sql.json(response as never)},
+      INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at)
+      VALUES (${id}, ${accountId}, ${style}, ${this.sql.json(conversation as never)}, ${this.sql.json(response as never)},
               now() + make_interval(days => ${this.options.retentionDays}))
       ON CONFLICT (id) DO NOTHING`
       .then(() => undefined)
@@ -43,40 +49,44 @@ export class ResponseStore {
   }
 
   /**
-   * The stored conversation of a response of this account, or undefined. A response made by another
-   * process may not be written yet when its follow-up arrives: a miss is read again, sooner then later,
-   * until `followUpWaitMs` has passed.
+   * The stored conversation of this account and style under `id` (as JSON, for the style to read), or
+   * undefined. One made by another process may not be written yet when its follow-up arrives: a miss is
+   * read again, sooner then later, until `followUpWaitMs` has passed.
    */
-  async conversation(id: string, accountId: string): Promise<Turn[] | undefined> {
+  async conversation(id: string, accountId: string, style: StoredStyle): Promise<unknown> {
     await this.pending.get(id)
     const until = Date.now() + this.options.followUpWaitMs
     for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
-      const [row] = await this.sql<{ conversation: Turn[] }[]>`
+      const [row] = await this.sql<{ conversation: unknown }[]>`
         SELECT conversation FROM stored_responses
-        WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL AND expires_at > now()`
+        WHERE id = ${id} AND account_id = ${accountId} AND style = ${style}
+          AND deleted_at IS NULL AND expires_at > now()`
       if (row || this.options.retentionDays === 0 || Date.now() + pause > until)
         return row?.conversation
       await Bun.sleep(pause)
     }
   }
 
+  /** A stored Responses-style response of this account, as the client received it. */
   async response(id: string, accountId: string): Promise<Record<string, unknown> | undefined> {
     await this.pending.get(id)
     const [row] = await this.sql<{ response: Record<string, unknown> }[]>`
       SELECT response FROM stored_responses
-      WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL AND expires_at > now()`
+      WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses'
+        AND deleted_at IS NULL AND expires_at > now()`
     return row?.response
   }
 
+  /** Deletes a stored Responses-style response of this account; false when there is none. */
   async delete(id: string, accountId: string): Promise<boolean> {
     await this.pending.get(id)
     const rows = await this.sql`
       UPDATE stored_responses SET deleted_at = now(), conversation = '[]', response = '{}'
-      WHERE id = ${id} AND account_id = ${accountId} AND deleted_at IS NULL`
+      WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses' AND deleted_at IS NULL`
     return rows.count > 0
   }
 
-  /** Removes responses past their retention; returns how many. */
+  /** Removes conversations past their retention; returns how many. */
   async purgeExpired(): Promise<number> {
     const rows = await this
       .sql`DELETE FROM stored_responses WHERE expires_at < now() OR deleted_at < now() - interval '1 day'`

@@ -1,7 +1,8 @@
 // Message threads (the Messages style's `message-threads` beta) through the official SDK: its tool runner
-// threads by default, and finishes on a provider of either style, streamed or not, with every turn
-// reaching the provider as the whole conversation and the money right. A continue the gateway cannot
-// serve is refused with `thread_not_found`, from which the SDK replays the whole conversation.
+// threads by default, and finishes on a provider of either style, streamed or not, each turn after the
+// first a continue the gateway serves from the thread it kept, reaching the provider as the whole
+// conversation, with the money right. A continue of a thread the gateway does not hold for the account
+// is refused with `thread_not_found`, from which the SDK replays the whole conversation.
 import Anthropic from '@anthropic-ai/sdk'
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema'
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -18,6 +19,9 @@ import { storeSetups } from '../helpers/setups.ts'
 const models = [
   testModel('openai/tools', 'fake?tools=1'),
   anthropicTestModel('anthropic/tools', 'fake?tools=1'),
+  anthropicTestModel('anthropic/plain', 'fake'),
+  anthropicTestModel('anthropic/thinking', 'fake?replay=threads/thinking-tool'),
+  anthropicTestModel('anthropic/small', 'fake', { contextLength: 200, maxOutputTokens: 100 }),
 ]
 const FINAL_TEXT = 'w0 w1 w2 w3 w4 '
 
@@ -158,9 +162,168 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
         expect(text(final)).toBe(FINAL_TEXT)
         expect(calls).toEqual([{ location: 'Paris', unit: 'c' }])
         expect(exchanges[0]!.body.thread).toEqual({ type: 'create' })
+        // The second turn continues the thread (only the tool result sent) and is served from it.
+        expect(exchanges.map((exchange) => exchange.status)).toEqual([200, 200])
+        expect(exchanges[1]!.body).toMatchObject({ thread: { type: 'continue' } })
+        if (!stream)
+          expect(
+            (exchanges[1]!.body.thread as { previous_message_id: string }).previous_message_id,
+          ).toBe((exchanges[0]!.answer as { id: string }).id)
+        expect(exchanges[1]!.body.messages).toHaveLength(1)
+        expect(exchanges[1]!.body.system).toBeUndefined()
+        expect(exchanges[1]!.body.tools).toBeUndefined()
         expectWholeConversations(provider, sent)
         await expectMoneyRight()
       })
+
+  const post = (body: Record<string, unknown>, as = key, url = apiUrl) =>
+    fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'x-api-key': as,
+        'content-type': 'application/json',
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'message-threads-2026-08-12',
+      },
+      body: JSON.stringify({ max_tokens: 100, ...body }),
+    })
+  const created = async (body: Record<string, unknown>, as = key) => {
+    const response = await post({ thread: { type: 'create' }, ...body }, as)
+    expect(response.status).toBe(200)
+    return (await response.json()) as { id: string; content: unknown[] }
+  }
+
+  test('a thread continues in another process, and a continue may not change system or tools', async () => {
+    // Its own account: with admission in memory, each process keeps the balance of its own charges.
+    const account = await gw.account('10')
+    const ownKey = (await gw.key(account)).key
+    const sibling = await startTestGateway({ ...stores, models, sibling: gw })
+    try {
+      const siblingUrl = sibling.app.listen({ apiOnly: true }).apiUrl
+      const tools = [{ name: 'ping', input_schema: { type: 'object', properties: {} } }]
+      const first = await created(
+        {
+          model: 'anthropic/plain',
+          system: 'Be brief.',
+          tools,
+          messages: [{ role: 'user', content: 'Hello' }],
+        },
+        ownKey,
+      )
+      const next = {
+        model: 'anthropic/plain',
+        thread: { type: 'continue', previous_message_id: first.id },
+        messages: [{ role: 'user', content: 'And then?' }],
+      }
+      for (const [field, value] of [
+        ['system', 'Be long.'],
+        ['tools', []],
+      ] as const) {
+        const changed = await post({ ...next, [field]: value }, ownKey, siblingUrl)
+        expect(changed.status).toBe(400)
+        const { error } = (await changed.json()) as { error: { message: string } }
+        expect(error.message.startsWith(`${field}:`)).toBe(true)
+      }
+      const sentBefore = gw.upstream.requests.length
+      const continued = await post({ ...next, system: 'Be brief.' }, ownKey, siblingUrl)
+      expect(continued.status).toBe(200)
+      const [sent] = gw.upstream.requests.slice(sentBefore).map((request) => request.body)
+      expect(sent).toMatchObject({ system: 'Be brief.', tools })
+      expect((sent as unknown as Sent).messages).toEqual([
+        { role: 'user', content: 'Hello' },
+        { role: 'assistant', content: first.content as Sent['messages'][number]['content'] },
+        { role: 'user', content: 'And then?' },
+      ])
+      if (stores.store === 'redis') await expectMoneyRight(account)
+    } finally {
+      await sibling.close()
+    }
+  })
+
+  test('a streamed reply is kept as the client received it, thinking and its signature included', async () => {
+    const response = await post({
+      model: 'anthropic/thinking',
+      stream: true,
+      thread: { type: 'create' },
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    })
+    expect(response.status).toBe(200)
+    expect(await response.text()).toContain('message_stop')
+    const sentBefore = gw.upstream.requests.length
+    const continued = await post({
+      model: 'anthropic/plain',
+      thread: { type: 'continue', previous_message_id: 'msg_01ThinkThread' },
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_01Think', content: 'sunny' }],
+        },
+      ],
+    })
+    expect(continued.status).toBe(200)
+    const sent = gw.upstream.requests[sentBefore]!.body as unknown as Sent
+    expect(sent.messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        {
+          type: 'thinking',
+          thinking: 'The user wants the weather.',
+          signature: 'EqQBCkYIBxgCKkBsig==',
+        },
+        { type: 'text', text: 'Let me check.' },
+        {
+          type: 'tool_use',
+          id: 'toolu_01Think',
+          name: 'get_weather',
+          input: { location: 'Paris' },
+        },
+      ] as never,
+    })
+    expect(sent.messages).toHaveLength(3)
+    await expectMoneyRight()
+  })
+
+  test("a continue's prompt is the whole conversation: the context must hold it all", async () => {
+    const long = 'word '.repeat(120)
+    const first = await created({
+      model: 'anthropic/small',
+      messages: [{ role: 'user', content: long }],
+    })
+    const continued = await post({
+      model: 'anthropic/small',
+      thread: { type: 'continue', previous_message_id: first.id },
+      messages: [{ role: 'user', content: long }],
+    })
+    expect(continued.status).toBe(400)
+    const { error } = (await continued.json()) as { error: { code: string; message: string } }
+    expect(error.code).toBe('context_too_long')
+    const tokens = Number(/has (\d+) tokens/.exec(error.message)![1])
+    expect(tokens).toBeGreaterThan(240)
+    await expectMoneyRight()
+  })
+
+  test('a kept thread is not a stored response: GET /v1/responses/{id} does not find it', async () => {
+    const reply = await created({
+      model: 'anthropic/plain',
+      messages: [{ role: 'user', content: 'Hello' }],
+    })
+    expect(reply.id.startsWith('msg_')).toBe(true)
+    const read = await fetch(`${apiUrl}/v1/responses/${reply.id}`, {
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(read.status).toBe(404)
+    const deleted = await fetch(`${apiUrl}/v1/responses/${reply.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(deleted.status).toBe(404)
+    const continued = await post({
+      model: 'anthropic/plain',
+      thread: { type: 'continue', previous_message_id: reply.id },
+      messages: [{ role: 'user', content: 'Still there?' }],
+    })
+    expect(continued.status).toBe(200)
+  })
 
   test('a thread field of another form is refused naming it', async () => {
     const post = (thread: unknown) =>
@@ -220,7 +383,10 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
     })
     let first = true
     const otherAccount = await run('openai/tools', true, (_body, headers) => {
-      if (!first) headers.set('x-api-key', otherKey)
+      if (!first) {
+        headers.set('x-api-key', otherKey)
+        headers.set('authorization', `Bearer ${otherKey}`)
+      }
       first = false
     })
     for (const { final, exchanges, sent } of [unknown, otherAccount]) {

@@ -1,7 +1,8 @@
 /**
  * The Messages client style (`/v1/messages`), native to Anthropic-style providers. The key may come as
  * `x-api-key` or as a bearer token; any `anthropic-version` is accepted (SDK majors send different dates).
- * A provider of the style receives the client's `anthropic-beta` as sent.
+ * A provider of the style receives the client's `anthropic-beta` as sent. Threads are kept by the
+ * style as threads.ts adds them.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import { MessagesRequest, messagesRequestFields } from '../../../../shared/schemas/messages.ts'
@@ -14,7 +15,7 @@ import { measureMessagesPrompt } from './prompt.ts'
 import { messagesErrorBody } from './render-error.ts'
 import { messagesPassthroughStream, messagesStreamOutput } from './stream.ts'
 import { messagesTexts, messagesUsesTools } from './texts.ts'
-import { providerBetas, threadNotFound, threadRefusal } from './thread-field.ts'
+import { providerBetas, threadRefusal } from './thread-field.ts'
 import { messagesConversation } from './to-conversation.ts'
 
 const messagesEnvelope = envelope<MessagesRequest>(
@@ -57,11 +58,6 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   },
   usesTools: messagesUsesTools,
   texts: messagesTexts,
-  async prepare(body) {
-    if (body.thread?.type === 'continue')
-      return threadNotFound(body.thread, 'this gateway keeps no threads')
-    return undefined
-  },
   measure: measureMessagesPrompt,
   conversation: messagesConversation,
   renderAnswer: renderMessagesAnswer,

@@ -42,6 +42,7 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
     store.save(
       responseId(context.requestId),
       context.accountId,
+      'responses',
       [...(previous.get(context.body) ?? []), ...input, answer],
       response,
     )
@@ -77,7 +78,7 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
     async prepare(body, accountId) {
       const id = body.previous_response_id
       if (!id) return undefined
-      const turns = await store.conversation(id, accountId)
+      const turns = readTurns(await store.conversation(id, accountId, 'responses'))
       if (!turns) {
         const kept =
           store.options.retentionDays === 0
@@ -126,6 +127,11 @@ function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: 
     images,
     messages: items.length + earlier.length + 1,
   }
+}
+
+/** A stored conversation as the style wrote it: the neutral turns of the exchanges so far. */
+function readTurns(stored: unknown): Turn[] | undefined {
+  return Array.isArray(stored) ? (stored as Turn[]) : undefined
 }
 
 /** The text of stored turns, for counting their tokens. */

@@ -1,0 +1,148 @@
+/**
+ * Message threads (the Messages style's `message-threads` beta), kept by the gateway in the stored
+ * conversations. A request with `thread` that completes (an answer, or a stream that reached
+ * `message_stop`) keeps the thread under the reply's ID as Messages request fields: its `system`, `tools`,
+ * and every message sent followed by the reply as the client received it. A `continue` loads the thread
+ * of its account before anything is held, and the request goes on as the whole conversation: the kept
+ * messages followed by the new ones, with the thread's `system` and `tools`. Providers of either style
+ * receive that whole request, never the thread. Kept messages are not inspected by the guardrail again:
+ * they were when they were sent, and are kept as sent (redacted).
+ */
+import { ServiceError } from '../../../../shared/errors.ts'
+import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
+import type { ResponseStore } from '../../../stores/stored-responses.ts'
+import type { AnswerContext, ClientStyle } from '../client-style.ts'
+import { measureMessagesPrompt } from './prompt.ts'
+import { recordReply } from './reply-content.ts'
+import { messagesTexts } from './texts.ts'
+import { threadNotFound } from './thread-field.ts'
+
+type Message = MessagesRequest['messages'][number]
+
+/** A kept thread: Messages request fields, its last message the reply a continue names. */
+export type StoredThread = {
+  system?: MessagesRequest['system']
+  tools?: MessagesRequest['tools']
+  messages: Message[]
+}
+
+/** The fields a thread keeps from its create: a continue that sends them must send the same. */
+const CREATE_ONLY = ['system', 'tools'] as const
+
+/** The Messages style, keeping threads in `store`. */
+export function withThreads(
+  style: ClientStyle<MessagesRequest>,
+  store: ResponseStore,
+): ClientStyle<MessagesRequest> {
+  /**
+   * Per continued request: how many of its messages, and bytes, came from the thread. Keyed by the
+   * messages array, which the pipeline's copies of the body (for counting tokens) share.
+   */
+  const held = new WeakMap<Message[], { messages: number; bytes: number }>()
+  const passthrough = style.passthrough
+
+  const keep = (context: AnswerContext<MessagesRequest>, id: unknown, content: unknown) => {
+    const { body } = context
+    if (!body.thread || typeof id !== 'string' || !Array.isArray(content)) return
+    const thread: StoredThread = {
+      ...(body.system !== undefined ? { system: body.system } : {}),
+      ...(body.tools !== undefined ? { tools: body.tools } : {}),
+      messages: [...body.messages, { role: 'assistant', content: content as { type: string }[] }],
+    }
+    store.save(id, context.accountId, 'messages', thread, {})
+  }
+  /** The request without the thread's messages and fields: what the client sent on this turn. */
+  const ownPart = (body: MessagesRequest): MessagesRequest => {
+    const thread = held.get(body.messages)
+    if (!thread) return body
+    return {
+      ...body,
+      system: undefined,
+      tools: undefined,
+      messages: body.messages.slice(thread.messages),
+    }
+  }
+
+  return {
+    ...style,
+    async prepare(body, accountId) {
+      if (body.thread?.type !== 'continue') return undefined
+      const thread = readThread(
+        await store.conversation(body.thread.previous_message_id, accountId, 'messages'),
+      )
+      if (!thread)
+        return threadNotFound(
+          body.thread,
+          store.options.retentionDays === 0
+            ? 'this gateway keeps no threads'
+            : `threads are kept ${store.options.retentionDays} days`,
+        )
+      for (const field of CREATE_ONLY)
+        if (
+          body[field] !== undefined &&
+          JSON.stringify(body[field]) !== JSON.stringify(thread[field])
+        )
+          return new ServiceError(
+            'invalid_request',
+            `${field}: a continued thread keeps the ${field} it was created with; send none, or start a new thread (thread {"type": "create"}) with the whole conversation to change it`,
+            { param: field },
+          )
+      if (thread.system !== undefined) body.system = thread.system
+      if (thread.tools !== undefined) body.tools = thread.tools
+      body.messages = [...thread.messages, ...body.messages]
+      held.set(body.messages, {
+        messages: thread.messages.length,
+        bytes: JSON.stringify(thread).length,
+      })
+      return undefined
+    },
+    texts: (body, visit) => style.texts(ownPart(body), visit),
+    earlierText(body) {
+      const thread = held.get(body.messages)
+      if (!thread) return ''
+      const texts: string[] = []
+      messagesTexts(
+        { ...body, tools: undefined, messages: body.messages.slice(0, thread.messages) },
+        (text) => {
+          texts.push(text)
+          return undefined
+        },
+      )
+      return texts.join('\n')
+    },
+    measure: (body, bytes) =>
+      measureMessagesPrompt(body, bytes + (held.get(body.messages)?.bytes ?? 0)),
+    renderAnswer(answer, charged, context) {
+      const message = style.renderAnswer(answer, charged, context)
+      keep(context, message.id, message.content)
+      return message
+    },
+    streamOutput(context) {
+      const output = style.streamOutput(context)
+      if (!context.body.thread) return output
+      return recordReply(output, (reply) => keep(context, reply.id, reply.content))
+    },
+    ...(passthrough && {
+      passthrough: {
+        ...passthrough,
+        answer(json, charged, context) {
+          const message = passthrough.answer(json, charged, context)
+          keep(context, message.id, message.content)
+          return message
+        },
+        stream(context) {
+          const output = passthrough.stream(context)
+          if (!context.body.thread) return output
+          return recordReply(output, (reply) => keep(context, reply.id, reply.content))
+        },
+      },
+    }),
+  }
+}
+
+/** A stored conversation as `keep` wrote it; undefined for anything else. */
+function readThread(stored: unknown): StoredThread | undefined {
+  if (typeof stored !== 'object' || stored === null) return undefined
+  const thread = stored as StoredThread
+  return Array.isArray(thread.messages) && thread.messages.length > 0 ? thread : undefined
+}
