@@ -22,7 +22,8 @@ export const MessagesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
     max_tokens: Type.Integer({ minimum: 1 }),
-    messages: Type.Array(MessagesMessage, { minItems: 1 }),
+    /** Non-empty, except in a thread's continue (the style's rules check it). */
+    messages: Type.Array(MessagesMessage),
     system: Type.Optional(
       Type.Union([
         Type.String(),

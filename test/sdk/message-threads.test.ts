@@ -323,6 +323,17 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
       messages: [{ role: 'user', content: 'Still there?' }],
     })
     expect(continued.status).toBe(200)
+    // A continue may send no message (after a pause_turn reply the thread resumes); a create may not.
+    const sentBefore = gw.upstream.requests.length
+    const resumed = await post({
+      model: 'anthropic/plain',
+      thread: { type: 'continue', previous_message_id: reply.id },
+      messages: [],
+    })
+    expect(resumed.status).toBe(200)
+    expect((gw.upstream.requests[sentBefore]!.body as unknown as Sent).messages).toHaveLength(2)
+    const empty = await post({ model: 'anthropic/plain', thread: { type: 'create' }, messages: [] })
+    expect(empty.status).toBe(400)
   })
 
   test('a thread field of another form is refused naming it', async () => {

@@ -24,6 +24,11 @@ const messagesEnvelope = envelope<MessagesRequest>(
   (body) => {
     const thread = threadRefusal(body.thread)
     if (thread) return thread
+    // A continue may send none: after a pause_turn reply the thread resumes the unfinished turn.
+    if (body.messages.length === 0 && body.thread?.type !== 'continue')
+      return new ServiceError('invalid_request', 'messages: must be a non-empty array', {
+        param: 'messages',
+      })
     const index = body.messages.findIndex(
       (message) => Array.isArray(message.content) && message.content.length === 0,
     )
