@@ -13,7 +13,7 @@ import {
   type TestGateway,
 } from '../helpers/gateway.ts'
 import { settledAccount } from '../helpers/ledger.ts'
-import { describeWith } from '../helpers/services.ts'
+import { describeWith, uniqueName } from '../helpers/services.ts'
 import { storeSetups } from '../helpers/setups.ts'
 
 const models = [
@@ -300,6 +300,35 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
     const tokens = Number(/has (\d+) tokens/.exec(error.message)![1])
     expect(tokens).toBeGreaterThan(240)
     await expectMoneyRight()
+  })
+
+  test('the guardrail inspects what a continue sends; the thread is kept as sent, redacted', async () => {
+    const account = await gw.account('10')
+    const guardedKey = await gw.key(account)
+    const { sql } = gw.app.gateway
+    const guardrail = uniqueName('gr_')
+    await sql`INSERT INTO guardrails (id, account_id, name, filters) VALUES (${guardrail}, ${account}, 'g', ${sql.json([{ detector: 'email', action: 'redact' }] as never)})`
+    await sql`UPDATE api_keys SET guardrail_id = ${guardrail} WHERE id = ${guardedKey.id}`
+    await gw.app.gateway.keys.invalidate({ accountId: account })
+    const email = 'jane.doe@example.com'
+    const first = await created(
+      { model: 'anthropic/plain', messages: [{ role: 'user', content: `Mail ${email}` }] },
+      guardedKey.key,
+    )
+    const sentBefore = gw.upstream.requests.length
+    const continued = await post(
+      {
+        model: 'anthropic/plain',
+        thread: { type: 'continue', previous_message_id: first.id },
+        messages: [{ role: 'user', content: `Also ${email}` }],
+      },
+      guardedKey.key,
+    )
+    expect(continued.status).toBe(200)
+    expect(continued.headers.get('x-service-guardrail-redactions')).toBe('email=1')
+    const sent = JSON.stringify(gw.upstream.requests[sentBefore]!.body)
+    expect(sent).not.toContain(email)
+    expect(sent.match(/\[REDACTED:email\]/g)?.length).toBe(2)
   })
 
   test('a kept thread is not a stored response: GET /v1/responses/{id} does not find it', async () => {
