@@ -176,6 +176,36 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
         await expectMoneyRight()
       })
 
+  test("the SDK's explicit thread: each send after the first a continue, over a provider of openai style", async () => {
+    const exchanges: Exchange[] = []
+    const sentBefore = gw.upstream.requests.length
+    const thread = client(exchanges).beta.messages.thread({
+      model: 'openai/tools',
+      max_tokens: 100,
+      system: 'Be brief.',
+    })
+    const first = await thread.send({ role: 'user', content: 'Hello' })
+    const second = await thread.stream({ role: 'user', content: 'And then?' }).finalMessage()
+    const third = await thread.send({ role: 'user', content: 'Thanks' })
+    for (const reply of [first, second, third]) expect(text(reply)).toBe(FINAL_TEXT)
+    expect(exchanges.map((exchange) => [exchange.status, exchange.body.thread])).toEqual([
+      [200, { type: 'create' }],
+      [200, { type: 'continue', previous_message_id: first.id }],
+      [200, { type: 'continue', previous_message_id: second.id }],
+    ])
+    const last = gw.upstream.requests.at(-1)!.body as unknown as Sent
+    expect(gw.upstream.requests.length - sentBefore).toBe(3)
+    expect(last.messages.map((message) => message.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+      'assistant',
+      'user',
+    ])
+    await expectMoneyRight()
+  })
+
   const post = (body: Record<string, unknown>, as = key, url = apiUrl) =>
     fetch(`${url}/v1/messages`, {
       method: 'POST',
