@@ -12,7 +12,6 @@ import { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import type { ResponseStore } from '../../../stores/stored-responses.ts'
 import type { AnswerContext, ClientStyle } from '../client-style.ts'
-import { measureMessagesPrompt } from './prompt.ts'
 import { recordReply } from './reply-content.ts'
 import { messagesTexts } from './texts.ts'
 import { threadNotFound } from './thread-field.ts'
@@ -110,8 +109,8 @@ export function withThreads(
       )
       return texts.join('\n')
     },
-    measure: (body, bytes) =>
-      measureMessagesPrompt(body, bytes + (held.get(body.messages)?.bytes ?? 0)),
+    // The thread's bytes count as sent: the prompt is the whole conversation.
+    measure: (body, bytes) => style.measure(body, bytes + (held.get(body.messages)?.bytes ?? 0)),
     renderAnswer(answer, charged, context) {
       const message = style.renderAnswer(answer, charged, context)
       keep(context, message.id, message.content)
