@@ -29,6 +29,7 @@ export class ResponseStore {
     readonly options: ResponseStoreOptions,
   ) {}
 
+  /** Keeps `conversation` and `response` as the JSON text they are written as (key order included). */
   save(
     id: string,
     accountId: string,
@@ -39,7 +40,7 @@ export class ResponseStore {
     if (this.options.retentionDays === 0) return
     const write = this.sql`
       INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at)
-      VALUES (${id}, ${accountId}, ${style}, ${this.sql.json(conversation as never)}, ${this.sql.json(response as never)},
+      VALUES (${id}, ${accountId}, ${style}, ${JSON.stringify(conversation)}::text::json, ${JSON.stringify(response)}::text::json,
               now() + make_interval(days => ${this.options.retentionDays}))
       ON CONFLICT (id) DO NOTHING`
       .then(() => undefined)
@@ -57,12 +58,12 @@ export class ResponseStore {
     await this.pending.get(id)
     const until = Date.now() + this.options.followUpWaitMs
     for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
-      const [row] = await this.sql<{ conversation: unknown }[]>`
-        SELECT conversation FROM stored_responses
+      const [row] = await this.sql<{ conversation: string }[]>`
+        SELECT conversation::text AS conversation FROM stored_responses
         WHERE id = ${id} AND account_id = ${accountId} AND style = ${style}
           AND deleted_at IS NULL AND expires_at > now()`
       if (row || this.options.retentionDays === 0 || Date.now() + pause > until)
-        return row?.conversation
+        return row && JSON.parse(row.conversation)
       await Bun.sleep(pause)
     }
   }
@@ -70,11 +71,11 @@ export class ResponseStore {
   /** A stored Responses-style response of this account, as the client received it. */
   async response(id: string, accountId: string): Promise<Record<string, unknown> | undefined> {
     await this.pending.get(id)
-    const [row] = await this.sql<{ response: Record<string, unknown> }[]>`
-      SELECT response FROM stored_responses
+    const [row] = await this.sql<{ response: string }[]>`
+      SELECT response::text AS response FROM stored_responses
       WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses'
         AND deleted_at IS NULL AND expires_at > now()`
-    return row?.response
+    return row && (JSON.parse(row.response) as Record<string, unknown>)
   }
 
   /** Deletes a stored Responses-style response of this account; false when there is none. */
