@@ -114,16 +114,13 @@ export default function Playground() {
 
       <Card title="Conversation" class="chat-card">
         <ChatLog turns={chat.turns} freeModel={trial.latest()?.model} />
+        {/* Free chat's "cannot serve now" refusals already say that nothing paid was sent and what to do. */}
         <Show when={chat.refusal()}>
-          <ErrorNotice error={chat.refusal()} />
-        </Show>
-        <Show when={freeUnavailable()}>
-          <Notice title="Free chat cannot answer right now">
-            <p>
-              No paid request was made. Try again in a moment, or choose Paid chat above to continue
-              with a paid model.
-            </p>
-          </Notice>
+          <Show when={freeUnavailable()} fallback={<ErrorNotice error={chat.refusal()} />}>
+            <Notice title="Free chat cannot answer right now">
+              <p>{refusalCode()?.message}</p>
+            </Notice>
+          </Show>
         </Show>
         <Composer
           draft={draft()}

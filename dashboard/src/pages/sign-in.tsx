@@ -108,7 +108,7 @@ function EmailSignIn() {
       fallback={
         <Notice tone="success" title="Check your inbox">
           <p>{sent()}</p>
-          <p class="small">The link works once and expires soon. You can close this tab.</p>
+          <p class="small">You can close this tab.</p>
         </Notice>
       }
     >

@@ -121,7 +121,7 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
                         {member.role}
                       </Badge>
                     </td>
-                    <td>{dateTime(member.joinedAt)}</td>
+                    <td class="nowrap">{dateTime(member.joinedAt)}</td>
                     <td>
                       <Show
                         when={member.role !== 'owner'}

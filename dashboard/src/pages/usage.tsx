@@ -214,7 +214,7 @@ function GroupCard(props: {
   const top = () => props.groups[0]
   const summary = () =>
     top()
-      ? `Spend per ${props.what} over the last ${props.period} days, ${props.groups.length} lines; the most: ${top()!.label} with ${money(top()!.totals.chargedNano)}.`
+      ? `Spend per ${props.what} over the last ${props.period} days, ${props.groups.length} ${props.groups.length === 1 ? 'line' : 'lines'}; the most: ${top()!.label} with ${money(top()!.totals.chargedNano)}.`
       : ''
   return (
     <Card title={props.title}>

@@ -1,0 +1,129 @@
+// What a user reads on the way through the dashboard: each refusal or confirmation said once, counts
+// in the right number, and dates that stay on one line on a phone.
+import { afterAll, beforeAll, expect } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { creditAccount } from '../../proxy/accounts/accounts.ts'
+import { usdToNano } from '../../shared/money.ts'
+import { testModel } from '../helpers/gateway.ts'
+import {
+  accountOf,
+  browserTest,
+  chat,
+  describeBrowser,
+  signInByEmail,
+  startSite,
+  type Site,
+} from './helpers/browser.ts'
+
+/** How many times `text` occurs in the page's main content. */
+async function occurrences(page: Page, selector: string, text: string): Promise<number> {
+  const content = await page.locator(selector).innerText()
+  return content.split(text).length - 1
+}
+
+describeBrowser('dashboard wording and layout', () => {
+  let site: Site
+  beforeAll(async () => {
+    site = await startSite({ models: [testModel('test/cheap', 'fake')] })
+  })
+  afterAll(() => site?.close())
+
+  browserTest(
+    'the sign-in confirmation says once how long the link lasts',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await page.goto('/sign-in')
+      await page.getByLabel('E-mail address').fill('once@people.test')
+      await page.getByRole('button', { name: 'Send sign-in link' }).click()
+      const notice = page.getByRole('status').filter({ hasText: 'Check your inbox' })
+      await notice.waitFor()
+      expect((await notice.innerText()).match(/works once/g)).toHaveLength(1)
+      expect(await notice.innerText()).toContain('You can close this tab.')
+      await site.smtp.next('once@people.test')
+    },
+  )
+
+  browserTest(
+    'free chat that cannot answer shows one notice with the reason',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'free-chat@people.test')
+      const message =
+        'Free chat is temporarily unavailable (no candidate can serve it right now). No paid request was made; you can choose paid chat to continue with a paid model.'
+      await page.route('**/admin/v1/playground/chat', (route) =>
+        route.fulfill({
+          status: 503,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { code: 'auto_unresolvable', message, param: 'model' } }),
+        }),
+      )
+      await page.goto('/dashboard/playground')
+      await page.getByLabel('Message', { exact: true }).fill('hello')
+      await page.getByRole('button', { name: 'Send', exact: true }).click()
+      const notice = page.locator('.chat-card .notice')
+      await notice.first().waitFor()
+      expect(await notice.count()).toBe(1)
+      expect(await notice.innerText()).toContain('Free chat cannot answer right now')
+      expect(await notice.innerText()).toContain('no candidate can serve it right now')
+      expect(await occurrences(page, 'main', 'No paid request was made')).toBe(1)
+    },
+  )
+
+  browserTest(
+    'usage names one model as one line',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'usage@people.test')
+      await creditAccount(
+        site.gw.app.operator,
+        await accountOf(page),
+        usdToNano('5')!,
+        'usage test',
+      )
+      await page.goto('/dashboard/keys')
+      await page.getByRole('button', { name: 'Create key' }).click()
+      await page.getByLabel('Name', { exact: true }).fill('usage key')
+      await page.getByRole('button', { name: 'Create', exact: true }).click()
+      const key = await page.getByLabel('API key', { exact: true }).inputValue()
+      const answer = await chat(site, key, {
+        model: 'test/cheap',
+        messages: [{ role: 'user', content: 'hello' }],
+      })
+      expect(answer.status).toBe(200)
+      await page.goto('/dashboard/usage')
+      const summary = page.getByText(/^Spend per model over the last 30 days/)
+      const deadline = Date.now() + 10_000
+      while ((await summary.count()) === 0) {
+        if (Date.now() > deadline) throw new Error('the request never reached the usage page')
+        await page.getByRole('button', { name: 'Refresh' }).click()
+        await page.waitForTimeout(250)
+      }
+      expect(await summary.first().innerText()).toContain('1 line;')
+    },
+  )
+
+  browserTest(
+    'a member joined date stays on one line on a phone',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'phone-owner@people.test')
+      await page.setViewportSize({ width: 390, height: 844 })
+      await page.goto('/dashboard/team')
+      const joined = page
+        .getByRole('row', { name: /phone-owner@people\.test/ })
+        .getByRole('cell')
+        .nth(2)
+      await joined.waitFor()
+      const lines = await joined.evaluate((cell) => {
+        const range = document.createRange()
+        range.selectNodeContents(cell)
+        return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size
+      })
+      expect(lines).toBe(1)
+    },
+  )
+})
