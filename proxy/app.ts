@@ -132,7 +132,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     inflight,
     responses: new ResponseStore(sql, {
       retentionDays: config.RESPONSES_RETENTION_DAYS,
-      followUpWaitMs: config.RESPONSES_FOLLOW_UP_WAIT_MS,
+      // The embedded database has this process as its only writer: a miss is final at once.
+      followUpWaitMs: database.kind === 'embedded' ? 0 : config.RESPONSES_FOLLOW_UP_WAIT_MS,
     }),
     catalogReads,
     health,

@@ -17,7 +17,10 @@ export type StoredStyle = 'responses' | 'messages'
 export type ResponseStoreOptions = {
   /** Days a response is kept; 0: none is stored. */
   retentionDays: number
-  /** How long a follow-up looks for a response another process may still be writing. */
+  /**
+   * How long a follow-up looks for a response another process may still be writing; 0 on a database only
+   * this process writes (embedded): its writes in flight are awaited, and reach the database first.
+   */
   followUpWaitMs: number
 }
 

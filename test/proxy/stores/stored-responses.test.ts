@@ -1,6 +1,7 @@
 // Stored Responses over HTTP, on embedded and real stores: kept RESPONSES_RETENTION_DAYS (none when 0),
 // never with `store: false`, and a follow-up that reaches another process before the first response is
-// written finds it once it is.
+// written finds it once it is; on the embedded database, which only its own process writes, a missing one
+// is refused at once.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
@@ -88,39 +89,72 @@ function storedResponses(stores: Stores) {
     expect(follow.status).toBe(400)
   })
 
-  test('a follow-up waits for a response still being written elsewhere, then 400 once the wait is over', async () => {
-    const id = `resp_${crypto.randomUUID().replaceAll('-', '')}`
-    const [account] = await first.app.operator.sql<
-      { account_id: string }[]
-    >`SELECT account_id FROM api_keys ORDER BY created_at DESC LIMIT 1`
-    // The other process's write lands 300 ms after the follow-up arrived.
-    const landing = Bun.sleep(300).then(
-      () => first.app.operator.sql`
+  const embedded = stores.database === 'embedded'
+  test.skipIf(embedded)(
+    'a follow-up waits for a response still being written elsewhere, then 400 once the wait is over',
+    async () => {
+      const id = `resp_${crypto.randomUUID().replaceAll('-', '')}`
+      const [account] = await first.app.operator.sql<
+        { account_id: string }[]
+      >`SELECT account_id FROM api_keys ORDER BY created_at DESC LIMIT 1`
+      // The other process's write lands 300 ms after the follow-up arrived.
+      const landing = Bun.sleep(300).then(
+        () => first.app.operator.sql`
         INSERT INTO stored_responses (id, account_id, conversation, response)
         VALUES (${id}, ${account!.account_id}, ${first.app.operator.sql.json([{ role: 'assistant', text: 'earlier', toolCalls: [] }] as never)}, ${first.app.operator.sql.json({ id } as never)})`,
-    )
-    const started = Date.now()
-    const follow = await post(second, {
-      model: 'openai/plain',
-      input: 'more',
-      previous_response_id: id,
-    })
-    await landing
-    expect(follow.status).toBe(200)
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290)
-    // One that never comes is refused after the wait, naming the field.
-    const missingStarted = Date.now()
-    const missing = await post(second, {
-      model: 'openai/plain',
-      input: 'more',
-      previous_response_id: 'resp_never',
-    })
-    expect(missing.status).toBe(400)
-    expect(((await missing.json()) as { error: { param: string } }).error.param).toBe(
-      'previous_response_id',
-    )
-    expect(Date.now() - missingStarted).toBeGreaterThanOrEqual(2_500)
-  })
+      )
+      const started = Date.now()
+      const follow = await post(second, {
+        model: 'openai/plain',
+        input: 'more',
+        previous_response_id: id,
+      })
+      await landing
+      expect(follow.status).toBe(200)
+      expect(Date.now() - started).toBeGreaterThanOrEqual(290)
+      // One that never comes is refused after the wait, naming the field.
+      const missingStarted = Date.now()
+      const missing = await post(second, {
+        model: 'openai/plain',
+        input: 'more',
+        previous_response_id: 'resp_never',
+      })
+      expect(missing.status).toBe(400)
+      expect(((await missing.json()) as { error: { param: string } }).error.param).toBe(
+        'previous_response_id',
+      )
+      expect(Date.now() - missingStarted).toBeGreaterThanOrEqual(2_500)
+    },
+  )
+
+  test.if(embedded)(
+    'on the embedded database (one process writes it) a missing response is refused at once',
+    async () => {
+      // RESPONSES_FOLLOW_UP_WAIT_MS is 3000 on the second process: nothing else could still be writing.
+      const started = Date.now()
+      const missing = await post(second, {
+        model: 'openai/plain',
+        input: 'more',
+        previous_response_id: 'resp_never',
+      })
+      expect(missing.status).toBe(400)
+      expect(Date.now() - started).toBeLessThan(1_000)
+      // A response just answered by another gateway on the same database is found.
+      for (let i = 0; i < 5; i++) {
+        const answer = (await (
+          await post(first, { model: 'openai/plain', input: 'hi' })
+        ).json()) as {
+          id: string
+        }
+        const follow = await post(second, {
+          model: 'openai/plain',
+          input: 'more',
+          previous_response_id: answer.id,
+        })
+        expect(follow.status).toBe(200)
+      }
+    },
+  )
 
   test('RESPONSES_RETENTION_DAYS=0: nothing is kept, and a follow-up says so at once', async () => {
     const answer = (await (
