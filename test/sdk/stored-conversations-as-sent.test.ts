@@ -1,7 +1,8 @@
 // A kept conversation goes back to the provider as it was written: a message thread's continue and a
 // Responses follow-up send the earlier tool calls with their input's keys in the model's order (the fake
 // provider writes `{"location", "unit"}`), so the provider gets the same prompt it got before, which its
-// prompt cache matches; and a stored response is retrieved as the client received it.
+// prompt cache matches; a continue that sends the thread's tools again is taken, the kept ones comparing
+// as written; and a stored response is retrieved as the client received it.
 import Anthropic from '@anthropic-ai/sdk'
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema'
 import { afterAll, beforeAll, expect, test } from 'bun:test'
@@ -85,6 +86,45 @@ function keptAsSent(stores: { store: 'memory' | 'redis'; database: 'postgres' | 
       expect(sent).toHaveLength(2)
       expect(keptCall(sent[1]!.body)).toBe(INPUT)
     })
+
+  test('a continue that sends the same tools again is taken: the kept tools compare as written', async () => {
+    const tools = [
+      {
+        name: 'get_weather',
+        description: 'The weather in a city',
+        input_schema: {
+          type: 'object',
+          properties: { location: { type: 'string' } },
+          required: ['location'],
+        },
+      },
+    ]
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${apiUrl}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': key,
+          'content-type': 'application/json',
+          'anthropic-version': '2023-06-01',
+          'anthropic-beta': 'message-threads-2026-08-12',
+        },
+        body: JSON.stringify({ model: 'anthropic/tools', max_tokens: 100, tools, ...body }),
+      })
+    const created = await post({
+      thread: { type: 'create' },
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+    })
+    expect(created.status).toBe(200)
+    const reply = (await created.json()) as { id: string; content: { type: string; id?: string }[] }
+    const use = reply.content.find((block) => block.type === 'tool_use')!
+    const continued = await post({
+      thread: { type: 'continue', previous_message_id: reply.id },
+      messages: [
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: 'sunny' }] },
+      ],
+    })
+    expect(continued.status).toBe(200)
+  })
 
   test('a Responses follow-up sends the kept tool call as written, and the stored response reads back as received', async () => {
     const client = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 })
