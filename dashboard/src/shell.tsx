@@ -5,7 +5,7 @@
  * and brought back afterwards.
  */
 import { A, revalidate, useLocation, useNavigate, type RouteSectionProps } from '@solidjs/router'
-import { For, onCleanup, Show, Suspense } from 'solid-js'
+import { createEffect, For, on, onCleanup, Show, Suspense } from 'solid-js'
 import { api, ApiError, onSignedOut } from './api.ts'
 import { dashboardLinkRefused, getMe } from './data.ts'
 import { createOptional } from './reading.ts'
@@ -44,6 +44,15 @@ export function Shell(props: RouteSectionProps) {
       { replace: true },
     )
   onCleanup(onSignedOut(toSignIn))
+  // A new page takes the focus, as a page load would: keyboard and screen-reader users start reading it
+  // rather than staying in the navigation. Filters (the query) keep the focus where it is.
+  createEffect(
+    on(
+      () => location.pathname,
+      () => document.getElementById('main')?.focus(),
+      { defer: true },
+    ),
+  )
 
   const signOut = async () => {
     await api('DELETE', '/session').catch(() => undefined)

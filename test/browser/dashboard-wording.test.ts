@@ -127,3 +127,37 @@ describeBrowser('dashboard wording and layout', () => {
     },
   )
 })
+
+describeBrowser('dashboard navigation by keyboard', () => {
+  let site: Site
+  beforeAll(async () => {
+    site = await startSite({ models: [testModel('test/cheap', 'fake')] })
+  })
+  afterAll(() => site?.close())
+
+  browserTest(
+    'a page opened from the navigation takes the focus',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'keyboard-nav@people.test')
+      await page.setViewportSize({ width: 390, height: 844 })
+      await page.getByRole('link', { name: 'Activity', exact: true }).focus()
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { level: 1, name: 'Activity' }).waitFor()
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('main')
+      await page.keyboard.press('Tab')
+      expect(
+        await page.evaluate(() => document.activeElement?.closest('main')?.id ?? 'outside'),
+      ).toBe('main')
+      // A filter changes the address's query only: the focus stays on the control.
+      await page.getByLabel('Status').selectOption({ label: 'Failed (400 and above)' })
+      await page.getByRole('button', { name: 'Apply filters' }).focus()
+      await page.keyboard.press('Enter')
+      await page.waitForURL(/status=error/)
+      expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe(
+        'Apply filters',
+      )
+    },
+  )
+})
