@@ -16,38 +16,45 @@ export type LinkMail = {
 
 export function linkMail(mail: LinkMail): Mail {
   const minutes = Math.max(1, Math.round(mail.ttlMs / 60_000))
-  const { subject, action } = wording(mail)
+  const { subject, action, ignore } = wording(mail)
   const text = [
     action,
     '',
     mail.link,
     '',
     `The link works once, within ${minutes} minutes. Opening it shows a page with a button; nothing happens until you press it.`,
-    'If you did not ask for this, ignore this message.',
+    ignore,
   ].join('\n')
   const html =
     `<p>${escapeHtml(action)}</p><p><a href="${escapeHtml(mail.link)}">${escapeHtml(subject)}</a></p>` +
-    `<p>The link works once, within ${minutes} minutes. If you did not ask for this, ignore this message.</p>`
+    `<p>The link works once, within ${minutes} minutes. ${escapeHtml(ignore)}</p>`
   return { to: mail.to, subject, text, html }
 }
 
-function wording(mail: LinkMail): { subject: string; action: string } {
+// Sign-in and claim links are asked for by their reader; an invitation is not, so it says how to decline.
+const IGNORE = 'If you did not ask for this, ignore this message.'
+
+function wording(mail: LinkMail): { subject: string; action: string; ignore: string } {
   switch (mail.purpose) {
     case 'sign_in':
       return {
         subject: 'Sign in to Model Gateway',
         action:
           'Use this link to sign in to Model Gateway (an account is created for this address if it has none):',
+        ignore: IGNORE,
       }
     case 'claim':
       return {
         subject: 'Confirm your e-mail address for your Model Gateway account',
         action: `Use this link to attach this e-mail address to account ${mail.accountId}. Its keys and balance keep working; its dashboard link ends, as you sign in with this address from then on:`,
+        ignore: IGNORE,
       }
     case 'invite':
       return {
         subject: 'You are invited to a Model Gateway team',
         action: `You are invited to join account ${mail.accountId} as ${mail.role}. Use this link to accept:`,
+        ignore:
+          'If you do not want to join, ignore this message: you are added only when you press the button.',
       }
   }
 }
