@@ -126,6 +126,30 @@ describeBrowser('dashboard wording and layout', () => {
       expect(lines).toBe(1)
     },
   )
+
+  browserTest(
+    'sending or cancelling a new ticket gives the focus back to New ticket',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'ticket-focus@people.test')
+      await page.goto('/dashboard/support')
+      const newTicket = page.getByRole('button', { name: 'New ticket' })
+      const focusedText = () => page.evaluate(() => document.activeElement?.textContent?.trim())
+      await newTicket.focus()
+      await page.keyboard.press('Enter')
+      await page.getByRole('button', { name: 'Cancel' }).focus()
+      await page.keyboard.press('Enter')
+      expect(await focusedText()).toBe('New ticket')
+      await page.keyboard.press('Enter')
+      await page.getByLabel('Subject').fill('Focus after sending')
+      await page.getByLabel('Message', { exact: true }).fill('Where does the keyboard go?')
+      await page.getByRole('button', { name: 'Send', exact: true }).focus()
+      await page.keyboard.press('Enter')
+      await page.getByRole('heading', { name: 'Focus after sending' }).waitFor()
+      expect(await focusedText()).toBe('New ticket')
+    },
+  )
 })
 
 describeBrowser('dashboard navigation by keyboard', () => {

@@ -21,8 +21,14 @@ export default function Support() {
   const [composing, setComposing] = createSignal(param('requestId') !== '')
   const tickets = createAsync(() => getTickets())
   const reread = () => revalidate(getTickets.key)
-  const opened = (ticket: Ticket) => {
+  // Closing the form (sent or cancelled) removes the focused control: the focus returns to its button.
+  let newTicket: HTMLButtonElement | undefined
+  const close = () => {
     setComposing(false)
+    newTicket?.focus()
+  }
+  const opened = (ticket: Ticket) => {
+    close()
     setParams({ requestId: null, ticket: ticket.id })
     announce('Ticket sent. Support answers here and by e-mail.')
     void reread()
@@ -33,6 +39,7 @@ export default function Support() {
       description="Ask about a request, your balance or anything else. Quote a request ID when a request went wrong: it lets support find exactly what happened."
       actions={
         <Button
+          ref={(element) => (newTicket = element)}
           variant="primary"
           aria-expanded={composing()}
           onClick={() => setComposing(!composing())}
@@ -46,7 +53,7 @@ export default function Support() {
           requestId={param('requestId')}
           opened={opened}
           cancel={() => {
-            setComposing(false)
+            close()
             setParams({ requestId: null })
           }}
         />
