@@ -265,13 +265,18 @@ export function SecretValue(props: { label: string; value: string; hint?: JSX.El
           />
           <CopyButton
             text={props.value}
-            label={`Copy ${props.label.toLowerCase()}`}
+            label={`Copy ${inSentence(props.label)}`}
             variant="primary"
           />
         </div>
       )}
     </Field>
   )
+}
+
+/** "Dashboard link" → "dashboard link" inside a sentence; an acronym ("API key") stays as written. */
+function inSentence(label: string): string {
+  return label.replace(/^[A-Z](?=[a-z])/, (first) => first.toLowerCase())
 }
 
 export function Badge(props: {

@@ -150,6 +150,21 @@ describeBrowser('dashboard wording and layout', () => {
       expect(await focusedText()).toBe('New ticket')
     },
   )
+
+  browserTest(
+    'a secret copy button names an acronym as written',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'copy-name@people.test')
+      await page.goto('/dashboard/keys')
+      await page.getByRole('button', { name: 'Create key' }).click()
+      await page.getByLabel('Name', { exact: true }).fill('copy key')
+      await page.getByRole('button', { name: 'Create', exact: true }).click()
+      await page.getByLabel('API key', { exact: true }).waitFor()
+      expect(await page.getByRole('button', { name: 'Copy API key', exact: true }).count()).toBe(1)
+    },
+  )
 })
 
 describeBrowser('dashboard navigation by keyboard', () => {
