@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
+import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { testModel } from '../helpers/gateway.ts'
 import {
@@ -163,6 +164,23 @@ describeBrowser('dashboard wording and layout', () => {
       await page.getByRole('button', { name: 'Create', exact: true }).click()
       await page.getByLabel('API key', { exact: true }).waitFor()
       expect(await page.getByRole('button', { name: 'Copy API key', exact: true }).count()).toBe(1)
+    },
+  )
+
+  browserTest(
+    "an accountless account's credit alerts lead to the Team page's claim steps",
+    () => site,
+    async () => {
+      const { linkSecret } = await createAccountless(site.gw.app.operator)
+      const { page } = await site.open()
+      await page.goto(`/dashboard#link=${linkSecret}`)
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+      await page.goto('/dashboard/billing')
+      const alerts = page.locator('.alerts')
+      await alerts.getByText('Alerts need an e-mail address or a wallet').waitFor()
+      await alerts.getByRole('link', { name: 'the Team page' }).click()
+      await page.getByRole('heading', { level: 1, name: 'Team' }).waitFor()
+      await page.getByLabel('Your e-mail address').waitFor()
     },
   )
 })

@@ -4,7 +4,7 @@
  * threshold and re-arms when a credit lifts it back. Owners and admins change the settings; any member
  * may subscribe their own browser. Accountless accounts have nobody to tell until they are claimed.
  */
-import { createAsync, revalidate } from '@solidjs/router'
+import { A, createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
 import type {
   AlertChanges,
@@ -32,10 +32,9 @@ export function AlertsCard() {
             when={current.eligible}
             fallback={
               <Notice title="Alerts need an e-mail address or a wallet">
-                This account has no identity, so there is nobody to tell. Claim it first: call{' '}
-                <code>POST /me/claim</code> on the API with one of its keys and your e-mail address
-                (or a wallet signature), then confirm the link you receive. Alerts can be set up
-                here afterwards.
+                This account has no identity, so there is nobody to tell. Claim it first with your
+                e-mail address or a wallet: <A href="/dashboard/team">the Team page</A> shows the
+                request to send with one of its keys. Alerts can be set up here afterwards.
               </Notice>
             }
           >
