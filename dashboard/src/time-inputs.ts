@@ -18,3 +18,11 @@ export function localInputValue(iso: string | undefined): string {
   const pad = (value: number) => String(value).padStart(2, '0')
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`
 }
+
+/** The browser's time zone as it names it briefly ("UTC", "PST", "GMT+2"): the zone of these inputs. */
+export function localZoneName(at = new Date()): string {
+  const part = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' })
+    .formatToParts(at)
+    .find((entry) => entry.type === 'timeZoneName')
+  return part?.value ?? 'local time'
+}

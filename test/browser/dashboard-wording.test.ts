@@ -183,6 +183,31 @@ describeBrowser('dashboard wording and layout', () => {
       await page.getByLabel('Your e-mail address').waitFor()
     },
   )
+
+  browserTest(
+    'activity and ledger times name the time zone they are in',
+    () => site,
+    async () => {
+      const context = await site.browser.newContext({
+        baseURL: site.siteUrl,
+        timezoneId: 'America/Los_Angeles',
+      })
+      try {
+        const page = await context.newPage()
+        await signInByEmail(site, page, 'time-zone@people.test')
+        for (const path of ['/dashboard/activity', '/dashboard/billing']) {
+          await page.goto(path)
+          await page.getByLabel(/^From \(P[SD]T\)$/).waitFor()
+          await page.getByLabel(/^To \(P[SD]T\)$/).waitFor()
+        }
+        await creditAccount(site.gw.app.operator, await accountOf(page), usdToNano('1')!, 'zone')
+        await page.reload()
+        await page.getByRole('columnheader', { name: /^Time \(P[SD]T\)$/ }).waitFor()
+      } finally {
+        await context.close()
+      }
+    },
+  )
 })
 
 describeBrowser('dashboard navigation by keyboard', () => {

@@ -12,7 +12,7 @@ import { ACTIVITY_FILTERS, getActivity, getKeys, getUsedModels, readActivityPage
 import { count } from '../format.ts'
 import { createKeysetList, KeysetView } from '../keyset-list.tsx'
 import { createOptional } from '../reading.ts'
-import { isoFromLocalInput, localInputValue } from '../time-inputs.ts'
+import { isoFromLocalInput, localInputValue, localZoneName } from '../time-inputs.ts'
 import { Field, SelectField, TextField } from '../forms.tsx'
 import { Button, Empty, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
@@ -105,7 +105,7 @@ export default function Activity() {
             <caption class="visually-hidden">Requests, newest first</caption>
             <thead>
               <tr>
-                <th scope="col">Time</th>
+                <th scope="col">Time ({localZoneName()})</th>
                 <th scope="col">Request ID</th>
                 <th scope="col">Key</th>
                 <th scope="col">Model</th>
@@ -185,8 +185,18 @@ function ActivityFilters(props: {
       <ListSelect label="Key" value={keyId()} onValue={setKeyId} options={keyOptions()} />
       <ListSelect label="Model" value={model()} onValue={setModel} options={modelOptions()} />
       <SelectField label="Status" value={status()} onValue={setStatus} options={STATUS_OPTIONS} />
-      <TextField label="From" type="datetime-local" value={from()} onValue={setFrom} />
-      <TextField label="To" type="datetime-local" value={to()} onValue={setTo} />
+      <TextField
+        label={`From (${localZoneName()})`}
+        type="datetime-local"
+        value={from()}
+        onValue={setFrom}
+      />
+      <TextField
+        label={`To (${localZoneName()})`}
+        type="datetime-local"
+        value={to()}
+        onValue={setTo}
+      />
       <div class="filter-actions">
         <Button type="submit" variant="primary">
           Apply filters

@@ -8,7 +8,7 @@ import type { LedgerEntry, LedgerKind } from '../../../../shared/schemas/admin/b
 import { getLedger, LEDGER_FILTERS, readLedgerPage } from '../../data.ts'
 import { count, usd } from '../../format.ts'
 import { createKeysetList, KeysetView } from '../../keyset-list.tsx'
-import { isoFromLocalInput, localInputValue } from '../../time-inputs.ts'
+import { isoFromLocalInput, localInputValue, localZoneName } from '../../time-inputs.ts'
 import { SelectField, TextField } from '../../forms.tsx'
 import { Badge, Button, Card, CopyButton, Empty } from '../../ui.tsx'
 import { useUrlFilters } from '../../url-filters.ts'
@@ -62,8 +62,18 @@ export function LedgerCard() {
     <Card title="Ledger">
       <form class="filters" onSubmit={submit} aria-label="Filter the ledger">
         <SelectField label="Entries" value={kind()} onValue={setKind} options={KIND_OPTIONS} />
-        <TextField label="From" type="datetime-local" value={from()} onValue={setFrom} />
-        <TextField label="To" type="datetime-local" value={to()} onValue={setTo} />
+        <TextField
+          label={`From (${localZoneName()})`}
+          type="datetime-local"
+          value={from()}
+          onValue={setFrom}
+        />
+        <TextField
+          label={`To (${localZoneName()})`}
+          type="datetime-local"
+          value={to()}
+          onValue={setTo}
+        />
         <div class="filter-actions">
           <Button type="submit" variant="primary">
             Apply filters
@@ -92,7 +102,7 @@ export function LedgerCard() {
             <caption class="visually-hidden">Ledger entries, newest first</caption>
             <thead>
               <tr>
-                <th scope="col">Time</th>
+                <th scope="col">Time ({localZoneName()})</th>
                 <th scope="col">Entry</th>
                 <th scope="col" class="num">
                   Amount
