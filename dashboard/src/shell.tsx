@@ -161,7 +161,8 @@ export function Shell(props: RouteSectionProps) {
               <Show when={current().account.kind === 'accountless'}>
                 <p class="small muted">
                   Accountless account: keep your key and dashboard link safe. Without an e-mail
-                  address or wallet there is no recovery.
+                  address or wallet there is no recovery:{' '}
+                  <A href="/dashboard/team">attach one on the Team page</A>.
                 </p>
               </Show>
               <Suspense fallback={<Loading />}>{props.children}</Suspense>

@@ -168,7 +168,7 @@ describeBrowser('dashboard wording and layout', () => {
   )
 
   browserTest(
-    "an accountless account's credit alerts lead to the Team page's claim steps",
+    "an accountless account's notices lead to the Team page's claim steps",
     () => site,
     async () => {
       const { linkSecret } = await createAccountless(site.gw.app.operator)
@@ -181,6 +181,10 @@ describeBrowser('dashboard wording and layout', () => {
       await alerts.getByRole('link', { name: 'the Team page' }).click()
       await page.getByRole('heading', { level: 1, name: 'Team' }).waitFor()
       await page.getByLabel('Your e-mail address').waitFor()
+      // The notice above every page says where recovery is set up, too.
+      await page.goto('/dashboard/usage')
+      await page.getByRole('link', { name: 'attach one on the Team page' }).click()
+      await page.getByRole('heading', { level: 1, name: 'Team' }).waitFor()
     },
   )
 
