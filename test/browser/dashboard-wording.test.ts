@@ -212,6 +212,23 @@ describeBrowser('dashboard wording and layout', () => {
       }
     },
   )
+
+  browserTest(
+    'a daily cap above the monthly cap is pointed out',
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'caps@people.test')
+      await page.goto('/dashboard/keys')
+      await page.getByRole('button', { name: 'Create key' }).click()
+      const note = page.getByText('The daily cap is above the monthly cap')
+      await page.getByLabel('Daily spend cap (USD)').fill('50')
+      await page.getByLabel('Monthly spend cap (USD)').fill('20')
+      await note.waitFor()
+      await page.getByLabel('Daily spend cap (USD)').fill('5')
+      await note.waitFor({ state: 'detached' })
+    },
+  )
 })
 
 describeBrowser('dashboard navigation by keyboard', () => {

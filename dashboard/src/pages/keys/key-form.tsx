@@ -18,6 +18,7 @@ import {
   LIMIT_LABELS,
 } from '../../../../shared/schemas/admin/field-rules.ts'
 import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
+import { usdToNano } from '../../../../shared/money.ts'
 import { api } from '../../api.ts'
 import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
 import { usd } from '../../format.ts'
@@ -150,6 +151,13 @@ export function KeyForm(props: Props) {
       : `Empty: the default for new keys, ${usd(amount)} a ${period === 'daily' ? 'day' : 'month'}.`
   }
   const otherError = () => formError(submit.error(), FIELDS)
+  // Not a refusal (the server takes both), but the daily cap could then never apply: likely a slip.
+  const dailyAboveMonthly = () => {
+    if (noDaily() || noMonthly()) return false
+    const day = usdToNano(daily())
+    const month = usdToNano(monthly())
+    return day !== undefined && month !== undefined && day > month
+  }
 
   return (
     <form class="stack" onSubmit={save} novalidate>
@@ -222,6 +230,12 @@ export function KeyForm(props: Props) {
             <Checkbox label="No monthly cap" checked={noMonthly()} onChange={setNoMonthly} />
           </div>
         </div>
+        <Show when={dailyAboveMonthly()}>
+          <p class="hint" role="status">
+            The daily cap is above the monthly cap, so the monthly cap stops the key first. Lower
+            the daily cap if it should apply.
+          </p>
+        </Show>
       </fieldset>
       <ModelPicker
         choices="exact"
