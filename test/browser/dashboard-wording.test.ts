@@ -30,7 +30,7 @@ describeBrowser('dashboard wording and layout', () => {
   afterAll(() => site?.close())
 
   browserTest(
-    'the sign-in confirmation says once how long the link lasts',
+    'the sign-in confirmation takes the focus and says once how long the link lasts',
     () => site,
     async () => {
       const { page } = await site.open()
@@ -41,6 +41,13 @@ describeBrowser('dashboard wording and layout', () => {
       await notice.waitFor()
       expect((await notice.innerText()).match(/works once/g)).toHaveLength(1)
       expect(await notice.innerText()).toContain('You can close this tab.')
+      // The keyboard stays on the confirmation, not back at the top of the page.
+      expect(
+        await page.evaluate(() => {
+          const focused = document.activeElement
+          return focused !== document.body && !!focused?.textContent?.includes('Check your inbox')
+        }),
+      ).toBe(true)
       await site.smtp.next('once@people.test')
     },
   )

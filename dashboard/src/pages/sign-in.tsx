@@ -106,10 +106,13 @@ function EmailSignIn() {
     <Show
       when={!sent()}
       fallback={
-        <Notice tone="success" title="Check your inbox">
-          <p>{sent()}</p>
-          <p class="small">You can close this tab.</p>
-        </Notice>
+        // The form the focus was in is gone: the confirmation takes it, so the keyboard stays here.
+        <div tabindex="-1" ref={(element) => queueMicrotask(() => element.focus())}>
+          <Notice tone="success" title="Check your inbox">
+            <p>{sent()}</p>
+            <p class="small">You can close this tab.</p>
+          </Notice>
+        </div>
       }
     >
       <form class="stack" onSubmit={send}>
