@@ -19,6 +19,7 @@ import { resolveAltchaKey } from './accounts/people/altcha-key.ts'
 import { CreditAlerts } from './accounts/alerts/credit-alerts.ts'
 import { resolveVapidKeys } from './accounts/alerts/vapid-keys.ts'
 import { MemoryChatLock, RedisChatLock } from './accounts/playground/chat-lock.ts'
+import { freeChatModel } from './accounts/playground/free-model.ts'
 
 export type AccountSide = {
   admin: AdminDeps
@@ -70,7 +71,7 @@ export async function buildAccountSide(
       gateway,
       lock: redis ? await RedisChatLock.create(redis) : new MemoryChatLock(),
       freeMessages: config.FREE_CHAT_MESSAGES,
-      freeModel: config.FREE_CHAT_MODEL,
+      freeModel: freeChatModel(gateway.catalog, config.FREE_CHAT_MODEL),
       // A non-streaming answer ends within the upstream timeout; the lock outlives only a process that died.
       lockTtlMs: config.UPSTREAM_TIMEOUT_MS + 60_000,
     },
