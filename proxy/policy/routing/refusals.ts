@@ -86,8 +86,16 @@ export function paidAfterFree(param: string, id: string): Refusal {
   }
 }
 
-/** Nothing can serve the request: the operator paused the providers, their breakers are open, or no route is allowed. */
-export function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): ServiceError {
+/**
+ * Nothing can serve the request: the operator paused the providers, their breakers are open, no route is
+ * allowed, or (`configured` false) no provider of the models has its key set on this gateway.
+ */
+export function noRoute(
+  ids: string[],
+  blocks: RouteBlock[],
+  nowMs: number,
+  configured: boolean,
+): ServiceError {
   const names = ids.join(', ')
   const earliest = (reason: RouteBlock['reason']) =>
     blocks
@@ -113,6 +121,11 @@ export function noRoute(ids: string[], blocks: RouteBlock[], nowMs: number): Ser
       },
     )
   }
+  if (!configured)
+    return new ServiceError(
+      'no_available_route',
+      `No provider of ${names} is set up on this gateway (its provider's API key is not configured). Nothing was sent or charged. Choose another model, or ask the operator to configure the provider.`,
+    )
   return new ServiceError(
     'no_available_route',
     `No eligible provider route for ${names} under the current settings. Review the model and provider restrictions on the account, the key and the request.`,

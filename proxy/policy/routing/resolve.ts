@@ -55,7 +55,10 @@ export function resolveRouting(
   const blocks: RouteBlock[] = []
   const freeOnly = catalog.autos.get(input.model)?.free === true
 
+  /** Whether any model asked for has a provider whose key is set (else the refusal says so). */
+  let configured = false
   const routesFor = (model: Model): Route[] => {
+    if (model.routes.some((route) => route.provider.available)) configured = true
     let routes = model.routes.filter(
       (route) =>
         route.provider.available &&
@@ -114,7 +117,8 @@ export function resolveRouting(
     const routes = routesFor(model)
     if (routes.length > 0) add(model, routes)
   }
-  if (candidates.length === 0) return { ok: false, error: noRoute(ids, blocks, input.nowMs) }
+  if (candidates.length === 0)
+    return { ok: false, error: noRoute(ids, blocks, input.nowMs, configured) }
   return {
     ok: true,
     candidates,

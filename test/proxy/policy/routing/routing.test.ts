@@ -294,13 +294,22 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       ).toBe('provider.only[0]')
     })
 
-    test('preferences that leave no route: 503 no_available_route', async () => {
-      await expectError(
+    test('preferences that leave no route: 503 no_available_route; a provider without its key says so', async () => {
+      const restricted = await expectError(
         await chat({ model: 'test/cheap', provider: { only: ['fake-b'] } }),
         503,
         'no_available_route',
       )
-      await expectError(await chat({ model: 'test/unkeyed' }), 503, 'no_available_route')
+      expect(restricted.message).toContain('Review the model and provider restrictions')
+      const unkeyed = await expectError(
+        await chat({ model: 'test/unkeyed' }),
+        503,
+        'no_available_route',
+      )
+      expect(unkeyed.message).toContain(
+        "No provider of test/unkeyed is set up on this gateway (its provider's API key is not configured)",
+      )
+      expect(unkeyed.message).not.toContain('restrictions')
     })
 
     test("the account's provider restrictions apply to every key", async () => {
