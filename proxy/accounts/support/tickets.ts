@@ -39,7 +39,7 @@ export async function openTicket(sql: Sql, author: Author, input: NewTicket): Pr
     // 400 rather than 404: the route exists and the ticket is what is refused, for the field named.
     throw new ServiceError(
       'invalid_request',
-      `requestId: no request ${input.requestId} in this account (copy it from a response's x-request-id or the activity list; new requests appear within seconds).`,
+      `Request ID: no request ${input.requestId} in this account. Copy it from the Activity page or a response's x-request-id header; new requests appear within seconds.`,
       { param: 'requestId' },
     )
   }

@@ -103,7 +103,9 @@ describeWith('postgres', 'support tickets', () => {
       expect(response.status).toBe(400)
       const body = (await response.json()) as ErrorBody
       expect(body.error.param).toBe('requestId')
-      expect(body.error.message).toContain('no request')
+      // Worded for the person filling the form: the field's label, not its wire name.
+      expect(body.error.message).toStartWith(`Request ID: no request ${requestId} in this account.`)
+      expect(body.error.message).not.toContain('requestId')
     }
     // A ticket without a request ID needs none.
     expect(
