@@ -15,7 +15,7 @@ import { hashSecret, newSecret } from './secrets.ts'
 export const NO_RECOVERY_WARNING =
   'This account has no e-mail address or wallet: the API key and the dashboard link are its only credentials. ' +
   'If both are lost, nobody (not even support) can recover the account or its balance. Save both now; ' +
-  'attach an e-mail address or a wallet later (POST /me/claim) to get recovery.'
+  'attach an e-mail address or a wallet later to get recovery (the Team page shows how to claim the account).'
 
 export async function createAccountless(
   deps: OperatorDeps,

@@ -38,6 +38,9 @@ describeWith('postgres', 'accountless setup', () => {
     expect(body.dashboardLink).toMatch(/^http:\/\/site\.test\/dashboard#link=[A-Za-z0-9_-]{43}$/)
     expect(body.confirmBeforeTopUp).toBe(true)
     expect(body.warning).toContain('nobody (not even support) can recover')
+    // Worded for the person at the setup page: where to claim, not an API route.
+    expect(body.warning).toContain('the Team page shows how to claim the account')
+    expect(body.warning).not.toContain('POST /me/claim')
     const [account] = await gw.app.operator
       .sql`SELECT kind, dashboard_link_hash FROM accounts WHERE id = ${body.accountId}`
     expect(account!.kind).toBe('accountless')
