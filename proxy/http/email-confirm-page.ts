@@ -5,6 +5,7 @@
  * not cacheable, not frameable, no Referer.
  */
 import { Elysia } from 'elysia'
+import { dashboardPath } from '../../shared/dashboard-path.ts'
 import { errorTable, type ServiceError } from '../../shared/errors.ts'
 import { peekEmailToken, type EmailToken } from '../accounts/people/email-tokens.ts'
 import { escapeHtml } from '../accounts/people/mails.ts'
@@ -22,7 +23,10 @@ const HEADERS = {
 
 export function emailConfirmPage(deps: AdminDeps) {
   return new Elysia().get('/auth/email', async ({ request }) => {
-    const token = new URL(request.url).searchParams.get('token') ?? ''
+    const query = new URL(request.url).searchParams
+    const token = query.get('token') ?? ''
+    // The dashboard page the sign-in was asked from goes on to the POST; anything else is dropped.
+    const next = dashboardPath(query.get('next'))
     const link = token ? await peekEmailToken(deps.sql, token, deps.clock.now()) : undefined
     if (!link)
       return page(
@@ -38,7 +42,7 @@ export function emailConfirmPage(deps: AdminDeps) {
       `<p>${escapeHtml(text)}</p>
 <form method="post" action="${escapeHtml(action)}">
 <input type="hidden" name="token" value="${escapeHtml(token)}">
-<button type="submit">${escapeHtml(button)}</button>
+${next ? `<input type="hidden" name="next" value="${escapeHtml(next)}">\n` : ''}<button type="submit">${escapeHtml(button)}</button>
 </form>`,
     )
   })

@@ -7,6 +7,7 @@ import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { testModel } from '../helpers/gateway.ts'
 import { newWallet } from '../helpers/siwe.ts'
+import { linkIn } from '../helpers/smtp.ts'
 import { sessionFor } from '../helpers/admin.ts'
 import {
   accountOf,
@@ -286,6 +287,26 @@ for (const database of ['postgres', 'embedded'] as const)
             user: { wallet: string }
           }
           expect(me.user.wallet.toLowerCase()).toBe(wallet.address.toLowerCase())
+        },
+      )
+
+      browserTest(
+        'e-mail sign-in from a signed-out page lands on that page through the mailed link',
+        () => site,
+        async () => {
+          const { page } = await site.open()
+          await page.goto('/dashboard/billing')
+          await page.waitForURL(/\/sign-in\?next=%2Fdashboard%2Fbilling$/)
+          const email = 'billing-reader@people.test'
+          await page.getByLabel('E-mail address').fill(email)
+          await page.getByRole('button', { name: 'Send sign-in link' }).click()
+          await page.getByText('Check your inbox').waitFor()
+          const link = linkIn(await site.smtp.next(email))
+          expect(link.searchParams.get('next')).toBe('/dashboard/billing')
+          await page.goto(link.href)
+          await page.getByRole('button', { name: 'Sign in' }).click()
+          await page.waitForURL(/\/dashboard\/billing$/)
+          await page.getByRole('heading', { level: 1, name: 'Billing' }).waitFor()
         },
       )
 

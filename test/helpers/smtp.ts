@@ -72,7 +72,7 @@ export async function startSmtpServer(): Promise<TestSmtp> {
 /** The first link in a mail to the given path, e.g. `/auth/email`. */
 export function linkIn(mail: ReceivedMail, path = '/auth/email'): URL {
   const match = new RegExp(
-    `https?://[^\\s"<>]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_%-]+`,
+    `https?://[^\\s"<>]+${path.replace(/\//g, '\\/')}\\?token=[A-Za-z0-9_%-]+(?:&next=[^\\s"<>&]+)?`,
   ).exec(mail.text)
   if (!match) throw new Error(`no ${path} link in the mail:\n${mail.text}`)
   return new URL(match[0])

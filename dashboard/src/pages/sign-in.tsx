@@ -4,6 +4,7 @@
  */
 import { A, useNavigate, useSearchParams } from '@solidjs/router'
 import { createSignal, Match, Show, Switch } from 'solid-js'
+import { dashboardPath } from '../../../shared/dashboard-path.ts'
 import type { MailSent, SignedIn, WalletNonce } from '../../../shared/schemas/admin/sign-in.ts'
 import { api, get } from '../api.ts'
 import { forgetReads } from '../data.ts'
@@ -16,8 +17,7 @@ type Ethereum = { request(args: { method: string; params?: unknown[] }): Promise
 
 /** Where to go after signing in: a dashboard path from ?next=, never another site. */
 export function afterSignIn(next: string | string[] | undefined): string {
-  const path = Array.isArray(next) ? next[0] : next
-  return path && path.startsWith('/dashboard') && !path.startsWith('//') ? path : '/dashboard'
+  return dashboardPath(Array.isArray(next) ? next[0] : next) ?? '/dashboard'
 }
 
 export default function SignIn() {
@@ -72,7 +72,7 @@ export default function SignIn() {
         <div role="tabpanel" id={`panel-${method()}`} aria-labelledby={`tab-${method()}`}>
           <Switch>
             <Match when={method() === 'email'}>
-              <EmailSignIn />
+              <EmailSignIn next={afterSignIn(params.next)} />
             </Match>
             <Match when={method() === 'wallet'}>
               <WalletSignIn next={afterSignIn(params.next)} />
@@ -91,14 +91,19 @@ export default function SignIn() {
   )
 }
 
-function EmailSignIn() {
+/** The mailed link carries `next`, so the confirm page lands where the user was going. */
+function EmailSignIn(props: { next: string }) {
   const [email, setEmail] = createSignal('')
   const [sent, setSent] = createSignal<string>()
   const submit = useSubmit()
   const send = async (event: SubmitEvent) => {
     event.preventDefault()
     const answer = await submit.run(() =>
-      api<MailSent>('POST', '/auth/email', { email: email().trim() }),
+      api<MailSent>('POST', '/auth/email', {
+        email: email().trim(),
+        // The dashboard's home needs no `next`, which keeps the usual link short.
+        next: props.next === '/dashboard' ? undefined : props.next,
+      }),
     )
     if (answer) setSent(answer.message)
   }

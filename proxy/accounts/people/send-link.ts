@@ -22,6 +22,7 @@ export async function sendLink(
   deps: LinkDeps,
   request: TokenRequest,
   siteBase: string,
+  next?: string,
 ): Promise<{ expiresAt: Date }> {
   await countAttempt(
     deps.limiter,
@@ -36,7 +37,7 @@ export async function sendLink(
     linkMail({
       to: request.email,
       purpose: request.purpose,
-      link: emailLink(siteBase, token),
+      link: emailLink(siteBase, token, next),
       ttlMs,
       accountId: request.accountId,
       role: request.role,

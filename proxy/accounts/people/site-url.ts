@@ -12,9 +12,10 @@ export function dashboardLink(base: string, secret: string): string {
   return `${base}/dashboard#link=${secret}`
 }
 
-/** The confirm page of an e-mailed link (sign-in, claim or invite). */
-export function emailLink(base: string, token: string): string {
-  return `${base}/auth/email?token=${encodeURIComponent(token)}`
+/** The confirm page of an e-mailed link (sign-in, claim or invite), with the dashboard page to land on. */
+export function emailLink(base: string, token: string, next?: string): string {
+  const link = `${base}/auth/email?token=${encodeURIComponent(token)}`
+  return next ? `${link}&next=${encodeURIComponent(next)}` : link
 }
 
 /**

@@ -4,9 +4,10 @@
  * an account when the link is confirmed). The link opens a confirm page (GET, which never consumes: mail
  * scanners fetch links); its button POSTs to `/auth/email/confirm`, which consumes the token and opens the
  * session: for a sign-in, a claim or a team invite alike. A form POST is answered with a redirect to the
- * dashboard (or an HTML page naming the refusal); a JSON POST with JSON.
+ * dashboard page the sign-in was asked from (or an HTML page naming the refusal); a JSON POST with JSON.
  */
 import { Elysia } from 'elysia'
+import { dashboardPath } from '../../../shared/dashboard-path.ts'
 import { ServiceError } from '../../../shared/errors.ts'
 import {
   EmailConfirm,
@@ -44,6 +45,7 @@ export function emailRoutes(deps: AdminDeps) {
           deps,
           { email: normalizeEmail(body.email), purpose: 'sign_in' },
           siteBase(deps.config.PUBLIC_SITE_URL, request),
+          dashboardPath(body.next),
         )
         set.status = 202
         return { ok: true as const, message: SIGN_IN_MAIL_ANSWER }
@@ -61,7 +63,7 @@ export function emailRoutes(deps: AdminDeps) {
       '/auth/email/confirm',
       ({ request, body, set }) =>
         (request.headers.get('content-type') ?? '').startsWith('application/x-www-form-urlencoded')
-          ? confirmFromForm(deps, request, body.token)
+          ? confirmFromForm(deps, request, body.token, body.next)
           : confirm(deps, set, body.token),
       {
         body: EmailConfirm,
@@ -88,11 +90,15 @@ async function confirm(
   )
 }
 
-/** The confirm page's button: a redirect to the dashboard with the session cookie, or a page naming the refusal. */
+/**
+ * The confirm page's button: a redirect to the dashboard page the sign-in was asked from (only a path of
+ * this site's dashboard, never another site) with the session cookie, or a page naming the refusal.
+ */
 async function confirmFromForm(
   deps: AdminDeps,
   request: Request,
   token: string,
+  next: string | undefined,
 ): Promise<Response> {
   const set = { headers: {} as Record<string, string | number> }
   try {
@@ -104,7 +110,8 @@ async function confirmFromForm(
   const headers = new Headers(
     Object.entries(set.headers).map(([name, value]) => [name, String(value)]),
   )
-  headers.set('location', `${siteBase(deps.config.PUBLIC_SITE_URL, request)}/dashboard`)
+  const page = dashboardPath(next) ?? '/dashboard'
+  headers.set('location', `${siteBase(deps.config.PUBLIC_SITE_URL, request)}${page}`)
   headers.set('referrer-policy', 'no-referrer')
   return new Response(null, { status: 303, headers })
 }

@@ -10,7 +10,16 @@ export const Email = Type.String({
   description: 'An e-mail address',
 })
 
-export const EmailSignIn = Type.Object({ email: Email }, { additionalProperties: false })
+/** The dashboard page to land on after signing in: the link carries it (kept only if it is one). */
+const Next = Type.String({
+  maxLength: 512,
+  description: 'A dashboard path, such as /dashboard/billing',
+})
+
+export const EmailSignIn = Type.Object(
+  { email: Email, next: Type.Optional(Next) },
+  { additionalProperties: false },
+)
 export type EmailSignIn = Static<typeof EmailSignIn>
 
 /** The same answer whether or not the address is known (no account enumeration). */
@@ -18,7 +27,7 @@ export const MailSent = Type.Object({ ok: Type.Literal(true), message: Type.Stri
 export type MailSent = Static<typeof MailSent>
 
 export const EmailConfirm = Type.Object(
-  { token: Type.String({ minLength: 1, maxLength: 200 }) },
+  { token: Type.String({ minLength: 1, maxLength: 200 }), next: Type.Optional(Next) },
   { additionalProperties: false },
 )
 export type EmailConfirm = Static<typeof EmailConfirm>

@@ -137,6 +137,58 @@ describeWith('postgres', 'e-mail sign-in', () => {
     expect(await again.text()).toContain('unknown, expired or already used')
   })
 
+  test('the link carries the dashboard page the sign-in was asked from, and the form POST lands there', async () => {
+    const email = newEmail()
+    const asked = await admin(gw, 'POST', '/admin/v1/auth/email', {
+      body: { email, next: '/dashboard/billing?tab=top-up' },
+    })
+    expect(asked.status).toBe(202)
+    const link = linkIn(await smtp.next(email))
+    expect(link.searchParams.get('next')).toBe('/dashboard/billing?tab=top-up')
+    const page = await (await gw.app.site.handle(new Request(link.href))).text()
+    expect(page).toContain(
+      '<input type="hidden" name="next" value="/dashboard/billing?tab=top-up">',
+    )
+    const post = (fields: Record<string, string>) =>
+      gw.app.site.handle(
+        new Request('http://site.test/admin/v1/auth/email/confirm', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/x-www-form-urlencoded',
+            origin: 'null',
+            'sec-fetch-site': 'same-origin',
+          },
+          body: new URLSearchParams(fields),
+        }),
+      )
+    const landed = await post({
+      token: link.searchParams.get('token')!,
+      next: '/dashboard/billing?tab=top-up',
+    })
+    expect(landed.status).toBe(303)
+    expect(landed.headers.get('location')).toBe('http://site.test/dashboard/billing?tab=top-up')
+    // Never another site: a page that is not the dashboard's is dropped, from the link and at the POST.
+    for (const next of [
+      'https://elsewhere.test/dashboard',
+      '//elsewhere.test/dashboard',
+      '/dashboard\\..\\x',
+      '/admin/v1/keys',
+    ]) {
+      const other = newEmail()
+      expect(
+        (await admin(gw, 'POST', '/admin/v1/auth/email', { body: { email: other, next } })).status,
+      ).toBe(202)
+      const otherLink = linkIn(await smtp.next(other))
+      expect(otherLink.searchParams.get('next')).toBeNull()
+      const shown = await (
+        await gw.app.site.handle(new Request(`${otherLink.href}&next=${encodeURIComponent(next)}`))
+      ).text()
+      expect(shown).not.toContain('name="next"')
+      const response = await post({ token: otherLink.searchParams.get('token')!, next })
+      expect(response.headers.get('location')).toBe('http://site.test/dashboard')
+    }
+  })
+
   test('an expired link is refused, by the page and by the POST', async () => {
     const link = await linkFor(newEmail())
     const clock = gw.app.operator.clock
