@@ -67,7 +67,7 @@ function fromAddress(query: SearchParams) {
 }
 
 export const preloadSession = reads(getMe)
-export const preloadOverview = reads(getBilling, getActivitySummary)
+export const preloadOverview = reads(getBilling, getActivitySummary, getKeys)
 export const preloadKeys = reads(getKeys, getGuardrails, getKeyDefaults)
 export const preloadGuardrails = reads(getGuardrails, getKeys)
 export const preloadRouting = reads(getRouting, getRoutingProviders, getCatalog, getAccountLimits)

@@ -196,6 +196,25 @@ describeBrowser('dashboard wording and layout', () => {
   )
 
   browserTest(
+    'the overview suggests creating an API key only while the account has none it can use',
+    () => site,
+    async () => {
+      // Setup made a key: the next steps do not ask for another.
+      const { linkSecret } = await createAccountless(site.gw.app.operator)
+      const { page } = await site.open()
+      await page.goto(`/dashboard#link=${linkSecret}`)
+      const steps = page.locator('.card', { hasText: 'Next steps' })
+      await steps.getByRole('link', { name: 'Try a model in the playground' }).waitFor()
+      expect(await steps.getByRole('link', { name: 'Create an API key' }).count()).toBe(0)
+      // An account signed up by e-mail has no key yet: the first step is to make one.
+      const other = await site.open()
+      await signInByEmail(site, other.page, 'first-key@people.test')
+      const otherSteps = other.page.locator('.card', { hasText: 'Next steps' })
+      await otherSteps.getByRole('link', { name: 'Create an API key' }).waitFor()
+    },
+  )
+
+  browserTest(
     'activity and ledger times name the time zone they are in',
     () => site,
     async () => {

@@ -1,7 +1,7 @@
 /** The first page after sign-in: money, the last 24 hours, and where to go next. */
 import { A, createAsync, revalidate } from '@solidjs/router'
 import { Show } from 'solid-js'
-import { getActivitySummary, getBilling } from '../data.ts'
+import { getActivitySummary, getBilling, getKeys } from '../data.ts'
 import { count, usd } from '../format.ts'
 import { useAbilities, useSession } from '../session.tsx'
 import { Card, Loaded, Page } from '../ui.tsx'
@@ -11,6 +11,10 @@ export default function Overview() {
   const can = useAbilities()
   const billing = createAsync(() => getBilling())
   const summary = createAsync(() => getActivitySummary())
+  const keys = createAsync(() => getKeys())
+  // Suggested only once the keys are read and none can be used (setup and sign-up may have made one).
+  const noUsableKey = () =>
+    keys()?.keys.every((key) => key.status !== 'active' && key.status !== 'in_grace') ?? false
   return (
     <Page title="Overview" description={`Account ${me().account.id}, signed in as ${me().role}.`}>
       <div class="grid">
@@ -49,7 +53,7 @@ export default function Overview() {
         </Card>
         <Card title="Next steps">
           <ul class="stack" style={{ margin: 0, 'padding-left': '1.1rem' }}>
-            <Show when={can().manage}>
+            <Show when={can().manage && noUsableKey()}>
               <li>
                 <A href="/dashboard/keys">Create an API key</A>
               </li>
