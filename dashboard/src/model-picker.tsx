@@ -1,7 +1,9 @@
 /**
  * Choosing IDs from a long list: a labelled combobox that filters as you type, with the chosen IDs as
- * removable chips (the WAI-ARIA combobox pattern: typing, a click or Down opens the list, arrows move,
- * Enter picks, Escape closes, Backspace on an empty field removes the last chip), inside the shared
+ * removable chips (the WAI-ARIA combobox pattern: typing, a click or Down opens the list with no option
+ * highlighted, the first Down highlights the first option and arrows move from there, Enter picks the
+ * highlighted option (or, with none highlighted, the first match of the typed text), Escape closes,
+ * Backspace on an empty field removes the last chip), inside the shared
  * `Field` (label, hint, status note and error). ModelPicker feeds it the public catalog (`GET
  * /api/v1/models`, read once per page load); every page that sets allowed models, fallbacks or providers
  * uses these.
@@ -53,7 +55,8 @@ export function MultiSelect(props: MultiSelectProps) {
 function Combobox(props: MultiSelectProps & { id: string; describedBy: string | undefined }) {
   const [text, setText] = createSignal('')
   const [open, setOpen] = createSignal(false)
-  const [active, setActive] = createSignal(0)
+  // The option the user highlighted (arrows or the mouse); -1 while none is.
+  const [active, setActive] = createSignal(-1)
   let input: HTMLInputElement | undefined
 
   const chosen = () => new Set(props.value)
@@ -73,14 +76,16 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
     return [...hits.slice(0, SHOWN), ...other]
   })
   const optionId = (index: number) => `${props.id}-option-${index}`
-  const activeOption = () => matches()[active()]
+  const activeOption = () => (active() >= 0 ? matches()[active()] : undefined)
+  // What Enter picks: the highlighted option, else the first match of what was typed.
+  const enterOption = () => activeOption() ?? (text().trim() ? matches()[0] : undefined)
 
   const toggle = (option: PickerOption) => {
     if (chosen().has(option.id)) props.onChange(props.value.filter((value) => value !== option.id))
     else if (props.max === 1) props.onChange([option.id])
     else if (!full()) props.onChange([...props.value, option.id])
     setText('')
-    setActive(0)
+    setActive(-1)
     if (props.max === 1) setOpen(false)
   }
   const remove = (value: string) => {
@@ -90,7 +95,11 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
   const move = (step: number) => {
     if (!open()) setOpen(true)
     const count = matches().length
-    if (count > 0) setActive((index) => (index + step + count) % count)
+    // From no highlight, Down goes to the first option and Up to the last.
+    if (count > 0)
+      setActive((index) =>
+        index < 0 ? (step > 0 ? 0 : count - 1) : (index + step + count) % count,
+      )
     document.getElementById(optionId(active()))?.scrollIntoView({ block: 'nearest' })
   }
   const onKeyDown = (event: KeyboardEvent) => {
@@ -100,15 +109,16 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
     } else if (event.key === 'ArrowUp') {
       event.preventDefault()
       move(-1)
-    } else if (event.key === 'Enter' && open() && activeOption()) {
+    } else if (event.key === 'Enter' && open() && enterOption()) {
       // Picks the option instead of submitting the form around the picker.
       event.preventDefault()
-      toggle(activeOption()!)
+      toggle(enterOption()!)
     } else if (event.key === 'Escape' && open()) {
       // Closes the list, not the dialog the picker may sit in.
       event.preventDefault()
       event.stopPropagation()
       setOpen(false)
+      setActive(-1)
     } else if (event.key === 'Backspace' && text() === '' && props.value.length > 0) {
       props.onChange(props.value.slice(0, -1))
     }
@@ -164,11 +174,14 @@ function Combobox(props: MultiSelectProps & { id: string; describedBy: string | 
           value={text()}
           onInput={(event) => {
             setText(event.currentTarget.value)
-            setActive(0)
+            setActive(-1)
             setOpen(true)
           }}
           onClick={() => setOpen(true)}
-          onBlur={() => setOpen(false)}
+          onBlur={() => {
+            setOpen(false)
+            setActive(-1)
+          }}
           onKeyDown={onKeyDown}
         />
         <ul

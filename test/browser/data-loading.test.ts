@@ -234,6 +234,41 @@ describeBrowser(
         expect(descriptions[1]).toContain('unknown model IDs: nobody/nothing')
       },
     )
+
+    browserTest(
+      'the model picker highlights nothing until Down, which goes to the first match, and Enter picks what is highlighted',
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        await page.goto('/dashboard/routing')
+        const picker = page.getByRole('combobox', { name: "Models the account's keys may call" })
+        // Typed text that is model-shaped is offered after the listed match: `test/cheap`, then `test/ch`.
+        await picker.fill('test/ch')
+        const options = page.getByRole('option')
+        await options.filter({ hasText: 'test/cheap' }).waitFor()
+        expect(await picker.getAttribute('aria-activedescendant')).toBeNull()
+        await picker.press('ArrowDown')
+        const first = options.first()
+        expect(await first.textContent()).toContain('test/cheap')
+        expect(await picker.getAttribute('aria-activedescendant')).toBe(
+          await first.getAttribute('id'),
+        )
+        expect(await first.getAttribute('class')).toContain('active')
+        await picker.press('Enter')
+        const chosen = page.getByRole('list', {
+          name: "Models the account's keys may call: chosen",
+        })
+        await chosen.getByText('test/cheap', { exact: true }).waitFor()
+        expect(await chosen.getByText('test/ch', { exact: true }).count()).toBe(0)
+        // Up from no highlight goes to the last option, here the typed ID.
+        await picker.fill('test/ch')
+        await picker.press('ArrowUp')
+        expect(await options.last().textContent()).toContain('not in the list')
+        expect(await picker.getAttribute('aria-activedescendant')).toBe(
+          await options.last().getAttribute('id'),
+        )
+      },
+    )
   },
   'embedded',
 )
