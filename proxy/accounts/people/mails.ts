@@ -12,6 +12,8 @@ export type LinkMail = {
   ttlMs: number
   accountId?: string
   role?: string
+  /** Who sent an invitation: their e-mail address, or their wallet when they have none. */
+  invitedBy?: string
 }
 
 export function linkMail(mail: LinkMail): Mail {
@@ -50,9 +52,12 @@ function wording(mail: LinkMail): { subject: string; action: string; ignore: str
         ignore: IGNORE,
       }
     case 'invite':
+      // The reader did not ask for this mail: it says who sent it and to which team, so they can judge it.
       return {
-        subject: 'You are invited to a Model Gateway team',
-        action: `You are invited to join account ${mail.accountId} as ${mail.role}. Use this link to accept:`,
+        subject: mail.invitedBy
+          ? `${mail.invitedBy} invited you to their Model Gateway team`
+          : 'You are invited to a Model Gateway team',
+        action: `${mail.invitedBy ?? 'The owner of a Model Gateway account'} invited you to join the team of Model Gateway account ${mail.accountId} as ${mail.role}. Use this link to accept:`,
         ignore:
           'If you do not want to join, ignore this message: you are added only when you press the button.',
       }

@@ -22,7 +22,8 @@ export async function sendLink(
   deps: LinkDeps,
   request: TokenRequest,
   siteBase: string,
-  next?: string,
+  /** `next`: the dashboard page a sign-in lands on; `invitedBy`: who sent an invite (e-mail or wallet). */
+  extra: { next?: string; invitedBy?: string } = {},
 ): Promise<{ expiresAt: Date }> {
   await countAttempt(
     deps.limiter,
@@ -37,10 +38,11 @@ export async function sendLink(
     linkMail({
       to: request.email,
       purpose: request.purpose,
-      link: emailLink(siteBase, token, next),
+      link: emailLink(siteBase, token, extra.next),
       ttlMs,
       accountId: request.accountId,
       role: request.role,
+      invitedBy: extra.invitedBy,
     }),
   )
   return { expiresAt }

@@ -45,7 +45,7 @@ export function emailRoutes(deps: AdminDeps) {
           deps,
           { email: normalizeEmail(body.email), purpose: 'sign_in' },
           siteBase(deps.config.PUBLIC_SITE_URL, request),
-          dashboardPath(body.next),
+          { next: dashboardPath(body.next) },
         )
         set.status = 202
         return { ok: true as const, message: SIGN_IN_MAIL_ANSWER }

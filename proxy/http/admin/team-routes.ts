@@ -60,6 +60,7 @@ export function teamRoutes(deps: AdminDeps) {
           deps,
           { email, purpose: 'invite', accountId: session.accountId, role: body.role },
           siteBase(deps.config.PUBLIC_SITE_URL, request),
+          { invitedBy: session.email ?? session.wallet ?? undefined },
         )
         set.status = 202
         return {

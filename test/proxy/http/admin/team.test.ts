@@ -36,8 +36,9 @@ describeWith('postgres', 'teams', () => {
   async function team() {
     const accountId = await gw.account('1')
     await gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
-    const owner = await sessionFor(gw, accountId, 'owner', newEmail())
-    return { accountId, owner }
+    const ownerEmail = newEmail()
+    const owner = await sessionFor(gw, accountId, 'owner', ownerEmail)
+    return { accountId, owner, ownerEmail }
   }
   /** Invites `email` and accepts by confirming the mailed link; the invitee's session cookie. */
   async function inviteAndAccept(
@@ -64,7 +65,7 @@ describeWith('postgres', 'teams', () => {
   }
 
   test('an invite, accepted, makes the invitee a member who sees the account', async () => {
-    const { accountId, owner } = await team()
+    const { accountId, owner, ownerEmail } = await team()
     const email = newEmail()
     const invited = await admin(gw, 'POST', '/admin/v1/team/invites', {
       cookie: owner.cookie,
@@ -75,7 +76,16 @@ describeWith('postgres', 'teams', () => {
       await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })
     ).json()) as Team
     expect(pending.invites).toEqual([expect.objectContaining({ email, role: 'member' })])
-    const link = linkIn(await smtp.next(email))
+    const mail = await smtp.next(email)
+    // The mail says who invited the reader and to which account's team.
+    expect(mail.text).toContain(
+      `${ownerEmail} invited you to join the team of Model Gateway account ${accountId} as member.`,
+    )
+    // Headers are folded at 78 characters: unfolded, the subject reads in one piece.
+    expect(mail.raw.replace(/\r\n(?=[ \t])/g, '')).toContain(
+      `Subject: ${ownerEmail} invited you to their Model Gateway team`,
+    )
+    const link = linkIn(mail)
     const accepted = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', {
       body: { token: link.searchParams.get('token') },
     })
