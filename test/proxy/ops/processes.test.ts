@@ -59,7 +59,9 @@ function scaleOut(name: string, target: 'redis' | 'cluster') {
           `  - { id: fake, style: openai, baseUrl: "${upstream.url}/v1", apiKeyEnv: FAKE_PROVIDER_KEY }`,
           'models:',
           model('test/cheap', 'fake'),
-          model('test/slow', 'fake?delay=1500'),
+          // Slow enough that a burst is decided in full while its first admitted requests still run (a
+          // settle would free the rest of their holds), even when the machine is busy.
+          model('test/slow', 'fake?delay=5000'),
           '',
         ].join('\n'),
       )
