@@ -53,7 +53,7 @@ export async function checkInvite(
   if (accountKind === 'accountless') {
     throw new ServiceError(
       'forbidden',
-      'An accountless account cannot have team members: claim it first (POST /me/claim with an e-mail address or a wallet).',
+      'An accountless account cannot have team members: claim it first with an e-mail address or a wallet (the Team page shows how).',
     )
   }
   const [member] = await sql`
