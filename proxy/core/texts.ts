@@ -6,6 +6,16 @@
 
 export type TextVisitor = (text: string) => string | undefined
 
+/** The texts a walk visits, in order, left as they are. */
+export function collectTexts(walk: (visit: TextVisitor) => void): string[] {
+  const texts: string[] = []
+  walk((text) => {
+    texts.push(text)
+    return undefined
+  })
+  return texts
+}
+
 /** Visits `holder[field]` when it is a string, writing back a replacement. */
 export function visitField(holder: unknown, field: string, visit: TextVisitor): void {
   if (typeof holder !== 'object' || holder === null) return

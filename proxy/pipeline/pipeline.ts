@@ -57,6 +57,7 @@ import { withinCeiling, type Frame } from './endpoint.ts'
 import { finishCall } from './settle.ts'
 import { recordAdmission } from '../core/metrics.ts'
 import { validate } from './validate.ts'
+import { collectTexts } from '../core/texts.ts'
 
 /**
  * `address`: the client's address, read only when a per-address limit needs it. `as`: a key an in-process
@@ -270,12 +271,10 @@ function upstreamRequests<Body>(
  * turns. A tool definition is counted once, as its JSON (which holds its description and schema texts).
  */
 function promptTexts<Body>(style: ClientStyle<Body>, body: Body): string[] {
-  const texts: string[] = []
   const raw = body as { tools?: unknown; functions?: unknown }
-  style.texts({ ...raw, tools: undefined, functions: undefined } as Body, (text) => {
-    texts.push(text)
-    return undefined
-  })
+  const texts = collectTexts((visit) =>
+    style.texts({ ...raw, tools: undefined, functions: undefined } as Body, visit),
+  )
   if (raw.tools !== undefined) texts.push(JSON.stringify(raw.tools))
   if (raw.functions !== undefined) texts.push(JSON.stringify(raw.functions))
   const earlier = style.earlierText?.(body)

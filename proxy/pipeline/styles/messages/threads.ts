@@ -15,6 +15,8 @@ import type { AnswerContext, ClientStyle } from '../client-style.ts'
 import { recordReply } from './reply-content.ts'
 import { messagesTexts } from './texts.ts'
 import { threadNotFound } from './thread-field.ts'
+import { collectTexts } from '../../../core/texts.ts'
+import type { StreamOutput } from '../../streams/stream-output.ts'
 
 type Message = MessagesRequest['messages'][number]
 
@@ -50,6 +52,19 @@ export function withThreads(
     }
     store.save(id, context.accountId, 'messages', thread, {})
   }
+  /** A non-streaming answer, kept when the request is threaded. */
+  const keptAnswer = (
+    context: AnswerContext<MessagesRequest>,
+    message: Record<string, unknown>,
+  ) => {
+    keep(context, message.id, message.content)
+    return message
+  }
+  /** A stream whose reply is kept, once complete, when the request is threaded. */
+  const keptStream = (context: AnswerContext<MessagesRequest>, output: StreamOutput) =>
+    context.body.thread
+      ? recordReply(output, (reply) => keep(context, reply.id, reply.content))
+      : output
   /** The request without the thread's messages and fields: what the client sent on this turn. */
   const ownPart = (body: MessagesRequest): MessagesRequest => {
     const thread = held.get(body.messages)
@@ -99,41 +114,20 @@ export function withThreads(
     earlierText(body) {
       const thread = held.get(body.messages)
       if (!thread) return ''
-      const texts: string[] = []
-      messagesTexts(
-        { ...body, tools: undefined, messages: body.messages.slice(0, thread.messages) },
-        (text) => {
-          texts.push(text)
-          return undefined
-        },
-      )
-      return texts.join('\n')
+      const kept = { ...body, tools: undefined, messages: body.messages.slice(0, thread.messages) }
+      return collectTexts((visit) => messagesTexts(kept, visit)).join('\n')
     },
     // The thread's bytes count as sent: the prompt is the whole conversation.
     measure: (body, bytes) => style.measure(body, bytes + (held.get(body.messages)?.bytes ?? 0)),
-    renderAnswer(answer, charged, context) {
-      const message = style.renderAnswer(answer, charged, context)
-      keep(context, message.id, message.content)
-      return message
-    },
-    streamOutput(context) {
-      const output = style.streamOutput(context)
-      if (!context.body.thread) return output
-      return recordReply(output, (reply) => keep(context, reply.id, reply.content))
-    },
+    renderAnswer: (answer, charged, context) =>
+      keptAnswer(context, style.renderAnswer(answer, charged, context)),
+    streamOutput: (context) => keptStream(context, style.streamOutput(context)),
     ...(passthrough && {
       passthrough: {
         ...passthrough,
-        answer(json, charged, context) {
-          const message = passthrough.answer(json, charged, context)
-          keep(context, message.id, message.content)
-          return message
-        },
-        stream(context) {
-          const output = passthrough.stream(context)
-          if (!context.body.thread) return output
-          return recordReply(output, (reply) => keep(context, reply.id, reply.content))
-        },
+        answer: (json, charged, context) =>
+          keptAnswer(context, passthrough.answer(json, charged, context)),
+        stream: (context) => keptStream(context, passthrough.stream(context)),
       },
     }),
   }
