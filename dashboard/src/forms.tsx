@@ -12,6 +12,7 @@ import {
   type JSX,
 } from 'solid-js'
 import { ApiError } from './api.ts'
+import { localZoneName } from './time-inputs.ts'
 
 type FieldProps = {
   label: string
@@ -180,4 +181,29 @@ export function fieldError(error: unknown, param: string): string | null {
 /** A refusal that names none of the form's fields: shown once, above its buttons. */
 export function formError(error: unknown, params: readonly string[]): unknown {
   return params.some((param) => fieldError(error, param)) ? undefined : error
+}
+
+/** A From/To pair of local date-times, each labelled with the browser's time zone it is read in. */
+export function LocalTimeRange(props: {
+  from: string
+  to: string
+  onFrom: (value: string) => void
+  onTo: (value: string) => void
+}) {
+  return (
+    <>
+      <TextField
+        label={`From (${localZoneName()})`}
+        type="datetime-local"
+        value={props.from}
+        onValue={props.onFrom}
+      />
+      <TextField
+        label={`To (${localZoneName()})`}
+        type="datetime-local"
+        value={props.to}
+        onValue={props.onTo}
+      />
+    </>
+  )
 }

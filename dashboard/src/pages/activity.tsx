@@ -13,7 +13,7 @@ import { count } from '../format.ts'
 import { createKeysetList, KeysetView } from '../keyset-list.tsx'
 import { createOptional } from '../reading.ts'
 import { isoFromLocalInput, localInputValue, localZoneName } from '../time-inputs.ts'
-import { Field, SelectField, TextField } from '../forms.tsx'
+import { Field, LocalTimeRange, SelectField } from '../forms.tsx'
 import { Button, Empty, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
 import { ActivityRow } from './activity/activity-row.tsx'
@@ -185,18 +185,7 @@ function ActivityFilters(props: {
       <ListSelect label="Key" value={keyId()} onValue={setKeyId} options={keyOptions()} />
       <ListSelect label="Model" value={model()} onValue={setModel} options={modelOptions()} />
       <SelectField label="Status" value={status()} onValue={setStatus} options={STATUS_OPTIONS} />
-      <TextField
-        label={`From (${localZoneName()})`}
-        type="datetime-local"
-        value={from()}
-        onValue={setFrom}
-      />
-      <TextField
-        label={`To (${localZoneName()})`}
-        type="datetime-local"
-        value={to()}
-        onValue={setTo}
-      />
+      <LocalTimeRange from={from()} to={to()} onFrom={setFrom} onTo={setTo} />
       <div class="filter-actions">
         <Button type="submit" variant="primary">
           Apply filters

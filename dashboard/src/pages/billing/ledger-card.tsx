@@ -9,7 +9,7 @@ import { getLedger, LEDGER_FILTERS, readLedgerPage } from '../../data.ts'
 import { count, usd } from '../../format.ts'
 import { createKeysetList, KeysetView } from '../../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue, localZoneName } from '../../time-inputs.ts'
-import { SelectField, TextField } from '../../forms.tsx'
+import { LocalTimeRange, SelectField } from '../../forms.tsx'
 import { Badge, Button, Card, CopyButton, Empty } from '../../ui.tsx'
 import { useUrlFilters } from '../../url-filters.ts'
 
@@ -62,18 +62,7 @@ export function LedgerCard() {
     <Card title="Ledger">
       <form class="filters" onSubmit={submit} aria-label="Filter the ledger">
         <SelectField label="Entries" value={kind()} onValue={setKind} options={KIND_OPTIONS} />
-        <TextField
-          label={`From (${localZoneName()})`}
-          type="datetime-local"
-          value={from()}
-          onValue={setFrom}
-        />
-        <TextField
-          label={`To (${localZoneName()})`}
-          type="datetime-local"
-          value={to()}
-          onValue={setTo}
-        />
+        <LocalTimeRange from={from()} to={to()} onFrom={setFrom} onTo={setTo} />
         <div class="filter-actions">
           <Button type="submit" variant="primary">
             Apply filters
