@@ -3,7 +3,9 @@
  * Responses style's responses (the neutral conversation of each exchange, so that a follow-up with
  * `previous_response_id` works over a provider of any style, and the response object for retrieval) and
  * the Messages style's threads (the conversation as request fields, for a `thread` continue). The
- * conversation is opaque here; each style reads its own. Writes leave the request path; a follow-up in
+ * conversation is opaque here; each style reads its own. A follow-up keeps only what its exchange adds,
+ * under the ID of the one it continues, so a long loop keeps each turn once; a read gathers the parts
+ * back to the first. Writes leave the request path; a follow-up in
  * the same process waits for its predecessor's write, and one that reaches another process first reads
  * again for a moment before it calls the conversation missing, so a client chaining requests never finds
  * the previous one gone.
@@ -32,19 +34,25 @@ export class ResponseStore {
     readonly options: ResponseStoreOptions,
   ) {}
 
-  /** Keeps `conversation` and `response` as the JSON text they are written as (key order included). */
+  /**
+   * Keeps `part` and `response` as the JSON text they are written as (key order included). `part` is the
+   * whole conversation, or with `parentId` what this exchange adds to the stored conversation it continues.
+   */
   save(
     id: string,
     accountId: string,
     style: StoredStyle,
-    conversation: unknown,
+    part: unknown,
     response: Record<string, unknown>,
+    parentId?: string,
   ): void {
     if (this.options.retentionDays === 0) return
+    const parent = parentId ?? null
     const write = this.sql`
-      INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at)
-      VALUES (${id}, ${accountId}, ${style}, ${JSON.stringify(conversation)}::text::json, ${JSON.stringify(response)}::text::json,
-              now() + make_interval(days => ${this.options.retentionDays}))
+      INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at, parent_id, root_id)
+      VALUES (${id}, ${accountId}, ${style}, ${JSON.stringify(part)}::text::json, ${JSON.stringify(response)}::text::json,
+              now() + make_interval(days => ${this.options.retentionDays}), ${parent},
+              coalesce((SELECT root_id FROM stored_responses WHERE id = ${parent}), ${id}))
       ON CONFLICT (id) DO NOTHING`
       .then(() => undefined)
       .catch((error) => log.error('stored response not written', { responseId: id, error }))
@@ -53,20 +61,36 @@ export class ResponseStore {
   }
 
   /**
-   * The stored conversation of this account and style under `id` (as JSON, for the style to read), or
-   * undefined. One made by another process may not be written yet when its follow-up arrives: a miss is
-   * read again, sooner then later, until `followUpWaitMs` has passed.
+   * The stored conversation of this account and style under `id`, as the parts it was saved in, the first
+   * whole and each later one what its exchange added (as JSON, for the style to read); undefined when
+   * there is none, or a part of it is gone. One made by another process may not be written yet when its
+   * follow-up arrives: a miss is read again, sooner then later, until `followUpWaitMs` has passed.
    */
-  async conversation(id: string, accountId: string, style: StoredStyle): Promise<unknown> {
+  async conversation(
+    id: string,
+    accountId: string,
+    style: StoredStyle,
+  ): Promise<unknown[] | undefined> {
     await this.pending.get(id)
     const until = Date.now() + this.options.followUpWaitMs
     for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
-      const [row] = await this.sql<{ conversation: string }[]>`
-        SELECT conversation::text AS conversation FROM stored_responses
-        WHERE id = ${id} AND account_id = ${accountId} AND style = ${style}
-          AND deleted_at IS NULL AND expires_at > now()`
-      if (row || this.options.retentionDays === 0 || Date.now() + pause > until)
-        return row && JSON.parse(row.conversation)
+      // The row named, within its retention, then each row it continues, back to the whole one.
+      const rows = await this.sql<{ parent_id: string | null; conversation: string }[]>`
+        WITH RECURSIVE chain AS (
+          SELECT parent_id, conversation, 0 AS depth FROM stored_responses
+          WHERE id = ${id} AND account_id = ${accountId} AND style = ${style}
+            AND deleted_at IS NULL AND expires_at > now()
+          UNION ALL
+          SELECT s.parent_id, s.conversation, chain.depth + 1 FROM stored_responses s
+          JOIN chain ON s.id = chain.parent_id AND s.account_id = ${accountId} AND s.style = ${style}
+        )
+        SELECT parent_id, conversation::text AS conversation FROM chain ORDER BY depth DESC`
+      if (rows.length > 0) {
+        if (rows[0]!.parent_id !== null) return undefined
+        const parts = rows.map((row) => JSON.parse(row.conversation) as unknown)
+        return parts.includes(null) ? undefined : parts
+      }
+      if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
       await Bun.sleep(pause)
     }
   }
@@ -81,19 +105,34 @@ export class ResponseStore {
     return row && (JSON.parse(row.response) as Record<string, unknown>)
   }
 
-  /** Deletes a stored Responses-style response of this account; false when there is none. */
+  /**
+   * Deletes a stored Responses-style response of this account; false when there is none. A response that
+   * a later stored one continues keeps its part of the conversation, which that one's follow-ups send, as
+   * long as that one is kept; it is no longer retrieved or continued itself.
+   */
   async delete(id: string, accountId: string): Promise<boolean> {
     await this.pending.get(id)
     const rows = await this.sql`
-      UPDATE stored_responses SET deleted_at = now(), conversation = '[]', response = '{}'
+      UPDATE stored_responses s SET deleted_at = now(), response = '{}',
+        conversation = CASE
+          WHEN EXISTS (SELECT 1 FROM stored_responses c WHERE c.parent_id = s.id) THEN s.conversation
+          ELSE 'null' END
       WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses' AND deleted_at IS NULL`
     return rows.count > 0
   }
 
-  /** Removes conversations past their retention; returns how many. */
+  /**
+   * Removes conversations past their retention, a chain's rows together once none of them is within it,
+   * and deleted responses that nothing continues after a day; returns how many rows went.
+   */
   async purgeExpired(): Promise<number> {
-    const rows = await this
-      .sql`DELETE FROM stored_responses WHERE expires_at < now() OR deleted_at < now() - interval '1 day'`
+    const rows = await this.sql`
+      DELETE FROM stored_responses s
+      WHERE NOT EXISTS (
+          SELECT 1 FROM stored_responses t
+          WHERE t.root_id = s.root_id AND t.deleted_at IS NULL AND t.expires_at > now())
+        OR (s.deleted_at < now() - interval '1 day'
+          AND NOT EXISTS (SELECT 1 FROM stored_responses c WHERE c.parent_id = s.id))`
     return rows.count
   }
 }

@@ -203,6 +203,17 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
       'assistant',
       'user',
     ])
+    // Each continue keeps only what it added (the message sent and the reply), under the one it continued.
+    await Bun.sleep(50)
+    const rows = await gw.app.operator.sql<
+      { id: string; parent_id: string | null; root_id: string; messages: number }[]
+    >`SELECT id, parent_id, root_id, json_array_length(conversation -> 'messages') AS messages
+      FROM stored_responses WHERE id IN (${first.id}, ${second.id}, ${third.id})`
+    expect(Object.fromEntries(rows.map((row) => [row.id, row]))).toEqual({
+      [first.id]: { id: first.id, parent_id: null, root_id: first.id, messages: 2 },
+      [second.id]: { id: second.id, parent_id: first.id, root_id: first.id, messages: 2 },
+      [third.id]: { id: third.id, parent_id: second.id, root_id: first.id, messages: 2 },
+    })
     await expectMoneyRight()
   })
 

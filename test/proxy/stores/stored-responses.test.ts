@@ -100,8 +100,8 @@ function storedResponses(stores: Stores) {
       // The other process's write lands 300 ms after the follow-up arrived.
       const landing = Bun.sleep(300).then(
         () => first.app.operator.sql`
-        INSERT INTO stored_responses (id, account_id, conversation, response)
-        VALUES (${id}, ${account!.account_id}, ${first.app.operator.sql.json([{ role: 'assistant', text: 'earlier', toolCalls: [] }] as never)}, ${first.app.operator.sql.json({ id } as never)})`,
+        INSERT INTO stored_responses (id, root_id, account_id, conversation, response)
+        VALUES (${id}, ${id}, ${account!.account_id}, ${first.app.operator.sql.json([{ role: 'assistant', text: 'earlier', toolCalls: [] }] as never)}, ${first.app.operator.sql.json({ id } as never)})`,
       )
       const started = Date.now()
       const follow = await post(second, {
@@ -155,6 +155,106 @@ function storedResponses(stores: Stores) {
       }
     },
   )
+
+  /** Answers `input`, following up `previous` when given; the response's ID. */
+  const turn = async (input: string, previous?: string) => {
+    const response = await post(first, {
+      model: 'openai/plain',
+      input,
+      ...(previous ? { previous_response_id: previous } : {}),
+    })
+    expect(response.status).toBe(200)
+    return ((await response.json()) as { id: string }).id
+  }
+  /** The texts of the user turns the provider got in the last request. */
+  const sentUserTexts = () => {
+    const body = first.upstream.requests.at(-1)!.body as {
+      messages: { role: string; content: unknown }[]
+    }
+    return body.messages
+      .filter((message) => message.role === 'user')
+      .map((message) => JSON.stringify(message.content))
+  }
+  const storedRow = async (id: string) => {
+    await first.app.operator.sql`SELECT pg_sleep(0.05)`
+    const [row] = await first.app.operator.sql<
+      { parent_id: string | null; root_id: string; turns: number }[]
+    >`SELECT parent_id, root_id, json_array_length(conversation) AS turns FROM stored_responses WHERE id = ${id}`
+    return row
+  }
+
+  test('a follow-up keeps only its own turns, and a chain of them sends the whole conversation', async () => {
+    const a = await turn('one')
+    const b = await turn('two', a)
+    const c = await turn('three', b)
+    await turn('four', c)
+    const sent = sentUserTexts()
+    expect(sent).toHaveLength(4)
+    expect(
+      sent.map((text) => ['one', 'two', 'three', 'four'].find((word) => text.includes(word))),
+    ).toEqual(['one', 'two', 'three', 'four'])
+    // Each row holds its input and its answer, under the response it followed up.
+    expect(await storedRow(a)).toEqual({ parent_id: null, root_id: a, turns: 2 })
+    expect(await storedRow(c)).toEqual({ parent_id: b, root_id: a, turns: 2 })
+  })
+
+  test('a chain is purged whole once none of it is within its retention', async () => {
+    const a = await turn('first of a chain')
+    const b = await turn('second', a)
+    const lone = await turn('a response of its own')
+    await storedRow(b)
+    const sql = first.app.operator.sql
+    await sql`UPDATE stored_responses SET expires_at = now() - interval '1 minute' WHERE id IN (${a}, ${lone})`
+    await first.app.gateway.responses.purgeExpired()
+    // The first is past its retention, but the second, within its own, still needs it.
+    expect(await storedRow(a)).toBeDefined()
+    expect(await storedRow(lone)).toBeUndefined()
+    await turn('third', b)
+    expect(sentUserTexts().some((text) => text.includes('first of a chain'))).toBe(true)
+    const refused = await post(first, {
+      model: 'openai/plain',
+      input: 'x',
+      previous_response_id: a,
+    })
+    expect(refused.status).toBe(400)
+    await sql`UPDATE stored_responses SET expires_at = now() - interval '1 minute' WHERE root_id = ${a}`
+    await first.app.gateway.responses.purgeExpired()
+    expect(await storedRow(a)).toBeUndefined()
+    expect(await storedRow(b)).toBeUndefined()
+  })
+
+  test('a deleted response that a later one follows up still reaches the provider through that one', async () => {
+    const a = await turn('kept beneath')
+    const b = await turn('deleted in the middle', a)
+    const c = await turn('last', b)
+    await storedRow(c)
+    const deleted = await fetch(`${urls.get(first)}/v1/responses/${b}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(deleted.status).toBe(200)
+    expect((await read(first, b)).status).toBe(404)
+    const refused = await post(first, {
+      model: 'openai/plain',
+      input: 'x',
+      previous_response_id: b,
+    })
+    expect(refused.status).toBe(400)
+    await turn('after', c)
+    const sent = sentUserTexts()
+    expect(sent.some((text) => text.includes('deleted in the middle'))).toBe(true)
+    // A deleted response nothing follows up keeps nothing.
+    const leaf = await turn('deleted leaf')
+    await storedRow(leaf)
+    await fetch(`${urls.get(first)}/v1/responses/${leaf}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    })
+    const [row] = await first.app.operator.sql<
+      { conversation: string }[]
+    >`SELECT conversation::text AS conversation FROM stored_responses WHERE id = ${leaf}`
+    expect(row?.conversation).toBe('null')
+  })
 
   test('RESPONSES_RETENTION_DAYS=0: nothing is kept, and a follow-up says so at once', async () => {
     const answer = (await (

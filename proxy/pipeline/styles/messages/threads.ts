@@ -1,8 +1,9 @@
 /**
  * Message threads (the Messages style's `message-threads` beta), kept by the gateway in the stored
  * conversations. A request with `thread` that completes (an answer, or a stream that reached
- * `message_stop`) keeps the thread under the reply's ID as Messages request fields: its `system`, `tools`,
- * and every message sent followed by the reply as the client received it. A `continue` loads the thread
+ * `message_stop`) keeps the thread under the reply's ID as Messages request fields: a create its
+ * `system`, `tools`, and every message sent followed by the reply as the client received it; a continue
+ * the messages it added and the reply, under the reply it continued. A `continue` loads the thread
  * of its account before anything is held, and the request goes on as the whole conversation: the kept
  * messages followed by the new ones, with the thread's `system` and `tools`. Providers of either style
  * receive that whole request, never the thread. Kept messages are not inspected by the guardrail again:
@@ -45,10 +46,18 @@ export function withThreads(
   const keep = (context: AnswerContext<MessagesRequest>, id: unknown, content: unknown) => {
     const { body } = context
     if (!body.thread || typeof id !== 'string' || !Array.isArray(content)) return
+    const reply: Message = { role: 'assistant', content: content as { type: string }[] }
+    const continued = held.get(body.messages)
+    if (continued && body.thread.type === 'continue') {
+      // What this turn adds, under the reply it continues.
+      const added = { messages: [...body.messages.slice(continued.messages), reply] }
+      store.save(id, context.accountId, 'messages', added, {}, body.thread.previous_message_id)
+      return
+    }
     const thread: StoredThread = {
       ...(body.system !== undefined ? { system: body.system } : {}),
       ...(body.tools !== undefined ? { tools: body.tools } : {}),
-      messages: [...body.messages, { role: 'assistant', content: content as { type: string }[] }],
+      messages: [...body.messages, reply],
     }
     store.save(id, context.accountId, 'messages', thread, {})
   }
@@ -133,9 +142,20 @@ export function withThreads(
   }
 }
 
-/** A stored conversation as `keep` wrote it; undefined for anything else. */
-function readThread(stored: unknown): StoredThread | undefined {
-  if (typeof stored !== 'object' || stored === null) return undefined
-  const thread = stored as StoredThread
-  return Array.isArray(thread.messages) && thread.messages.length > 0 ? thread : undefined
+/**
+ * A stored conversation as `keep` wrote it, the thread and then what each continue added, as one
+ * thread; undefined for anything else.
+ */
+function readThread(parts: unknown[] | undefined): StoredThread | undefined {
+  const stored = parts as Partial<StoredThread>[] | undefined
+  if (!stored?.every((part) => typeof part === 'object' && Array.isArray(part?.messages)))
+    return undefined
+  const [first] = stored as StoredThread[]
+  const messages = (stored as StoredThread[]).flatMap((part) => part.messages)
+  if (!first || messages.length === 0) return undefined
+  return {
+    ...(first.system !== undefined ? { system: first.system } : {}),
+    ...(first.tools !== undefined ? { tools: first.tools } : {}),
+    messages,
+  }
 }

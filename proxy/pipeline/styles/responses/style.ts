@@ -39,12 +39,14 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
           : [],
       ),
     }
+    // What this exchange adds to the stored conversation it follows up, kept under that one's ID.
     store.save(
       responseId(context.requestId),
       context.accountId,
       'responses',
-      [...(previous.get(context.body) ?? []), ...input, answer],
+      [...input, answer],
       response,
+      previous.has(context.body) ? (context.body.previous_response_id ?? undefined) : undefined,
     )
   }
 
@@ -129,9 +131,9 @@ function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: 
   }
 }
 
-/** A stored conversation as the style wrote it: the neutral turns of the exchanges so far. */
-function readTurns(stored: unknown): Turn[] | undefined {
-  return Array.isArray(stored) ? (stored as Turn[]) : undefined
+/** A stored conversation as the style wrote it, the neutral turns of each exchange: the turns so far. */
+function readTurns(parts: unknown[] | undefined): Turn[] | undefined {
+  return parts?.every(Array.isArray) ? (parts as Turn[][]).flat() : undefined
 }
 
 /** The text of stored turns, for counting their tokens. */
