@@ -128,11 +128,13 @@ export class ResponseStore {
   async purgeExpired(): Promise<number> {
     const rows = await this.sql`
       DELETE FROM stored_responses s
-      WHERE NOT EXISTS (
-          SELECT 1 FROM stored_responses t
-          WHERE t.root_id = s.root_id AND t.deleted_at IS NULL AND t.expires_at > now())
-        OR (s.deleted_at < now() - interval '1 day'
-          AND NOT EXISTS (SELECT 1 FROM stored_responses c WHERE c.parent_id = s.id))`
+      WHERE (s.expires_at <= now() OR s.deleted_at IS NOT NULL)
+        AND (
+          NOT EXISTS (
+            SELECT 1 FROM stored_responses t
+            WHERE t.root_id = s.root_id AND t.deleted_at IS NULL AND t.expires_at > now())
+          OR (s.deleted_at < now() - interval '1 day'
+            AND NOT EXISTS (SELECT 1 FROM stored_responses c WHERE c.parent_id = s.id)))`
     return rows.count
   }
 }
