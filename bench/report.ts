@@ -43,6 +43,8 @@ export type BenchReport = {
 export const THROUGHPUT_TARGET = { fraction: 0.5, connections: 64 }
 /** Latency target: gateway minus direct, in ms, at this many connections. */
 export const LATENCY_TARGET = { p50Ms: 0.4, p99Ms: 1.5, connections: 16 }
+/** Latency target below saturation: gateway minus direct at p50, in ms, one connection, zero-delay upstream. */
+export const ONE_CONNECTION_TARGET = { p50Ms: 0.25, connections: 1 }
 
 const mode = (cell: Cell) => (cell.stream ? 'streaming' : 'non-streaming')
 const ms = (us: number) => (us / 1000).toFixed(2)
@@ -177,6 +179,15 @@ function targetLines(report: BenchReport): string[] {
     lines.push(
       `- Throughput, ${mode(cell)}, zero delay, ${cell.connections} connections: gateway ${ratio.toFixed(2)} × bare proxy ` +
         `(target ≥ ${THROUGHPUT_TARGET.fraction}): ${met(ratio >= THROUGHPUT_TARGET.fraction)}`,
+    )
+  }
+  for (const cell of report.cells.filter(
+    (c) => c.delayMs === 0 && c.connections === ONE_CONNECTION_TARGET.connections,
+  )) {
+    const addedP50 = (cell.results.gateway.p50Us - cell.results.direct.p50Us) / 1000
+    lines.push(
+      `- Added latency, ${mode(cell)}, zero delay, one connection: p50 ${addedP50.toFixed(2)} ms ` +
+        `(target ≤ ${ONE_CONNECTION_TARGET.p50Ms}): ${met(addedP50 <= ONE_CONNECTION_TARGET.p50Ms)}`,
     )
   }
   for (const cell of report.cells.filter((c) => c.connections === LATENCY_TARGET.connections)) {
