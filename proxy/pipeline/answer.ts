@@ -17,6 +17,7 @@ import type { AnswerPart } from '../core/neutral/answer.ts'
 import type { Call } from '../core/call.ts'
 import { inputBound, plausibleUsage, usageLimitTokens, type Estimate } from './estimate.ts'
 import { log } from '../core/log.ts'
+import { countPromptTokens, type PromptSize } from '../policy/routing/context.ts'
 import type { Gateway } from './gateway.ts'
 import { errorResponse, serviceHeaders } from './respond.ts'
 import { finishCall } from './settle.ts'
@@ -28,6 +29,8 @@ export type Dispatched<Body> = {
   body: Body
   estimate: Estimate
   served: Served
+  /** The prompt's texts and overhead, counted when the provider reports no usage. */
+  prompt: Pick<PromptSize, 'overheadTokens' | 'texts'>
   /** Available balance after this request's hold, as admission reported it. */
   admittedAvailableNano: number
   /** The style's own headers. */
@@ -47,6 +50,9 @@ export async function respondWithAnswer<Body>(
   const passthrough =
     style.passthrough?.provider === served.route.provider.style ? style.passthrough : undefined
   const price = (usage: TokenUsage) => costNano(model.pricing, usage)
+  /** The gateway's count of the input, for a provider that reports no usage. */
+  const countInput = async () =>
+    Math.min(await countPromptTokens(dispatched.prompt, model.tokenizer), model.contextLength)
   const context: AnswerContext<Body> = {
     requestId: call.requestId,
     accountId: call.key!.accountId,
@@ -77,7 +83,7 @@ export async function respondWithAnswer<Body>(
       holdNano: call.holdNano,
       inputBoundTokens: inputBound(estimate, model),
       usageLimitTokens: usageLimitTokens(model),
-      inputEstimateTokens: Math.min(estimate.inputTokens, model.contextLength),
+      countInput,
       pricing: model.pricing,
       tokenizer: model.tokenizer,
       price,
@@ -122,11 +128,7 @@ export async function respondWithAnswer<Body>(
   }
   const usage =
     reported ??
-    counted(
-      estimate.inputTokens,
-      model.contextLength,
-      await outputTokensOf(read.answer.parts, model.tokenizer),
-    )
+    counted(await countInput(), await outputTokensOf(read.answer.parts, model.tokenizer))
   const costOfAnswer = price(usage)
   const chargedNano = Math.min(costOfAnswer, call.holdNano)
   // The settle goes out before the response; its answer is not awaited. The balance header is the one
@@ -172,10 +174,10 @@ function endStream(
   })
 }
 
-/** The gateway's own count when the provider reported no usage: the usual-size input estimate and the output seen. */
-function counted(inputTokens: number, contextLength: number, outputTokens: number): TokenUsage {
+/** The gateway's own count when the provider reported no usage: the prompt's and the output seen. */
+function counted(inputTokens: number, outputTokens: number): TokenUsage {
   return {
-    inputTokens: Math.min(inputTokens, contextLength),
+    inputTokens,
     cachedInputTokens: 0,
     cacheWriteTokens: 0,
     outputTokens,

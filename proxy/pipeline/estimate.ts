@@ -33,7 +33,7 @@ export type Estimate = {
   holdNano: number
   /** Counted against tokens per minute until settle. */
   tokens: number
-  /** Usual-size input estimate, for charging a stream that broke before the provider reported usage. */
+  /** Usual-size input estimate (bytes ÷ 4 and overheads), counted against tokens per minute. */
   inputTokens: number
   /** Upper bound of the input before any model's context applies. */
   promptBoundTokens: number

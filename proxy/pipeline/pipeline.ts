@@ -179,11 +179,12 @@ async function run<Body>(
       .map(([detector, count]) => `${detector}=${count}`)
       .join(', ')
 
-  const fit = await fitContext(routing.candidates, {
+  const size = {
     boundTokens: prompt.textBytes + promptOverhead(prompt),
     overheadTokens: promptOverhead(prompt),
     texts: () => promptTexts(style, body),
-  })
+  }
+  const fit = await fitContext(routing.candidates, size)
   if (!fit.ok) return refuse(fit.error)
   call.candidates = fit.candidates
   const cost = estimate(call.candidates, prompt, requested.outputTokens)
@@ -228,6 +229,7 @@ async function run<Body>(
   return respondWithAnswer(gw, style, call, {
     body,
     estimate: cost,
+    prompt: size,
     served: result.served,
     admittedAvailableNano: admitted.availableNano,
     headers,

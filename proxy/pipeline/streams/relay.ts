@@ -45,8 +45,8 @@ export type RelayOptions = {
   inputBoundTokens: number
   /** A provider's usage above this many tokens in all is ignored (see `plausibleUsage`). */
   usageLimitTokens: number
-  /** Input tokens to charge when the provider never reports usage (the usual-size estimate). */
-  inputEstimateTokens: number
+  /** Input tokens to charge when the provider never reports usage: the gateway's count of the prompt. */
+  countInput: () => Promise<number>
   /** The serving model's prices and its family's tokenizer, if public. */
   pricing: Pricing
   tokenizer: TokenizerName | undefined
@@ -118,7 +118,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   /** The usage to charge for an answer that did not complete: what was delivered. */
   const deliveredUsage = async (): Promise<TokenUsage> => {
     const outputTokens = Math.max(usage?.outputTokens ?? 0, await delivered.estimate())
-    return { ...(usage ?? inputOnly(options.inputEstimateTokens)), outputTokens }
+    return { ...(usage ?? inputOnly(await options.countInput())), outputTokens }
   }
 
   /** Starts the end; false if it has already started. */

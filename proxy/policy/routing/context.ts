@@ -6,7 +6,7 @@
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import type { Candidate } from '../../core/call.ts'
-import { loadTokenizer } from '../../core/catalog/tokenizers.ts'
+import { loadTokenizer, type TokenizerName } from '../../core/catalog/tokenizers.ts'
 
 export type PromptSize = {
   /** Upper bound of the prompt's tokens (its text bytes plus fixed overheads). */
@@ -17,8 +17,12 @@ export type PromptSize = {
   texts: () => string[]
 }
 
-export async function countPromptTokens(size: PromptSize): Promise<number> {
-  const count = await loadTokenizer('o200k_base')
+/** The prompt's tokens by `tokenizer` (o200k, the common one, when the model's is not public). */
+export async function countPromptTokens(
+  size: Pick<PromptSize, 'overheadTokens' | 'texts'>,
+  tokenizer: TokenizerName = 'o200k_base',
+): Promise<number> {
+  const count = await loadTokenizer(tokenizer)
   let tokens = size.overheadTokens
   for (const text of size.texts()) tokens += count(text)
   return tokens

@@ -217,6 +217,25 @@ for (const { store, database, needs } of storeSetups) {
         await balanced()
       })
 
+      test('a provider that reports no usage: the input is charged by the tokenizer’s count of the prompt, not its size', async () => {
+        // 150 tokens of text in 900 bytes: a count by size would say 225 and more.
+        const text = '数据'.repeat(150)
+        const framing = 8 // the gateway's allowance per message
+        for (const stream of [false, true]) {
+          const response = await gw.chat(key, {
+            model: 'test/no-usage',
+            messages: [{ role: 'user', content: text }],
+            ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+          })
+          expect(response.status).toBe(200)
+          const usage = stream
+            ? JSON.parse((await readEvents(response)).at(-2)!).usage
+            : ((await response.json()) as { usage: { prompt_tokens: number } }).usage
+          expect(usage.prompt_tokens).toBe(countTokens(text) + framing)
+        }
+        await balanced()
+      })
+
       test('a hold whose settlement never comes expires at its deadline and charges nothing', async () => {
         const short = await startTestGateway({
           store,

@@ -94,7 +94,7 @@ export async function relayChunks(
     holdNano: options.holdNano ?? 1_000_000_000,
     inputBoundTokens: 1_000,
     usageLimitTokens: options.usageLimitTokens ?? 1_000_000,
-    inputEstimateTokens: 250,
+    countInput: async () => 250,
     pricing,
     tokenizer: undefined,
     price: (usage: TokenUsage) => costNano(pricing, usage),
