@@ -15,6 +15,7 @@ import {
   chat,
   describeBrowser,
   seriousViolations,
+  signedInAs,
   signInByEmail,
   startSite,
   type Site,
@@ -402,6 +403,90 @@ for (const database of ['postgres', 'embedded'] as const)
           await page.goto('/dashboard/team')
           await page.getByText('Owner only').first().waitFor()
           expect(await seriousViolations(page)).toEqual([])
+        },
+      )
+
+      browserTest(
+        'a member leaves the team by keyboard and goes on to the account they still have',
+        () => site,
+        async () => {
+          const { sql } = site.gw.app.operator
+          const left = await site.gw.account('5')
+          const kept = await site.gw.account('5')
+          await sql`UPDATE accounts SET kind = 'identity' WHERE id IN (${left}, ${kept})`
+          await sessionFor(site.gw, left, 'owner')
+          await sessionFor(site.gw, kept, 'owner')
+          const member = await sessionFor(site.gw, left, 'member')
+          const userId = member.userId!
+          await sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${kept}, ${userId}, 'admin')`
+          const { context, page } = await site.open()
+          const [name, value] = member.cookie.split('=') as [string, string]
+          await context.addCookies([{ name, value, url: site.siteUrl }])
+
+          await page.goto('/dashboard/team')
+          const leave = page.getByRole('button', { name: 'Leave team' })
+          await leave.focus()
+          await page.keyboard.press('Enter')
+          const dialog = page.getByRole('dialog', { name: `Leave account ${left}?` })
+          await dialog.waitFor()
+          expect(await dialog.textContent()).toContain(
+            'API keys stay with the account, including any you created',
+          )
+          expect(await dialog.textContent()).toContain(`You then go on in account ${kept} (admin).`)
+          expect(await seriousViolations(page)).toEqual([])
+          // The dialog opens on Cancel; the next stop is the confirmation.
+          await page.keyboard.press('Tab')
+          expect(await page.evaluate(() => document.activeElement?.textContent?.trim())).toBe(
+            'Leave team',
+          )
+          await page.keyboard.press('Enter')
+
+          await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor()
+          expect(await accountOf(page)).toBe(kept)
+          // The frame shows the account it acts for now; with one account left there is nothing to switch to.
+          await page.getByTitle('Account ID').filter({ hasText: kept }).waitFor({ timeout: 5_000 })
+          expect(await page.getByLabel('Account', { exact: true }).count()).toBe(0)
+          expect(
+            await sql`SELECT 1 FROM memberships WHERE account_id = ${left} AND user_id = ${userId}`,
+          ).toHaveLength(0)
+        },
+      )
+
+      browserTest(
+        'a member of no other account who leaves lands on sign-in, which says so',
+        () => site,
+        async () => {
+          const accountId = await site.gw.account('5')
+          await site.gw.app.operator
+            .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+          await sessionFor(site.gw, accountId, 'owner')
+          const page = await signedInAs(site, accountId, 'member')
+          await page.goto('/dashboard/team')
+          await page.getByRole('button', { name: 'Leave team' }).click()
+          const dialog = page.getByRole('dialog', { name: `Leave account ${accountId}?` })
+          expect(await dialog.textContent()).toContain('You belong to no other account')
+          await dialog.getByRole('button', { name: 'Leave team' }).click()
+          await page.waitForURL('**/sign-in?left=**')
+          await page.getByText(`You left account ${accountId}`).waitFor()
+          expect(await seriousViolations(page)).toEqual([])
+          const me = await page.evaluate(async () => (await fetch('/admin/v1/me')).status)
+          expect(me).toBe(401)
+        },
+      )
+
+      browserTest(
+        'the owner is told why they cannot leave, with no button to try',
+        () => site,
+        async () => {
+          const accountId = await site.gw.account('5')
+          await site.gw.app.operator
+            .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+          const page = await signedInAs(site, accountId, 'owner')
+          await page.goto('/dashboard/team')
+          await page.getByText('You own this account, so you cannot leave it').waitFor()
+          expect(await page.getByRole('button', { name: 'Leave team' }).count()).toBe(0)
+          await page.getByRole('link', { name: 'write to support' }).click()
+          await page.getByRole('heading', { level: 1, name: 'Support' }).waitFor()
         },
       )
 

@@ -38,6 +38,16 @@ export default function SignIn() {
       </div>
       <section class="card" aria-labelledby="sign-in-title">
         <h1 id="sign-in-title">Sign in</h1>
+        <Show when={typeof params.left === 'string' && params.left}>
+          {(account) => (
+            <Notice tone="success" title={`You left account ${account()}`}>
+              <p>
+                You belong to no other account now, so you were signed out. Signing in again starts
+                a new account of your own; to rejoin, ask the owner for a new invitation.
+              </p>
+            </Notice>
+          )}
+        </Show>
         <Show when={params.link === 'refused'}>
           <Notice tone="warning" title="That dashboard link no longer opens an account">
             <p>

@@ -1,8 +1,8 @@
 /**
  * The account's team: members with their roles, pending invitations, and (for the owner) inviting by
  * e-mail, changing roles and removing members. Other roles see the same lists with the owner's actions
- * marked and disabled. An accountless account has no team until it is claimed: the page says why and
- * shows the claim request, and lets the owner replace or revoke the dashboard link.
+ * marked and disabled, and may leave the account. An accountless account has no team until it is claimed:
+ * the page says why and shows the claim request, and lets the owner replace or revoke the dashboard link.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
@@ -17,6 +17,7 @@ import { SelectField, useSubmit } from '../forms.tsx'
 import { announce, Badge, Button, Card, Empty, ErrorNotice, Loaded, Page } from '../ui.tsx'
 import { ClaimAccount } from './team/claim-account.tsx'
 import { InviteForm, Invites } from './team/invites.tsx'
+import { LeaveTeam } from './team/leave-team.tsx'
 import { OwnerActionsHeading, ROLE_OPTIONS, useTeamBlock } from './team/roles.tsx'
 import { DashboardLinkCard } from './team/dashboard-link.tsx'
 
@@ -42,6 +43,7 @@ export default function Team() {
         <OwnerOnlyNote />
         <TeamLists />
         <InviteForm onInvited={() => void rereadTeam()} />
+        <LeaveTeam />
       </Show>
     </Page>
   )

@@ -1,13 +1,15 @@
 /**
  * Teams: the members of an account with their roles (one owner, admins, members), invitations by e-mail,
- * role changes and removals. Only accounts with an identity have teams: an accountless account is reached
- * by its bearer secrets alone, and must be claimed first. The owner stays the owner: it cannot be removed
- * or demoted, and ownership is not transferable here (an operator can move it in the database).
+ * role changes, removals and members leaving. Only accounts with an identity have teams: an accountless
+ * account is reached by its bearer secrets alone, and must be claimed first. The owner stays the owner: it
+ * cannot be removed, demoted or leave, and ownership is not transferable here (an operator can move it in
+ * the database).
  */
 import type { Sql, TransactionSql } from 'postgres'
 import { ServiceError } from '../../../shared/errors.ts'
 import type { InvitedRole, Team } from '../../../shared/schemas/admin/team.ts'
-import type { Role } from './sessions.ts'
+import type { Role, Session } from './sessions.ts'
+import { latestMembership } from './users.ts'
 
 export async function listTeam(sql: Sql, accountId: string, nowMs: number): Promise<Team> {
   const members = await sql<
@@ -96,8 +98,57 @@ export async function removeMember(sql: Sql, accountId: string, userId: string):
   const current = await memberRole(sql, accountId, userId)
   if (current === 'owner')
     throw new ServiceError('conflict', 'The owner cannot be removed from the account.')
-  await sql`DELETE FROM memberships WHERE account_id = ${accountId} AND user_id = ${userId} AND role <> 'owner'`
-  await sql`DELETE FROM sessions WHERE account_id = ${accountId} AND user_id = ${userId}`
+  await sql.begin((tx) => endMembership(tx, accountId, userId))
+}
+
+/**
+ * The session's user leaves the session's account, as a removal would take them out: the membership, their
+ * other sessions for the account and their browsers' credit alerts of it end. The account's keys stay (keys
+ * belong to the account, not to whoever created them). This session moves on to the account a sign-in would
+ * choose, their most recent remaining membership; with none left it ends too. Answers the account it acts
+ * for now, or null when it ended.
+ */
+export async function leaveTeam(sql: Sql, session: Session): Promise<{ accountId: string | null }> {
+  // A dashboard-link session acts as the owner, and has no user to take out either.
+  if (session.role === 'owner' || !session.userId)
+    throw new ServiceError(
+      'conflict',
+      'The owner cannot leave the account: it would have no owner, and ownership is not transferable here. Remove the other members instead, or write to support (the Support page) to have ownership moved to another member.',
+    )
+  const userId = session.userId
+  return sql.begin(async (tx) => {
+    const left = await endMembership(tx, session.accountId, userId, session.tokenHash)
+    if (!left)
+      throw new ServiceError('not_found', `You are no longer a member of ${session.accountId}.`)
+    const next = await latestMembership(tx, userId)
+    if (!next) {
+      await tx`DELETE FROM sessions WHERE token_hash = ${session.tokenHash}`
+      return { accountId: null }
+    }
+    await tx`UPDATE sessions SET account_id = ${next.accountId} WHERE token_hash = ${session.tokenHash}`
+    return { accountId: next.accountId }
+  })
+}
+
+/**
+ * Takes a member (never the owner) out of an account: the membership, their sessions for it (but `keep`)
+ * and the push subscriptions their browsers registered for its credit alerts. False when there was no such
+ * member.
+ */
+async function endMembership(
+  tx: TransactionSql,
+  accountId: string,
+  userId: string,
+  keep?: Uint8Array,
+): Promise<boolean> {
+  const ended = await tx`
+    DELETE FROM memberships WHERE account_id = ${accountId} AND user_id = ${userId} AND role <> 'owner' RETURNING 1`
+  if (ended.length === 0) return false
+  await tx`
+    DELETE FROM sessions WHERE account_id = ${accountId} AND user_id = ${userId}
+      AND token_hash IS DISTINCT FROM ${keep ?? null}`
+  await tx`DELETE FROM push_subscriptions WHERE account_id = ${accountId} AND user_id = ${userId}`
+  return true
 }
 
 /**

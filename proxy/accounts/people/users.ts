@@ -30,6 +30,16 @@ export async function findOrCreateUser(sql: Db, identity: Identity): Promise<str
   return row!.id
 }
 
+/** The user's most recent membership: the account a session of theirs acts for when none is named. */
+export async function latestMembership(
+  sql: Db,
+  userId: string,
+): Promise<{ accountId: string; role: Role } | undefined> {
+  const [membership] = await sql<{ account_id: string; role: Role }[]>`
+    SELECT account_id, role FROM memberships WHERE user_id = ${userId} ORDER BY created_at DESC, account_id LIMIT 1`
+  return membership && { accountId: membership.account_id, role: membership.role }
+}
+
 /**
  * The account a sign-in acts for: the user's most recent membership, or, for a user with none (new, or
  * removed from every team), a new account with an identity that the user owns.
@@ -38,9 +48,8 @@ export async function accountForSignIn(
   tx: TransactionSql,
   userId: string,
 ): Promise<{ accountId: string; role: Role }> {
-  const [membership] = await tx<{ account_id: string; role: Role }[]>`
-    SELECT account_id, role FROM memberships WHERE user_id = ${userId} ORDER BY created_at DESC, account_id LIMIT 1`
-  if (membership) return { accountId: membership.account_id, role: membership.role }
+  const membership = await latestMembership(tx, userId)
+  if (membership) return membership
   const accountId = newAccountId()
   await tx`INSERT INTO accounts (id, kind) VALUES (${accountId}, 'identity')`
   await tx`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, 'owner')`

@@ -1,8 +1,9 @@
 /**
  * The account's team: every member reads it; inviting (and withdrawing an invitation), changing roles and
  * removing are the owner's (`team`). Invites are e-mailed links; accepting one is confirming it (the invited address signs in,
- * becoming a user if new, and joins with the invited role). Accountless accounts have no team until
- * claimed. The owner cannot be removed or demoted; ownership transfer is not offered.
+ * becoming a user if new, and joins with the invited role). Any member but the owner may leave, also while
+ * the account is suspended. Accountless accounts have no team until claimed. The owner cannot be removed,
+ * demoted or leave; ownership transfer is not offered.
  */
 import { Elysia } from 'elysia'
 import { Done } from '../../../shared/schemas/admin/session.ts'
@@ -10,6 +11,7 @@ import { MailSent } from '../../../shared/schemas/admin/sign-in.ts'
 import {
   Invite,
   InviteParams,
+  Left,
   MemberParams,
   RoleChange,
   Team,
@@ -21,10 +23,12 @@ import { siteBase } from '../../accounts/people/site-url.ts'
 import {
   changeRole,
   checkInvite,
+  leaveTeam,
   listTeam,
   removeMember,
   withdrawInvite,
 } from '../../accounts/people/team.ts'
+import { clearedSessionCookie } from '../../accounts/people/sessions.ts'
 import { normalizeEmail } from '../../accounts/people/users.ts'
 import type { AdminDeps } from './admin-deps.ts'
 import { requireSession } from './admin-session.ts'
@@ -85,6 +89,22 @@ export function teamRoutes(deps: AdminDeps) {
         params: InviteParams,
         response: Done,
         detail: { summary: 'Withdraw the pending invitations of an address (owner only)' },
+      },
+    )
+    .post(
+      '/team/leave',
+      async ({ request, set }) => {
+        const session = await requireSession(deps, request, 'read')
+        const left = await leaveTeam(deps.sql, session)
+        if (left.accountId === null) set.headers['set-cookie'] = clearedSessionCookie()
+        return { ok: true as const, accountId: left.accountId }
+      },
+      {
+        response: Left,
+        detail: {
+          summary:
+            "Leave the session's account (any member but the owner); the session moves to the most recent other membership, or ends",
+        },
       },
     )
     .patch(

@@ -40,3 +40,10 @@ export type RoleChange = Static<typeof RoleChange>
 export const MemberParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 64 }) })
 
 export const InviteParams = Type.Object({ email: Email })
+
+/** Leaving a team: the account the session acts for now, or null when the user has none left and the session ended. */
+export const Left = Type.Object({
+  ok: Type.Literal(true),
+  accountId: Type.Union([Type.String(), Type.Null()]),
+})
+export type Left = Static<typeof Left>

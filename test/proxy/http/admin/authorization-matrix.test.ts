@@ -39,6 +39,8 @@ type Row = {
   link?: number
   /** No session's status when it is not 401 (signing out is idempotent). */
   none?: number
+  /** A team member's status when it differs from `ok` (leaving is refused to owners only). */
+  member?: number
 }
 
 const hello = [{ role: 'user', content: 'hello' }]
@@ -213,6 +215,14 @@ for (const database of ['postgres', 'embedded'] as const)
       },
       // Team.
       { route: 'GET /admin/v1/team', action: 'read', ok: 200, call: () => ({ path: '/team' }) },
+      // Every other actor acts as an owner (a dashboard link as its account's): only a member may leave.
+      {
+        route: 'POST /admin/v1/team/leave',
+        action: 'read',
+        ok: 409,
+        member: 200,
+        call: () => ({ path: '/team/leave' }),
+      },
       {
         route: 'POST /admin/v1/team/invites',
         action: 'team',
@@ -528,7 +538,7 @@ for (const database of ['postgres', 'embedded'] as const)
         return row.action === 'read' || row.action === 'support' ? row.ok : 403
       if (actor === 'member')
         return row.action === 'read' || row.action === 'support' || row.action === 'chat'
-          ? row.ok
+          ? (row.member ?? row.ok)
           : 403
       if (actor === 'other') return row.object ? 404 : row.ok
       if (actor === 'link') return row.link ?? row.ok

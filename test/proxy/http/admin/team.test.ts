@@ -1,13 +1,21 @@
 // Teams: the owner invites by e-mail (a real SMTP server carries the link), the invitee accepts by
 // confirming it and then acts for the account; members read but cannot manage the team; removing a
-// member ends their access at once; accountless accounts have no team until claimed.
+// member, or the member leaving, ends their access at once; the owner can neither be removed nor leave;
+// accountless accounts have no team until claimed.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
+import { addPushSubscription } from '../../../../proxy/accounts/alerts/alert-settings.ts'
+import { suspendAccount } from '../../../../proxy/accounts/suspension.ts'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
 import { linkIn, startSmtpServer, type TestSmtp } from '../../../helpers/smtp.ts'
 
 type ErrorBody = { error: { code: string; message: string; param: string | null } }
+type Me = {
+  account: { id: string }
+  role: string
+  memberships: { accountId: string; role: string }[]
+}
 type Team = {
   members: { userId: string; role: string; email: string | null }[]
   invites: { email: string; role: string }[]
@@ -62,6 +70,17 @@ describeWith('postgres', 'teams', () => {
     const body = (await accepted.json()) as { user: { id: string }; role: string; purpose: string }
     expect(body).toMatchObject({ role, purpose: 'invite' })
     return { cookie: accepted.headers.get('set-cookie')!.split(';')[0]!, userId: body.user.id }
+  }
+
+  /** A push subscription of the user's browser to the account's credit alerts; its endpoint. */
+  async function subscribe(accountId: string, userId: string): Promise<string> {
+    const endpoint = `https://push.example.com/${userId}-${accountId}`
+    const keys = {
+      p256dh: Buffer.alloc(65, 4).toString('base64url'),
+      auth: Buffer.alloc(16, 7).toString('base64url'),
+    }
+    await addPushSubscription(gw.app.operator.sql, { accountId, userId }, { endpoint, keys }, false)
+    return endpoint
   }
 
   test('an invite, accepted, makes the invitee a member who sees the account', async () => {
@@ -151,10 +170,11 @@ describeWith('postgres', 'teams', () => {
     }
   })
 
-  test('removing a member ends their access at once', async () => {
-    const { owner } = await team()
+  test('removing a member ends their access and their credit alerts at once', async () => {
+    const { accountId, owner } = await team()
     const member = await inviteAndAccept(owner.cookie, newEmail(), 'member')
     expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).status).toBe(200)
+    const endpoint = await subscribe(accountId, member.userId)
     const removed = await admin(gw, 'DELETE', `/admin/v1/team/${member.userId}`, {
       cookie: owner.cookie,
     })
@@ -164,6 +184,99 @@ describeWith('postgres', 'teams', () => {
       await admin(gw, 'GET', '/admin/v1/team', { cookie: owner.cookie })
     ).json()) as Team
     expect(left.members.map((entry) => entry.role)).toEqual(['owner'])
+    expect(
+      await gw.app.operator.sql`SELECT 1 FROM push_subscriptions WHERE endpoint = ${endpoint}`,
+    ).toHaveLength(0)
+  })
+
+  test('a member leaves: the session moves to their other account and the one left is refused', async () => {
+    const first = await team()
+    const second = await team()
+    const email = newEmail()
+    // Joined first (as admin), then second: the session of the second invitation acts for the second account.
+    const inFirst = await inviteAndAccept(first.owner.cookie, email, 'admin')
+    const { cookie, userId } = await inviteAndAccept(second.owner.cookie, email, 'member')
+    const switched = await admin(gw, 'PUT', '/admin/v1/session/account', {
+      cookie,
+      body: { accountId: first.accountId },
+    })
+    expect(switched.status).toBe(200)
+    // As admin they made a key, and their browser asked for the account's credit alerts.
+    const key = (await (
+      await admin(gw, 'POST', '/admin/v1/keys', { cookie, body: { name: 'made by the leaver' } })
+    ).json()) as { id: string }
+    const endpoint = await subscribe(first.accountId, userId)
+
+    const left = await admin(gw, 'POST', '/admin/v1/team/leave', { cookie })
+    expect(left.status).toBe(200)
+    expect(await left.json()).toEqual({ ok: true, accountId: second.accountId })
+    expect(left.headers.get('set-cookie')).toBeNull()
+
+    // This session now acts for what they still have; the account they left is not among it.
+    const me = (await (await admin(gw, 'GET', '/admin/v1/me', { cookie })).json()) as Me
+    expect(me.account.id).toBe(second.accountId)
+    expect(me.role).toBe('member')
+    expect(me.memberships).toEqual([{ accountId: second.accountId, role: 'member' }])
+    const back = await admin(gw, 'PUT', '/admin/v1/session/account', {
+      cookie,
+      body: { accountId: first.accountId },
+    })
+    expect(back.status).toBe(404)
+    // Their other session for the account they left ended with it.
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: inFirst.cookie })).status).toBe(401)
+
+    // The owner sees them gone; the key they made stays with the account, active; their alerts stop.
+    const members = (await (
+      await admin(gw, 'GET', '/admin/v1/team', { cookie: first.owner.cookie })
+    ).json()) as Team
+    expect(members.members.map((member) => member.role)).toEqual(['owner'])
+    const keys = (await (
+      await admin(gw, 'GET', '/admin/v1/keys', { cookie: first.owner.cookie })
+    ).json()) as { keys: { id: string; status: string }[] }
+    expect(keys.keys.find((entry) => entry.id === key.id)?.status).toBe('active')
+    expect(
+      await gw.app.operator.sql`SELECT 1 FROM push_subscriptions WHERE endpoint = ${endpoint}`,
+    ).toHaveLength(0)
+    // The other team keeps them.
+    const stays = (await (
+      await admin(gw, 'GET', '/admin/v1/team', { cookie: second.owner.cookie })
+    ).json()) as Team
+    expect(stays.members.map((member) => member.userId)).toContain(userId)
+  })
+
+  test('a member with no other account leaves: the session ends and its cookie is cleared', async () => {
+    const { accountId, owner } = await team()
+    const member = await inviteAndAccept(owner.cookie, newEmail(), 'member')
+    // Suspension does not keep anyone in.
+    await suspendAccount(gw.app.operator, accountId, 'abuse')
+    const left = await admin(gw, 'POST', '/admin/v1/team/leave', { cookie: member.cookie })
+    expect(left.status).toBe(200)
+    expect(await left.json()).toEqual({ ok: true, accountId: null })
+    expect(left.headers.get('set-cookie')).toContain('Max-Age=0')
+    expect((await admin(gw, 'GET', '/admin/v1/me', { cookie: member.cookie })).status).toBe(401)
+    expect((await admin(gw, 'GET', '/admin/v1/team', { cookie: member.cookie })).status).toBe(401)
+    const again = await admin(gw, 'POST', '/admin/v1/team/leave', { cookie: member.cookie })
+    expect(again.status).toBe(401)
+  })
+
+  test('the owner cannot leave: 409 naming what to do instead, and stays the owner', async () => {
+    const { accountId, owner } = await team()
+    await inviteAndAccept(owner.cookie, newEmail(), 'member')
+    const refused = await admin(gw, 'POST', '/admin/v1/team/leave', { cookie: owner.cookie })
+    expect(refused.status).toBe(409)
+    const body = (await refused.json()) as ErrorBody
+    expect(body.error.code).toBe('conflict')
+    expect(body.error.message).toContain('The owner cannot leave the account')
+    expect(body.error.message).toContain('ownership is not transferable here')
+    expect(body.error.message).toContain('write to support')
+    const me = (await (
+      await admin(gw, 'GET', '/admin/v1/me', { cookie: owner.cookie })
+    ).json()) as Me
+    expect(me).toMatchObject({ account: { id: accountId }, role: 'owner' })
+    // A dashboard link acts as the owner of its account: it cannot leave either.
+    const link = await sessionFor(gw, await gw.account('1'))
+    const linkRefused = await admin(gw, 'POST', '/admin/v1/team/leave', { cookie: link.cookie })
+    expect(linkRefused.status).toBe(409)
   })
 
   test('the owner changes roles; the owner itself can be neither demoted nor removed', async () => {
