@@ -3,7 +3,7 @@
  * `none` as null for a limit, a cap or a list, and a usage error naming the option when a value is
  * not what it must be.
  */
-import { usdToNano } from '../../shared/money.ts'
+import { nanoToUsd, usdToNano } from '../../shared/money.ts'
 
 export const options = {
   account: { type: 'string' },
@@ -55,8 +55,10 @@ export function missing(name: keyof typeof options): never {
 export function integer(values: Values, name: keyof typeof options): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || !/^\d+$/.test(value))
-    throw new UsageError(`--${name} must be a whole number`)
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new UsageError(
+      `--${name} must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER} (got ${value})`,
+    )
   return Number(value)
 }
 
@@ -69,7 +71,9 @@ export function nano(
   if (value === undefined) return undefined
   const amount = typeof value === 'string' ? usdToNano(value) : undefined
   if (amount === undefined)
-    throw new UsageError(`--${name} must be an amount in USD with at most 9 decimals`)
+    throw new UsageError(
+      `--${name} must be an amount in USD from 0 to ${nanoToUsd(Number.MAX_SAFE_INTEGER)}, in digits with at most 9 decimals, such as 5 or 0.25 (got ${value})`,
+    )
   return amount
 }
 
@@ -93,7 +97,7 @@ export function decimal(values: Values, name: keyof typeof options): number | un
   const value = values[name]
   if (value === undefined) return undefined
   if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value))
-    throw new UsageError(`--${name} must be a number`)
+    throw new UsageError(`--${name} must be a number of at least 0, such as 0.5 (got ${value})`)
   return Number(value)
 }
 
@@ -127,9 +131,8 @@ export function json(values: Values, name: keyof typeof options): unknown {
 
 /** The positional arguments after the command words, exactly as many as `names`. */
 export function positional(args: string[], names: string[]): string[] {
-  if (args.length !== names.length)
-    throw new UsageError(
-      `Expected ${names.join(' ')}${args.length > names.length ? `, got also ${args.slice(names.length).join(' ')}` : ''}`,
-    )
+  if (args.length > names.length)
+    throw new UsageError(`Unexpected argument: ${args.slice(names.length).join(' ')}`)
+  if (args.length < names.length) throw new UsageError(`Expected ${names.join(' ')}`)
   return args.map(encodeURIComponent)
 }

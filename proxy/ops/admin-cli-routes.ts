@@ -67,11 +67,20 @@ export function route(
       }
     case 'key revoke':
       return { method: 'POST', path: `/keys/${encodeURIComponent(required(values, 'id'))}/revoke` }
-    default:
+    default: {
       if (!command) throw new UsageError('No command given')
+      const named = flagCommands.find((flags) => command.startsWith(`${flags} `))
+      if (named)
+        throw new UsageError(
+          `${named} names its records with options, not positionally (got ${words.slice(named.split(' ').length).join(' ')})`,
+        )
       return policyRoute(words, values)
+    }
   }
 }
+
+/** The commands above, which take `--account`, `--id` and other options and no positional argument. */
+const flagCommands = ['account create', 'account show', 'credit', 'key create', 'key revoke']
 
 /** Commands that name their records positionally: suspension, keys' policy, presets, routing, guardrails, providers. */
 function policyRoute(

@@ -1,14 +1,16 @@
 /**
  * `bun run admin -- <command>`: the operator's command line, a thin client of the operator API of a
  * running server (SITE_URL, default http://127.0.0.1:<SITE_PORT>), authenticated by ADMIN_TOKEN or the
- * token the server wrote under DATA_DIR. Prints JSON; exits 1 with the server's error on failure.
+ * token the server wrote under DATA_DIR. Prints JSON; exits 1 with a JSON error on failure (the server's, or
+ * admin-cli-request.ts's when there is no usable answer), 2 on a usage or configuration mistake.
  * Operators type dollars; the requests carry the API's own fields (the shared schemas: integer nano-USD,
  * `rpmLimit`, `allowedModels`, …), the same the dashboard sends.
  */
 import { parseArgs } from 'node:util'
-import { loadConfig } from '../core/config.ts'
+import { ConfigError, loadConfig } from '../core/config.ts'
 import { storedSecretPath } from '../stores/stored-secrets.ts'
 import { options, UsageError } from './admin-cli-args.ts'
+import { send } from './admin-cli-request.ts'
 import { route } from './admin-cli-routes.ts'
 
 const usage = `Usage: bun run admin -- <command> [options]
@@ -63,6 +65,7 @@ async function main(): Promise<number> {
     allowPositionals: true,
     strict: true,
   })
+  words = positionals
   if (values.help) {
     console.log(usage)
     return 0
@@ -71,37 +74,30 @@ async function main(): Promise<number> {
   const config = loadConfig()
   const base = process.env.SITE_URL?.replace(/\/$/, '') ?? `http://127.0.0.1:${config.SITE_PORT}`
   const tokenFile = Bun.file(storedSecretPath(config.DATA_DIR, 'operatorToken'))
-  const token =
-    config.ADMIN_TOKEN || ((await tokenFile.exists()) ? (await tokenFile.text()).trim() : '')
-  if (!token)
+  const token = config.ADMIN_TOKEN
+    ? { value: config.ADMIN_TOKEN, source: 'ADMIN_TOKEN' }
+    : {
+        value: (await tokenFile.exists()) ? (await tokenFile.text()).trim() : '',
+        source: tokenFile.name!,
+      }
+  if (!token.value)
     throw new UsageError(
       `No operator token: set ADMIN_TOKEN, or start the server once so it writes ${tokenFile.name}`,
     )
-  let response: Response
-  try {
-    response = await fetch(`${base}/operator/v1${request.path}`, {
-      method: request.method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
-    })
-  } catch (error) {
-    console.error(
-      JSON.stringify({
-        error: {
-          code: 'unreachable',
-          message: `No server at ${base}: ${(error as Error).message}`,
-        },
-      }),
-    )
-    return 1
-  }
-  const text = await response.text()
-  if (response.ok) {
-    console.log(JSON.stringify(JSON.parse(text), null, 2))
-    return 0
-  }
-  console.error(text)
-  return 1
+  const sent = await send(base, token, request)
+  if (sent.stdout) console.log(sent.stdout)
+  if (sent.stderr) console.error(sent.stderr)
+  return sent.code
+}
+
+/** The command's first word (the raw one until the arguments are read): a usage error shows that group's usage. */
+let words: string[] = Bun.argv.slice(2, 3)
+
+/** The usage lines of the command group `words` starts with (all of them for an unknown group). */
+function usageOf(command: string[]): string {
+  const entries = usage.split(/\n(?= {2}[a-z])/)
+  const own = entries.filter((entry) => entry.trim().split(/\s/)[0] === command[0])
+  return own.length > 0 ? `Usage: bun run admin -- <command> [options]\n\n${own.join('\n')}` : usage
 }
 
 main().then(
@@ -111,7 +107,11 @@ main().then(
       error instanceof UsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      console.error(`${(error as Error).message}\n\n${usage}`)
+      console.error(`${(error as Error).message}\n\n${usageOf(words)}`)
+      process.exit(2)
+    }
+    if (error instanceof ConfigError) {
+      console.error(error.message)
       process.exit(2)
     }
     console.error(error)
