@@ -138,6 +138,11 @@ main().catch((error) => {
     error instanceof MigrationError
   ) {
     log.error(error.message)
+  } else if ((error as { code?: string }).code === 'EADDRINUSE') {
+    // Bun's message names the port; the operator needs to know which setting moves it.
+    log.error(
+      `${(error as Error).message} Stop what listens there, or set PORT (API server) or SITE_PORT (site server) to a free port.`,
+    )
   } else {
     log.error('start failed', { error })
   }
