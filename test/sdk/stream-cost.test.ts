@@ -139,6 +139,27 @@ describeWith('postgres', 'cost on streams', () => {
     }
   }
 
+  test('chat client, openai/silent: the usage chunk the gateway writes carries the id, created and model of the stream', async () => {
+    const stream = await openai.chat.completions.create({
+      model: 'openai/silent',
+      messages: [{ role: 'user', content: 'hello' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    const chunks: OpenAI.ChatCompletionChunk[] = []
+    for await (const chunk of stream) chunks.push(chunk)
+    const usageChunk = chunks.at(-1)!
+    expect(usageChunk.choices).toEqual([])
+    expect(usageChunk.usage?.completion_tokens).toBeGreaterThan(0)
+    for (const chunk of chunks) {
+      expect(chunk.object).toBe('chat.completion.chunk')
+      expect(chunk.id).toBe(chunks[0]!.id)
+      expect(chunk.created).toBe(chunks[0]!.created)
+      expect(chunk.model).toBe(chunks[0]!.model)
+    }
+    expect(chunks[0]!.id).toBeString()
+  })
+
   describe('Chat Completions without stream_options.include_usage', () => {
     for (const model of ['openai/reports', 'anthropic/reports']) {
       test(`${model}: no usage chunk and no cost in the stream, the request still charged`, async () => {

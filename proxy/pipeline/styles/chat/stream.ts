@@ -89,11 +89,22 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
 }
 
 export function chatPassthroughStream(context: AnswerContext<ChatRequest>): StreamOutput {
-  let meta: Record<string, unknown> = {}
+  // Every chunk repeats the stream's id, created and model, a usage chunk the gateway writes too: the
+  // provider's, from its first chunk, else the gateway's own.
+  let meta: Record<string, unknown> = {
+    id: chatId(context.requestId),
+    created: context.created,
+    model: context.modelId,
+  }
+  let metaRead = false
   let usageSent = false
   return {
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
+      if (!metaRead && raw.data !== undefined) {
+        metaRead = true
+        meta = { ...meta, ...chunkMeta(raw.data) }
+      }
       if (
         !events.some((event) => event.type === 'usage') ||
         !accounting.usage ||
@@ -101,7 +112,6 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
       )
         return `${raw.raw}\n\n`
       const chunk = JSON.parse(raw.data) as Record<string, unknown> & { choices?: unknown[] }
-      meta = { id: chunk.id, object: chunk.object, created: chunk.created, model: chunk.model }
       if (includesUsage(context.body)) {
         usageSent = true
         chunk.usage = {
@@ -119,8 +129,10 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
       if (!includesUsage(context.body) || usageSent) return 'data: [DONE]\n\n'
       // The provider reported no usage: the client still gets a usage chunk, with the gateway's count.
       const usage = {
-        ...meta,
+        id: meta.id,
         object: 'chat.completion.chunk',
+        created: meta.created,
+        model: meta.model,
         choices: [],
         usage: chatUsage(final.usage, final.costUsd),
       }
@@ -128,4 +140,19 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
     },
     fail: errorEvent,
   }
+}
+
+/** The id, created and model a provider's chunk carries (none of them for what is not a chunk). */
+function chunkMeta(data: string): Record<string, unknown> {
+  let chunk: Record<string, unknown>
+  try {
+    chunk = JSON.parse(data) as Record<string, unknown>
+  } catch {
+    return {}
+  }
+  const meta: Record<string, unknown> = {}
+  if (typeof chunk.id === 'string') meta.id = chunk.id
+  if (typeof chunk.created === 'number') meta.created = chunk.created
+  if (typeof chunk.model === 'string') meta.model = chunk.model
+  return meta
 }
