@@ -4,6 +4,7 @@
  * not what it must be.
  */
 import { nanoToUsd, usdToNano } from '../../shared/money.ts'
+import { ACCOUNT_LIMIT } from '../../shared/schemas/admin/field-rules.ts'
 
 export const options = {
   account: { type: 'string' },
@@ -85,12 +86,26 @@ export function cap(
   return values[name] === 'none' ? null : nano(values, name)
 }
 
-/** A whole number, or null for `none`. */
+/**
+ * A requests-per-minute, tokens-per-minute or concurrency limit: a whole number up to the most an
+ * account's limit may be, which a key's limit cannot usefully pass either.
+ */
+export function count(values: Values, name: 'rpm' | 'tpm' | 'concurrency'): number | undefined {
+  const value = values[name]
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || !/^\d+$/.test(value) || Number(value) > ACCOUNT_LIMIT.maximum)
+    throw new UsageError(
+      `--${name} must be a whole number up to ${ACCOUNT_LIMIT.maximum} (got ${value})`,
+    )
+  return Number(value)
+}
+
+/** A limit, or null for `none`. */
 export function limit(
   values: Values,
   name: 'rpm' | 'tpm' | 'concurrency',
 ): number | null | undefined {
-  return values[name] === 'none' ? null : integer(values, name)
+  return values[name] === 'none' ? null : count(values, name)
 }
 
 export function decimal(values: Values, name: keyof typeof options): number | undefined {

@@ -11,6 +11,7 @@ import type {
 } from '../../shared/schemas/admin/policy.ts'
 import {
   cap,
+  count,
   decimal,
   integer,
   json,
@@ -57,9 +58,9 @@ export function route(
         body: {
           accountId: required(values, 'account'),
           name: values.name as string | undefined,
-          rpmLimit: integer(values, 'rpm'),
-          tpmLimit: integer(values, 'tpm'),
-          concurrency: integer(values, 'concurrency'),
+          rpmLimit: count(values, 'rpm'),
+          tpmLimit: count(values, 'tpm'),
+          concurrency: count(values, 'concurrency'),
           dailyLimitNano: cap(values, 'daily-usd'),
           monthlyLimitNano: cap(values, 'monthly-usd'),
           allowedModels: list(values, 'models'),

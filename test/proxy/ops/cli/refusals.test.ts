@@ -56,7 +56,19 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
     const rpm = await admin('key', 'update', 'key_x', '--rpm', '99999999999999999999')
     expect(rpm.code).toBe(2)
     expect(rpm.stderr).toStartWith(
-      '--rpm must be a whole number from 0 to 9007199254740991 (got 99999999999999999999)',
+      '--rpm must be a whole number up to 1000000000 (got 99999999999999999999)',
+    )
+    const concurrency = await admin(
+      'key',
+      'create',
+      '--account',
+      'acct_x',
+      '--concurrency',
+      '3000000000',
+    )
+    expect(concurrency.code).toBe(2)
+    expect(concurrency.stderr).toStartWith(
+      '--concurrency must be a whole number up to 1000000000 (got 3000000000)',
     )
     const tokens = await admin(
       'preset',
@@ -68,7 +80,9 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
       '--max-tokens',
       '1e20',
     )
-    expect(tokens.stderr).toStartWith('--max-tokens must be a whole number')
+    expect(tokens.stderr).toStartWith(
+      '--max-tokens must be a whole number from 0 to 9007199254740991 (got 1e20)',
+    )
     const usd = await admin('credit', '--account', 'acct_x', '--usd', '10000000')
     expect(usd.code).toBe(2)
     expect(usd.stderr).toStartWith(
