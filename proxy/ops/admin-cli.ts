@@ -82,7 +82,7 @@ async function main(): Promise<number> {
       }
   if (!token.value)
     throw new UsageError(
-      `No operator token: set ADMIN_TOKEN, or start the server once so it writes ${tokenFile.name}`,
+      `No operator token: ${tokenFile.name} does not exist. Set ADMIN_TOKEN to the one the server was started with, or DATA_DIR to the server's data directory (a server started without ADMIN_TOKEN writes its token there at first start)`,
     )
   const sent = await send(base, token, request)
   if (sent.stdout) console.log(sent.stdout)

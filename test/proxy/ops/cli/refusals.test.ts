@@ -124,6 +124,17 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
     )
   })
 
+  test('no token to send is named with where it was looked for, before anything is sent', async () => {
+    const result = await runAdminCli({ SITE_URL: siteUrl, DATA_DIR: join(dataDir, 'empty') }, [
+      'provider',
+      'list',
+    ])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toStartWith(
+      `No operator token: ${join(dataDir, 'empty', 'admin-token')} does not exist. Set ADMIN_TOKEN to the one the server was started with`,
+    )
+  })
+
   test('a server that is not there, or not the operator API, is named with what to set', async () => {
     const absent = await runAdminCli({ SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }, [
       'provider',
