@@ -116,6 +116,11 @@ export type ErrorDetails = {
   param?: string
   retryAfterMs?: number
   /**
+   * Whether retrying unchanged can help, when this refusal differs from its code's rule (`x-should-retry`):
+   * false for a wait longer than the SDKs should sit through, or a request no wait can admit.
+   */
+  retry?: boolean
+  /**
    * The Messages style's `error.details`: a machine-readable reason the SDK acts on (`error_code:
    * "thread_not_found"` has it replay the whole conversation).
    */

@@ -77,12 +77,17 @@ export async function admitRequest(
         result.window === 'guardrail'
           ? "The guardrail's monthly budget"
           : `This key's ${result.window} spend limit`
+      // A request whose worst case alone is above the cap fails after the reset too: say what to lower.
+      const alone =
+        input.holdNano > result.capNano
+          ? `: this request can cost up to $${nanoToUsd(input.holdNano)}, more than the whole limit. Lower ${lower} or raise the limit`
+          : ' (requests in progress count)'
       return {
         ok: false,
         availableNano: result.availableNano,
         error: new ServiceError(
           'spend_limit_exceeded',
-          `${limit} of $${nanoToUsd(result.capNano)} would be exceeded (requests in progress count). ` +
+          `${limit} of $${nanoToUsd(result.capNano)} would be exceeded${alone}. ` +
             `It resets at ${new Date(result.resetAtMs).toISOString().replace('.000Z', 'Z')}.`,
         ),
       }
@@ -98,16 +103,20 @@ export async function admitRequest(
           { retryAfterMs: result.retryAfterMs },
         ),
       }
-    case 'rate':
+    case 'rate': {
+      // Estimated above a tokens-per-minute limit on its own, the request is refused after any wait:
+      // the SDKs are told not to retry it (they would sit through Retry-After twice for the same refusal).
+      const never = result.limit.endsWith('tpm') && input.tokens > result.value
       return {
         ok: false,
         availableNano: result.availableNano,
         error: new ServiceError(
           'usage_limit_exceeded',
           rateMessage(result.limit, result.value, input.tokens, lower),
-          { retryAfterMs: result.retryAfterMs },
+          { retryAfterMs: result.retryAfterMs, ...(never && { retry: false }) },
         ),
       }
+    }
     case 'cold':
     case 'duplicate':
       throw new Error(`admission answered ${result.reason} for ${input.requestId}`)

@@ -36,7 +36,7 @@ export function errorResponse(
   const headers = { ...serviceHeaders(call, call.chargedNano), ...styleHeaders }
   headers['content-type'] = 'application/json'
   headers['x-service-error-code'] = error.code
-  headers['x-should-retry'] = String(spec.retry)
+  headers['x-should-retry'] = String(error.details.retry ?? spec.retry)
   const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
   // A client that went away is recorded as such (499), whatever error ended its request.

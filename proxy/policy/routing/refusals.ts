@@ -13,6 +13,9 @@ import { type Features, missingFeature } from './features.ts'
 
 export type Refusal = { error: ServiceError }
 
+/** The longest Retry-After left to the SDKs' own retries, which sleep through it twice without a word to the caller. */
+const LONGEST_SDK_WAIT_MS = 60_000
+
 /** Dispatch failures that mean no candidate of an automatic choice could answer, and how to say it. */
 const AUTO_FAILURES: Partial<Record<string, string>> = {
   model_unavailable: 'failing',
@@ -108,6 +111,8 @@ export function noRoute(
       `Provider capacity for ${names} is paused. Nothing was sent or charged; retry after the time in Retry-After.`,
       {
         retryAfterMs: paused - nowMs,
+        // A longer pause is handed to the caller at once rather than held in the SDK's silent wait.
+        ...(paused - nowMs > LONGEST_SDK_WAIT_MS && { retry: false }),
       },
     )
   }

@@ -300,6 +300,22 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     expect(error.message).toContain(`resets at ${midnight}`)
   })
 
+  test('403 spend_limit_exceeded for a request that alone costs more than the cap says what to lower', async () => {
+    const capped = await gw.key(accountId, { dailyLimitNano: 1_000_000 })
+    const within = await chat({ model: 'test/cheap', messages: hello, max_tokens: 10 }, capped.key)
+    expect(within.status).toBe(200)
+    const response = await chat(
+      { model: 'test/cheap', messages: hello, max_completion_tokens: 1_000 },
+      capped.key,
+    )
+    const error = await expectError(response, 403, 'spend_limit_exceeded')
+    expect(error.message).toContain('daily spend limit of $0.001 would be exceeded')
+    expect(error.message).toContain('more than the whole limit. Lower max_completion_tokens')
+    expect(error.message).toMatch(/resets at \d{4}-\d\d-\d\dT00:00:00Z/)
+    expect(response.headers.get('x-should-retry')).toBe('false')
+    await noHoldsLeft()
+  })
+
   test('429 usage_limit_exceeded carries Retry-After', async () => {
     const slowKey = await gw.key(accountId, { rpmLimit: 2 })
     for (let i = 0; i < 2; i++)
@@ -308,9 +324,27 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     const retryAfter = Number(response.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
     expect(retryAfter).toBeLessThanOrEqual(120)
+    expect(response.headers.get('x-should-retry')).toBe('true')
     expect((await expectError(response, 429, 'usage_limit_exceeded')).message).toContain(
       '2 requests per minute',
     )
+  })
+
+  test('429 usage_limit_exceeded for a request estimated above the tokens per minute on its own is not to be retried', async () => {
+    const narrow = await gw.key(accountId, { tpmLimit: 1_000 })
+    const response = await chat(
+      { model: 'test/cheap', messages: hello, max_tokens: 5_000 },
+      narrow.key,
+    )
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(response.headers.get('x-should-retry')).toBe('false')
+    const error = await expectError(response, 429, 'usage_limit_exceeded')
+    expect(error.message).toContain('more than the 1000 tokens per minute this key allows')
+    expect(error.message).toContain('Lower max_completion_tokens')
+    expect(
+      (await chat({ model: 'test/cheap', messages: hello, max_tokens: 50 }, narrow.key)).status,
+    ).toBe(200)
+    await noHoldsLeft()
   })
 
   describe('upstream failures before any answer release the hold', () => {

@@ -642,6 +642,8 @@ describeWith(['postgres', 'redis'], 'routing', () => {
         const retryAfter = Number(response.headers.get('retry-after'))
         expect(retryAfter).toBeGreaterThan(80)
         expect(retryAfter).toBeLessThanOrEqual(90)
+        // Longer than a minute: the SDKs hand it to the caller instead of sleeping through it twice.
+        expect(response.headers.get('x-should-retry')).toBe('false')
         expect(served(await chat({ model: 'test/two-routes' })).provider).toBe('fake-b')
         expect(calls()).toEqual(['route-b'])
         expect(await holdsEnded(gw, accountId)).toMatchObject({ heldNano: 0, inFlight: 0 })
@@ -650,6 +652,21 @@ describeWith(['postgres', 'redis'], 'routing', () => {
         await gw.app.gateway.health.refreshPauses(gw.app.gateway.sql)
       }
       expect((await chat({ model: 'test/cheap' })).status).toBe(200)
+    })
+
+    test('a pause ending within a minute is left to the SDKs to wait out and retry', async () => {
+      await gw.app.gateway
+        .sql`INSERT INTO provider_pauses (provider_id, paused_until, reason) VALUES ('fake', now() + interval '30 seconds', 'test')`
+      try {
+        await gw.app.gateway.health.refreshPauses(gw.app.gateway.sql)
+        const response = await chat({ model: 'test/cheap' })
+        await expectError(response, 503, 'upstream_capacity_unavailable')
+        expect(Number(response.headers.get('retry-after'))).toBeLessThanOrEqual(30)
+        expect(response.headers.get('x-should-retry')).toBe('true')
+      } finally {
+        await gw.app.gateway.sql`DELETE FROM provider_pauses WHERE provider_id = 'fake'`
+        await gw.app.gateway.health.refreshPauses(gw.app.gateway.sql)
+      }
     })
   })
 
