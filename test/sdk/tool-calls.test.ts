@@ -20,6 +20,7 @@ const models = [
   testModel('openai/interleaved', 'fake?tools=2&argsChunks=4&interleave=1'),
   testModel('openai/whole-calls', 'fake?tools=2&wholeCalls=1'),
   testModel('openai/stop-with-calls', 'fake?tools=2&finish=stop'),
+  anthropicTestModel('anthropic/cut-call', 'fake?replay=anthropic/tool-cut'),
 ]
 const ping = {
   type: 'function' as const,
@@ -194,6 +195,34 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
         ],
       })
     })
+  })
+
+  test('responses: a call the output limit cut goes on with previous_response_id, as an empty object to a Messages-style provider', async () => {
+    const weather = {
+      type: 'function' as const,
+      name: 'get_weather',
+      parameters: { type: 'object', properties: { location: { type: 'string' } } },
+      strict: false,
+    }
+    const cut = await openai.responses
+      .stream({ model: 'anthropic/cut-call', input: 'Weather in Paris?', tools: [weather] })
+      .finalResponse()
+    expect(cut.status).toBe('incomplete')
+    const call = cut.output.find((item) => item.type === 'function_call')
+    if (call?.type !== 'function_call') throw new Error('expected a function call')
+    expect(call.arguments).toBe('{"location": "Par')
+    const follow = await openai.responses.create({
+      model: 'anthropic/cut-call',
+      previous_response_id: cut.id,
+      input: [{ type: 'function_call_output', call_id: call.call_id, output: 'cut off' }],
+      tools: [weather],
+    })
+    expect(follow.status).toBe('completed')
+    const sent = lastSent().messages
+    expect(sent[1]!.content).toEqual([
+      { type: 'tool_use', id: 'toolu_01Cut', name: 'get_weather', input: {} } as Block,
+    ])
+    expect(sent[2]!.content[0]).toMatchObject({ type: 'tool_result', tool_use_id: 'toolu_01Cut' })
   })
 
   describe('agent loops over an OpenAI-style provider: each call answered by the tool messages right after it', () => {

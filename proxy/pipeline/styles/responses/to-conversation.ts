@@ -48,10 +48,11 @@ export function responsesConversation(
   }
   // Instructions open the context, as the style places them: after the stored turns they would come
   // between a stored function call and its output, which Chat Completions providers refuse.
+  const stored = previous.map(storedTurn)
   const turns: Turn[] =
     typeof body.instructions === 'string' && body.instructions !== ''
-      ? [{ role: 'system', text: body.instructions }, ...previous]
-      : [...previous]
+      ? [{ role: 'system', text: body.instructions }, ...stored]
+      : stored
   const input = inputTurns(body.input)
   if (input instanceof ServiceError) return input
   turns.push(...input)
@@ -78,6 +79,32 @@ export function responsesConversation(
           ? raw.user
           : undefined,
     stream: body.stream === true,
+  }
+}
+
+/**
+ * A stored turn as it goes on. An answer the output limit cut can end in a function call whose arguments
+ * are unfinished JSON; the call goes on with an empty object, as the input's calls must be JSON objects
+ * (see the envelope) and a Messages-style provider takes nothing else, so the conversation continues with
+ * the call's output instead of being refused at every follow-up.
+ */
+function storedTurn(turn: Turn): Turn {
+  if (turn.role !== 'assistant' || turn.toolCalls.every((call) => isJsonObject(call.arguments)))
+    return turn
+  return {
+    ...turn,
+    toolCalls: turn.toolCalls.map((call) =>
+      isJsonObject(call.arguments) ? call : { ...call, arguments: '{}' },
+    ),
+  }
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+  } catch {
+    return false
   }
 }
 
