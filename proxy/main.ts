@@ -5,7 +5,7 @@
  * On SIGINT/SIGTERM it drains: /readyz answers 503, the listeners close, open requests get
  * SHUTDOWN_DRAIN_MS to finish before they are cut and settled, then queued ledger rows are written and
  * the stores closed (within STOP_WRITES_MS, or it exits anyway). Workers get SIGTERM from the first
- * process and drain the same way.
+ * process and drain the same way; a worker that exits by itself is logged and not started again.
  *
  * Bun's fetch keeps at most BUN_CONFIG_MAX_HTTP_REQUESTS requests in flight per process (256 unless the
  * environment sets it, read once when the process starts); past it, provider requests would queue behind
@@ -53,10 +53,28 @@ async function main(): Promise<void> {
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
   if (apiOnly) reportWorkerMetrics()
   const workers: Subprocess[] = []
+  let stopping = false
   if (!apiOnly && config.WORKERS > 1) {
     const onMessage = sumWorkerMetrics(() => workers)
     // The port this process bound (PORT=0 picks one): every worker shares it.
     workers.push(...startWorkers(config.WORKERS - 1, onMessage, app.api.server!.port!))
+    for (const worker of workers) {
+      void worker.exited.then((code) => {
+        if (stopping) return
+        // Left out of metrics scrapes from now on, which would otherwise wait for it every time.
+        workers.splice(workers.indexOf(worker), 1)
+        log.error(
+          'an API worker process exited; the others go on serving, and it is not started again until the gateway restarts',
+          {
+            pid: worker.pid,
+            code,
+            signal: worker.signalCode,
+            processes: workers.length + 1,
+            WORKERS: config.WORKERS,
+          },
+        )
+      })
+    }
   }
   if (!apiOnly) {
     log.info(
@@ -65,7 +83,6 @@ async function main(): Promise<void> {
     )
     log.info(`Site server: ${siteUrl}  (dashboard, operator API)`, { url: siteUrl })
   }
-  let stopping = false
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
