@@ -2,9 +2,9 @@
  * A neutral conversation as a Messages request body. System text moves to the top-level `system`; tool
  * results become `tool_result` blocks opening the next user message; consecutive turns of one role merge,
  * since the style alternates user and assistant. Fields the style rejects are mapped or left out:
- * temperature is capped at 1, `stop` becomes `stop_sequences`, a JSON response format becomes a system
- * instruction, `user` becomes `metadata.user_id`; `seed` has no equivalent. Tool-call IDs the style
- * would reject are made valid the same way on the call and its result.
+ * temperature is capped at 1 (and `top_p` goes only without it), `stop` becomes `stop_sequences`, a
+ * JSON response format becomes a system instruction, `user` becomes `metadata.user_id`; `seed` has no
+ * equivalent. Tool-call IDs the style would reject are made valid the same way on the call and its result.
  */
 import { createHash } from 'node:crypto'
 import { ServiceError } from '../../../shared/errors.ts'
@@ -65,7 +65,9 @@ export function conversationToMessages(
   }
   if (conversation.temperature !== undefined)
     body.temperature = Math.min(1, conversation.temperature)
-  if (conversation.topP !== undefined) body.top_p = conversation.topP
+  // The style's current models refuse temperature and top_p together (400, "use only one"), as every
+  // model's guidance is to set one of them: temperature is kept, top_p goes only alone.
+  else if (conversation.topP !== undefined) body.top_p = conversation.topP
   if (conversation.topK !== undefined) body.top_k = conversation.topK
   if (conversation.stop.length > 0) body.stop_sequences = conversation.stop
   if (conversation.user !== undefined) body.metadata = { user_id: conversation.user }

@@ -139,6 +139,15 @@ describe('neutral → Messages', () => {
     })
   })
 
+  test('temperature and top_p together: only temperature goes, as current models refuse both; top_p alone goes', () => {
+    const both = body({ temperature: 0.2, topP: 0.9 })
+    expect(both.temperature).toBe(0.2)
+    expect(both).not.toHaveProperty('top_p')
+    const alone = body({ topP: 0.9 })
+    expect(alone.top_p).toBe(0.9)
+    expect(alone).not.toHaveProperty('temperature')
+  })
+
   test('images of other types and tool arguments that are not JSON objects are refused', () => {
     const bmp = conversationToMessages(
       conversation({
