@@ -10,6 +10,7 @@ import { log } from '../../core/log.ts'
 import type { TextVisitor } from '../../core/texts.ts'
 import {
   compileFilters,
+  firstBlock,
   hasFilters,
   inspectText,
   type CompiledFilters,
@@ -108,10 +109,35 @@ export function guardText(
   return outcome.ok ? { ok: true, text: holder.text } : outcome
 }
 
-function blockedError(finding: Finding): ServiceError {
+/**
+ * The kept conversation a follow-up continues (an earlier stored response, a message thread) reaches the
+ * provider as it was kept, whichever key sent it and whatever filters applied then: a block filter
+ * refuses it as it refuses the client's own texts. The kept texts are read, not rewritten.
+ */
+export function guardStored(
+  guardrail: GuardrailRecord | null,
+  text: string,
+): ServiceError | undefined {
+  if (!guardrail) return undefined
+  let filters: CompiledFilters | undefined
+  try {
+    filters = filtersOf(guardrail)
+  } catch (error) {
+    return error as ServiceError
+  }
+  const blocked = filters && firstBlock(text, filters)
+  if (!blocked) return undefined
+  return blockedError(
+    blocked,
+    ' in the stored conversation this request continues',
+    'Start a new conversation without that content',
+  )
+}
+
+function blockedError(finding: Finding, where = '', remedy = 'Remove that content'): ServiceError {
   return new ServiceError(
     'guardrail_blocked',
-    `The key's guardrail blocked this request: its ${finding.detector} filter matched. Nothing was sent or charged. ` +
-      "Remove that content, change the filter's action to redact, or unassign the guardrail.",
+    `The key's guardrail blocked this request: its ${finding.detector} filter matched${where}. Nothing was sent or charged. ` +
+      `${remedy}, change the filter's action to redact, or unassign the guardrail.`,
   )
 }

@@ -476,6 +476,103 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     })
   })
 
+  describe('the kept conversation a follow-up continues', () => {
+    /** Another key of the same account, without a guardrail. */
+    const unguardedKey = async (accountId: string) => (await gw.key(accountId)).key
+
+    test('Responses: a block filter refuses a follow-up of a stored response that holds the content, nothing sent', async () => {
+      const { accountId, key } = await guarded([{ detector: 'email', action: 'block' }])
+      const first = await post('/v1/responses', await unguardedKey(accountId), {
+        model: 'test/claude',
+        input: `Remember ${email}`,
+      })
+      expect(first.status).toBe(200)
+      const { id } = (await first.json()) as { id: string }
+      const sent = gw.upstream.requests.length
+      const followUp = await post('/v1/responses', key, {
+        model: 'test/cheap',
+        previous_response_id: id,
+        input: 'What did I ask you to remember?',
+      })
+      expect(followUp.status).toBe(403)
+      expect(followUp.headers.get('x-service-error-code')).toBe('guardrail_blocked')
+      const { error } = (await followUp.json()) as { error: { message: string } }
+      expect(error.message).toContain('email filter matched in the stored conversation')
+      expect(error.message).not.toContain(email)
+      expect(gw.upstream.requests.length).toBe(sent)
+      expect(await holdsEnded(gw, accountId)).toMatchObject({ heldNano: 0, inFlight: 0 })
+    })
+
+    test('Messages: a block filter refuses a continue of a thread that holds the content, in the style of the Messages API', async () => {
+      const { accountId, key } = await guarded([
+        { detector: 'keywords', action: 'block', keywords: ['Falcon'], name: 'codenames' },
+      ])
+      const headers = {
+        'anthropic-version': '2023-06-01',
+        'anthropic-beta': 'message-threads-2026-08-12',
+      }
+      const first = await post(
+        '/v1/messages',
+        await unguardedKey(accountId),
+        {
+          model: 'test/claude',
+          max_tokens: 20,
+          thread: { type: 'create' },
+          messages: [{ role: 'user', content: 'Status of Falcon?' }],
+        },
+        headers,
+      )
+      expect(first.status).toBe(200)
+      const { id } = (await first.json()) as { id: string }
+      const sent = gw.upstream.requests.length
+      const continued = await post(
+        '/v1/messages',
+        key,
+        {
+          model: 'test/claude',
+          max_tokens: 20,
+          thread: { type: 'continue', previous_message_id: id },
+          messages: [{ role: 'user', content: 'And now?' }],
+        },
+        headers,
+      )
+      expect(continued.status).toBe(403)
+      const body = (await continued.json()) as {
+        type: string
+        error: { type: string; message: string }
+      }
+      expect(body.type).toBe('error')
+      expect(body.error.type).toBe('permission_error')
+      expect(body.error.message).toContain('codenames filter matched in the stored conversation')
+      expect(gw.upstream.requests.length).toBe(sent)
+      // A guardrail whose filters do not match lets the same follow-up through.
+      const clean = await post(
+        '/v1/messages',
+        key,
+        {
+          model: 'test/claude',
+          max_tokens: 20,
+          thread: { type: 'create' },
+          messages: [{ role: 'user', content: 'Status of the launch?' }],
+        },
+        headers,
+      )
+      const { id: cleanId } = (await clean.json()) as { id: string }
+      const next = await post(
+        '/v1/messages',
+        key,
+        {
+          model: 'test/claude',
+          max_tokens: 20,
+          thread: { type: 'continue', previous_message_id: cleanId },
+          messages: [{ role: 'user', content: 'And now?' }],
+        },
+        headers,
+      )
+      expect(next.status).toBe(200)
+    })
+  })
+
   describe('editing a guardrail takes effect at once', () => {
     test('a new filter applies on the next request', async () => {
       const { accountId, key, guardrailId } = await guarded([])
