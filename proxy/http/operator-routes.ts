@@ -97,6 +97,38 @@ async function refuseOverflow(deps: AdminDeps, accountId: string, amountNano: nu
     )
 }
 
+/** How long the admission store may take to answer a ping before an operation on balances is refused. */
+const STORE_CHECK_MS = 1_000
+
+/**
+ * Refuses an operation on live balances, before it writes anything, while the admission store does not
+ * answer: a credit would reach the ledger but not the live balance, and an operator told only that it
+ * failed would credit it again. With an account, its own state is read (on a Redis Cluster, its slot's
+ * master: another master's failover does not concern it); without, the store is pinged.
+ */
+async function requireAdmissionStore(deps: AdminDeps, consequence: string, accountId?: string) {
+  let timer: Timer | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`no answer within ${STORE_CHECK_MS} ms`)),
+      STORE_CHECK_MS,
+    )
+  })
+  try {
+    await Promise.race([
+      accountId === undefined ? deps.store.ping() : deps.store.snapshot(accountId),
+      late,
+    ])
+  } catch (error) {
+    throw new ServiceError(
+      'admission_unconfirmed',
+      `The admission store does not answer (${(error as Error).message}), so ${consequence}. Retry once GET /readyz answers ready.`,
+    )
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 export function operatorRoutes(deps: AdminDeps, token: string) {
   const expected = new TextEncoder().encode(`Bearer ${token}`)
   return new Elysia({ prefix: '/operator/v1' })
@@ -124,13 +156,18 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
     })
     .post('/accounts', async ({ body, set }) => {
       const input = parse(body, envelopes.newAccount)
+      if (input.creditNano) await requireAdmissionStore(deps, 'no account was made')
       set.status = 201
       return createAccount(deps, input)
     })
-    .get('/accounts/:id', ({ params }) => showAccount(deps, params.id))
+    .get('/accounts/:id', async ({ params }) => {
+      await requireAdmissionStore(deps, 'the live balance cannot be read', params.id)
+      return showAccount(deps, params.id)
+    })
     .post('/accounts/:id/credits', async ({ params, body }) => {
       const input = parse(body, envelopes.credit)
       await refuseOverflow(deps, params.id, input.amountNano)
+      await requireAdmissionStore(deps, 'nothing was credited', params.id)
       return creditAccount(deps, params.id, input.amountNano, input.reason ?? 'operator credit')
     })
     .post('/accounts/:id/suspend', ({ params, body }) => {
@@ -151,10 +188,17 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
         },
       },
     )
-    .post('/payments/:id/release', ({ params }) => decideHeld(deps, params.id, 'release'), {
-      response: OperatorPayment,
-      detail: { summary: 'Credit a held payment (a sanctions-screening hit cleared)' },
-    })
+    .post(
+      '/payments/:id/release',
+      async ({ params }) => {
+        await requireAdmissionStore(deps, 'nothing was credited')
+        return decideHeld(deps, params.id, 'release')
+      },
+      {
+        response: OperatorPayment,
+        detail: { summary: 'Credit a held payment (a sanctions-screening hit cleared)' },
+      },
+    )
     .post('/payments/:id/reject', ({ params }) => decideHeld(deps, params.id, 'reject'), {
       response: OperatorPayment,
       detail: { summary: 'Fail a held payment: it is never credited' },

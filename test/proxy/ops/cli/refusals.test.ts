@@ -5,7 +5,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
+import {
+  startGatewayOnOwnRedis,
+  startTestGateway,
+  testModel,
+  type TestGateway,
+} from '../../../helpers/gateway.ts'
+import type { RedisProcess } from '../../../helpers/redis-process.ts'
 import { describeWith } from '../../../helpers/services.ts'
 import { runAdminCli } from '../../../helpers/admin-cli.ts'
 
@@ -171,5 +177,48 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
     expect(result.stderr).toBe(
       'Invalid configuration:\n  SITE_PORT: must be a whole number (got "eighty")',
     )
+  })
+})
+
+describeWith('postgres', 'bun run admin while the admission store does not answer', () => {
+  let gw: TestGateway & { redis: RedisProcess }
+  let siteUrl: string
+
+  const admin = (...args: string[]) =>
+    runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: gw.app.operatorToken }, args)
+
+  beforeAll(async () => {
+    gw = await startGatewayOnOwnRedis({ models: [testModel('test/cheap', 'fake')] })
+    siteUrl = gw.app.listen().siteUrl
+  })
+  afterAll(() => gw?.close())
+
+  test('credits and balances are refused with nothing written, saying so', async () => {
+    const accountId = await gw.account('1')
+    const ledger = async () =>
+      (
+        await gw.app.database.sql<{ rows: number }[]>`
+          SELECT count(*)::int AS rows FROM ledger WHERE account_id = ${accountId}`
+      )[0]!.rows
+    const accounts = async () =>
+      (
+        await gw.app.database.sql<{ rows: number }[]>`SELECT count(*)::int AS rows FROM accounts`
+      )[0]!.rows
+    const [rowsBefore, accountsBefore] = [await ledger(), await accounts()]
+    await gw.redis.kill()
+
+    const credit = await admin('credit', '--account', accountId, '--usd', '5')
+    expect(credit.code).toBe(1)
+    expect(JSON.parse(credit.stderr).error.code).toBe('admission_unconfirmed')
+    expect(JSON.parse(credit.stderr).error.message).toContain(
+      'so nothing was credited. Retry once GET /readyz answers ready.',
+    )
+    const created = await admin('account', 'create', '--credit-usd', '5')
+    expect(JSON.parse(created.stderr).error.message).toContain('so no account was made')
+    const shown = await admin('account', 'show', '--account', accountId)
+    expect(JSON.parse(shown.stderr).error.message).toContain('so the live balance cannot be read')
+
+    expect(await ledger()).toBe(rowsBefore)
+    expect(await accounts()).toBe(accountsBefore)
   })
 })
