@@ -47,7 +47,7 @@ import type { Gateway } from './gateway.ts'
 import { readJsonBody } from './read-body.ts'
 import { fitContext } from '../policy/routing/context.ts'
 import { guard, guardStored } from '../policy/guardrails/guard.ts'
-import { findPreset, isPresetId } from '../policy/routing/presets.ts'
+import { findPreset, isPresetId, presetRefusal } from '../policy/routing/presets.ts'
 import { parseProviderPrefs, type ProviderPrefs } from '../policy/routing/provider-prefs.ts'
 import { resolveRouting } from '../policy/routing/resolve.ts'
 import { autoFailed } from '../policy/routing/refusals.ts'
@@ -143,14 +143,16 @@ async function run<Body>(
   const prepared = await style.prepare?.(body, key.accountId)
   if (prepared) return refuse(prepared)
 
-  if (isPresetId(requested.model)) {
-    const preset = findPreset(key, requested.model, 'model')
+  const presetId = isPresetId(requested.model) ? requested.model : undefined
+  const ownFallbacks = requested.fallbacks.length > 0
+  if (presetId) {
+    const preset = findPreset(key, presetId, 'model')
     if (preset instanceof ServiceError) return refuse(preset)
     style.applyDefaults(body, preset.params)
     requested = {
       ...style.requested(body),
       model: preset.model,
-      fallbacks: requested.fallbacks.length > 0 ? requested.fallbacks : preset.fallbacks,
+      fallbacks: ownFallbacks ? requested.fallbacks : preset.fallbacks,
     }
   }
   let prefs: ProviderPrefs | undefined
@@ -170,7 +172,12 @@ async function run<Body>(
     features: { tools: prompt.tools, images: prompt.images > 0 },
     nowMs: Date.now(),
   })
-  if (!routing.ok) return refuse(routing.error)
+  if (!routing.ok)
+    return refuse(
+      presetId
+        ? presetRefusal(routing.error, presetId, style.fallbacksField, ownFallbacks)
+        : routing.error,
+    )
 
   const guarded = guard(key.guardrail, (visit) => style.texts(body, visit))
   if (!guarded.ok) return refuse(guarded.error)

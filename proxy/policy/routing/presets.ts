@@ -31,3 +31,33 @@ export function setDefault(body: object, field: string, value: unknown): void {
   if (value !== undefined && (record[field] === undefined || record[field] === null))
     record[field] = value
 }
+
+/**
+ * A routing refusal of what a preset names, said of the preset: the client named `@preset/<slug>`, not
+ * the model or fallback refused, and neither field of its request is the one to change. Refusals of the
+ * request's own fallbacks (which replace the preset's) and of anything else are returned as they are.
+ */
+export function presetRefusal(
+  error: ServiceError,
+  presetId: string,
+  fallbacksField: string,
+  ownFallbacks: boolean,
+): ServiceError {
+  const param = error.details.param
+  if (param === undefined) return error
+  // The preset's fallbacks are named as the request's would be: `models[0]`, `fallbacks[0]`.
+  const fallback =
+    !ownFallbacks && param.startsWith(`${fallbacksField}[`)
+      ? Number(param.slice(fallbacksField.length + 1, -1))
+      : undefined
+  const which =
+    param === 'model' ? 'its model' : fallback !== undefined ? `its fallback ${fallback + 1}` : ''
+  if (!which) return error
+  const message = error.message.startsWith(`${param}: `)
+    ? error.message.slice(param.length + 2)
+    : error.message
+  return new ServiceError(error.code, `${presetId} (${which}): ${message}`, {
+    ...error.details,
+    param: 'model',
+  })
+}

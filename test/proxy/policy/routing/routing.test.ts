@@ -413,6 +413,58 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       )
     })
 
+    test("a refusal of the preset's model or fallback is said of the preset; of the request's own fallbacks, of them", async () => {
+      const account = await gw.account('1')
+      const own = await gw.key(account, { allowedModels: ['test/cheap'] })
+      await gw.app.gateway.sql`
+        INSERT INTO presets (account_id, slug, model, fallbacks, params)
+        VALUES (${account}, 'wide', 'test/cheap', ${['test/pricey']}, ${gw.app.gateway.sql.json({})}),
+               (${account}, 'other', 'test/pricey', ${[]}, ${gw.app.gateway.sql.json({})})`
+      await gw.app.gateway.keys.invalidate({ accountId: account })
+      const fallback = await expectError(
+        await chat({ model: '@preset/wide' }, own.key),
+        403,
+        'model_not_allowed',
+      )
+      expect(fallback.param).toBe('model')
+      expect(fallback.message).toStartWith(
+        "@preset/wide (its fallback 1): test/pricey is not allowed by this key's allowed models.",
+      )
+      const model = await expectError(
+        await chat({ model: '@preset/other' }, own.key),
+        403,
+        'model_not_allowed',
+      )
+      expect(model.param).toBe('model')
+      expect(model.message).toStartWith('@preset/other (its model): test/pricey is not allowed')
+      // In the Messages style too, whose fallbacks field has another name.
+      const messages = await gw.app.api.handle(
+        new Request('http://gateway.test/v1/messages', {
+          method: 'POST',
+          headers: {
+            'x-api-key': own.key,
+            'content-type': 'application/json',
+            'anthropic-version': '2023-06-01',
+          },
+          body: JSON.stringify({ model: '@preset/wide', max_tokens: 10, messages: hello }),
+        }),
+      )
+      expect(messages.status).toBe(403)
+      const body = (await messages.json()) as { error: { type: string; message: string } }
+      expect(body.error.message).toStartWith('@preset/wide (its fallback 1): test/pricey')
+      // The request's own fallbacks replace the preset's: a refusal of one names the request's field.
+      const ownField = await expectError(
+        await chat({ model: '@preset/wide', models: ['test/pricey'] }, own.key),
+        403,
+        'model_not_allowed',
+      )
+      expect(ownField.param).toBe('models[0]')
+      expect(ownField.message).toStartWith('test/pricey is not allowed')
+      expect((await chat({ model: '@preset/wide', models: ['test/cheap'] }, own.key)).status).toBe(
+        200,
+      )
+    })
+
     test('an unknown preset is 404 unknown_model', async () => {
       expect(
         (await expectError(await chat({ model: '@preset/nope' }), 404, 'unknown_model')).message,
