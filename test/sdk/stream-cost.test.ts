@@ -33,6 +33,9 @@ const models = [
   anthropicTestModel('anthropic/silent', 'fake?tokens=9&nousage=1', {
     pricing: { inputPerMTok: 0.8, outputPerMTok: 4 },
   }),
+  testModel('openai/prompt-filter-first', 'fake?replay=openai/prompt-filter-first', {
+    pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
+  }),
 ]
 
 /** The cost a client read from the stream (USD, as sent), and the response's headers. */
@@ -139,26 +142,29 @@ describeWith('postgres', 'cost on streams', () => {
     }
   }
 
-  test('chat client, openai/silent: the usage chunk the gateway writes carries the id, created and model of the stream', async () => {
-    const stream = await openai.chat.completions.create({
-      model: 'openai/silent',
-      messages: [{ role: 'user', content: 'hello' }],
-      stream: true,
-      stream_options: { include_usage: true },
+  for (const model of ['openai/silent', 'openai/prompt-filter-first'])
+    test(`chat client, ${model}: the usage chunk the gateway writes carries the stream's id, created and model, so the SDK's final completion keeps its usage`, async () => {
+      const params = {
+        model,
+        messages: [{ role: 'user' as const, content: 'hello' }],
+        stream_options: { include_usage: true },
+      }
+      const chunks: OpenAI.ChatCompletionChunk[] = []
+      for await (const chunk of await openai.chat.completions.create({ ...params, stream: true }))
+        chunks.push(chunk)
+      const usageChunk = chunks.at(-1)!
+      const answer = chunks.find((chunk) => chunk.choices.length > 0)!
+      expect(usageChunk.choices).toEqual([])
+      expect(usageChunk.id).not.toBe('')
+      expect(usageChunk).toMatchObject({
+        id: answer.id,
+        object: 'chat.completion.chunk',
+        created: answer.created,
+        model: answer.model,
+      })
+      const final = await openai.chat.completions.stream(params).finalChatCompletion()
+      expect((final.usage as unknown as { cost: number }).cost).toBeGreaterThan(0)
     })
-    const chunks: OpenAI.ChatCompletionChunk[] = []
-    for await (const chunk of stream) chunks.push(chunk)
-    const usageChunk = chunks.at(-1)!
-    expect(usageChunk.choices).toEqual([])
-    expect(usageChunk.usage?.completion_tokens).toBeGreaterThan(0)
-    for (const chunk of chunks) {
-      expect(chunk.object).toBe('chat.completion.chunk')
-      expect(chunk.id).toBe(chunks[0]!.id)
-      expect(chunk.created).toBe(chunks[0]!.created)
-      expect(chunk.model).toBe(chunks[0]!.model)
-    }
-    expect(chunks[0]!.id).toBeString()
-  })
 
   describe('Chat Completions without stream_options.include_usage', () => {
     for (const model of ['openai/reports', 'anthropic/reports']) {

@@ -89,21 +89,23 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
 }
 
 export function chatPassthroughStream(context: AnswerContext<ChatRequest>): StreamOutput {
-  // Every chunk repeats the stream's id, created and model, a usage chunk the gateway writes too: the
-  // provider's, from its first chunk, else the gateway's own.
+  // Every chunk repeats the stream's id, created and model, and so does a usage chunk the gateway writes
+  // (the SDK's accumulator drops a later chunk without an id): the provider's, from its first chunk that
+  // has an id (Azure's first, of prompt filter results, has an empty one), else the gateway's own.
   let meta: Record<string, unknown> = {
     id: chatId(context.requestId),
     created: context.created,
     model: context.modelId,
   }
-  let metaRead = false
+  let metaReads = 0
   let usageSent = false
   return {
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
-      if (!metaRead && raw.data !== undefined) {
-        metaRead = true
-        meta = { ...meta, ...chunkMeta(raw.data) }
+      if (metaReads < META_READS && raw.data !== undefined) {
+        const read = chunkMeta(raw.data)
+        metaReads = read.id === undefined ? metaReads + 1 : META_READS
+        meta = { ...meta, ...read }
       }
       if (
         !events.some((event) => event.type === 'usage') ||
@@ -142,7 +144,10 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
   }
 }
 
-/** The id, created and model a provider's chunk carries (none of them for what is not a chunk). */
+/** Chunks read for the stream's id at most: a provider that sends none is not parsed to the end. */
+const META_READS = 4
+
+/** The id, created and model a provider's chunk carries, where it has them (none for what is not a chunk). */
 function chunkMeta(data: string): Record<string, unknown> {
   let chunk: Record<string, unknown>
   try {
@@ -151,8 +156,8 @@ function chunkMeta(data: string): Record<string, unknown> {
     return {}
   }
   const meta: Record<string, unknown> = {}
-  if (typeof chunk.id === 'string') meta.id = chunk.id
-  if (typeof chunk.created === 'number') meta.created = chunk.created
-  if (typeof chunk.model === 'string') meta.model = chunk.model
+  if (typeof chunk.id === 'string' && chunk.id !== '') meta.id = chunk.id
+  if (typeof chunk.created === 'number' && chunk.created > 0) meta.created = chunk.created
+  if (typeof chunk.model === 'string' && chunk.model !== '') meta.model = chunk.model
   return meta
 }
