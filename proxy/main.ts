@@ -20,6 +20,7 @@ import { ConfigError, loadConfig } from './core/config.ts'
 import { log, setLogLevel } from './core/log.ts'
 import { MigrationError } from '../sql/migrate.ts'
 import type { Subprocess } from 'bun'
+import { ensurePortFree } from './ops/ports.ts'
 import { reportWorkerMetrics, sumWorkerMetrics, type MetricsMessage } from './ops/worker-metrics.ts'
 
 /** The most Bun accepts: the gateway's ceiling (MAX_CONCURRENT_REQUESTS) is the limit that applies. */
@@ -49,6 +50,10 @@ async function main(): Promise<void> {
   }
   const apiOnly = process.argv.includes('--api-only')
   if (process.argv.includes(CHILD_FLAG)) followParent()
+  if (!apiOnly) {
+    ensurePortFree(config.HOST, config.PORT, 'PORT')
+    ensurePortFree(config.HOST, config.SITE_PORT, 'SITE_PORT')
+  }
   const app = await createApp(config)
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
   if (apiOnly) reportWorkerMetrics()
@@ -156,7 +161,7 @@ main().catch((error) => {
   ) {
     log.error(error.message)
   } else if ((error as { code?: string }).code === 'EADDRINUSE') {
-    // Bun's message names the port; the operator needs to know which setting moves it.
+    // The message names the port; the operator needs to know what to do about it.
     log.error(
       `${(error as Error).message} Stop what listens there, or set PORT (API server) or SITE_PORT (site server) to a free port.`,
     )

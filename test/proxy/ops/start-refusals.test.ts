@@ -1,49 +1,84 @@
-// `bun run start` on a port another process holds: it stops with one line naming the port and the
-// setting that moves it, without a stack trace.
+// `bun run start` on a port another process holds, a running gateway's included (its servers bind with
+// SO_REUSEPORT, which would let a second one share the port silently): it stops with one line naming
+// the port and the setting that moves it, without a stack trace.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { repositoryRoot } from '../../helpers/server-process.ts'
+import {
+  repositoryRoot,
+  startServerProcess,
+  type ServerProcess,
+} from '../../helpers/server-process.ts'
 
-let dataDir: string
-beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'gateway-port-in-use-'))
+let dir: string
+let running: ServerProcess
+const env = () => ({
+  PATH: process.env.PATH!,
+  HOME: process.env.HOME ?? dir,
+  BUN_CONFIG_MAX_HTTP_REQUESTS: '65535',
 })
-afterAll(() => rm(dataDir, { recursive: true, force: true }))
 
-test('a port in use stops the start naming the port and PORT or SITE_PORT', async () => {
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'gateway-port-in-use-'))
+  running = await startServerProcess({
+    ...env(),
+    DATA_DIR: join(dir, 'running'),
+    PORT: '0',
+    SITE_PORT: '0',
+  })
+})
+afterAll(async () => {
+  running?.process.kill('SIGKILL')
+  await rm(dir, { recursive: true, force: true })
+})
+
+/** Starts a gateway that must refuse to start; returns its error log lines. */
+async function refusedStart(ports: { PORT: string; SITE_PORT: string }) {
+  const child = Bun.spawn(['bun', 'proxy/main.ts'], {
+    cwd: repositoryRoot,
+    env: { ...env(), DATA_DIR: join(dir, 'second'), ...ports },
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  expect(code).toBe(1)
+  return `${stdout}${stderr}`
+    .split('\n')
+    .filter((line) => line.includes('"level":"error"'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+}
+
+const advice =
+  'Stop what listens there, or set PORT (API server) or SITE_PORT (site server) to a free port.'
+
+test('a port another process holds stops the start naming the port and its setting', async () => {
   const holder = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('taken') })
   try {
-    const child = Bun.spawn(['bun', 'proxy/main.ts'], {
-      cwd: repositoryRoot,
-      env: {
-        PATH: process.env.PATH!,
-        HOME: process.env.HOME ?? dataDir,
-        BUN_CONFIG_MAX_HTTP_REQUESTS: '65535',
-        DATA_DIR: dataDir,
-        PORT: String(holder.port),
-        SITE_PORT: '0',
-      },
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
+    const failure = await refusedStart({ PORT: String(holder.port), SITE_PORT: '0' })
+    expect(failure).toEqual([
+      expect.objectContaining({
+        msg: `Port ${holder.port} (PORT) is in use by another process. ${advice}`,
+      }),
     ])
-    expect(code).toBe(1)
-    const failure = `${stdout}${stderr}`
-      .split('\n')
-      .filter((line) => line.includes('"level":"error"'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-    expect(failure).toHaveLength(1)
-    expect(failure[0]!.msg).toBe(
-      `Failed to start server. Is port ${holder.port} in use? Stop what listens there, or set PORT (API server) or SITE_PORT (site server) to a free port.`,
-    )
     expect(failure[0]!.error).toBeUndefined()
   } finally {
     await holder.stop(true)
   }
+})
+
+test('a running gateway’s site port is not shared with a second gateway', async () => {
+  const sitePort = new URL(running.siteUrl).port
+  const failure = await refusedStart({ PORT: '0', SITE_PORT: sitePort })
+  expect(failure).toEqual([
+    expect.objectContaining({
+      msg: `Port ${sitePort} (SITE_PORT) is in use by another process. ${advice}`,
+    }),
+  ])
+  // The running gateway still answers its operator API alone.
+  expect((await fetch(`${running.siteUrl}/healthz`)).status).toBe(200)
 })
