@@ -1,8 +1,9 @@
 /**
  * `bun run admin -- <command>`: the operator's command line, a thin client of the operator API of a
  * running server (SITE_URL, default http://127.0.0.1:<SITE_PORT>), authenticated by ADMIN_TOKEN or the
- * token the server wrote under DATA_DIR. Prints JSON; exits 1 with a JSON error on failure (the server's, or
- * admin-cli-request.ts's when there is no usable answer), 2 on a usage or configuration mistake.
+ * token the server wrote under DATA_DIR. Prints JSON; exits 1 with a JSON error on failure (the
+ * server's, or admin-cli-request.ts's when there is no usable answer), 2 on a usage or configuration
+ * mistake.
  * Operators type dollars; the requests carry the API's own fields (the shared schemas: integer nano-USD,
  * `rpmLimit`, `allowedModels`, …), the same the dashboard sends.
  */
@@ -90,7 +91,7 @@ async function main(): Promise<number> {
   return sent.code
 }
 
-/** The command's first word (the raw one until the arguments are read): a usage error shows that group's usage. */
+/** The command's words (the first raw argument until they are read): a usage error shows their group's usage. */
 let words: string[] = Bun.argv.slice(2, 3)
 
 /** The usage lines of the command group `words` starts with (all of them for an unknown group). */
