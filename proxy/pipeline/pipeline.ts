@@ -10,8 +10,8 @@
  *  4. resolve     model / `@preset/slug` / `service/auto[:variant]` / alias + fallbacks → up to 4
  *                 candidates with their usable routes, within the key's, guardrail's and account's
  *                 allowlists and the provider settings; paused providers and open breakers skipped (memory only)
- *  5. guardrails  block → 403 `guardrail_blocked` naming the detector (also on the kept conversation a
- *                 follow-up continues); redact rewrites the texts (memory only)
+ *  5. guardrails  block → 403 `guardrail_blocked` naming the detector; redact rewrites the texts (memory
+ *                 only); both over the kept conversation a follow-up continues too
  *  6. estimate    candidates whose context cannot hold the prompt dropped (`context_too_long` when none
  *                 can; tokenized only past the byte bound); worst case over the rest: input bound × input
  *                 price + output limit × output price
@@ -46,7 +46,7 @@ import { estimate } from './estimate.ts'
 import type { Gateway } from './gateway.ts'
 import { readJsonBody } from './read-body.ts'
 import { fitContext } from '../policy/routing/context.ts'
-import { guard, guardStored } from '../policy/guardrails/guard.ts'
+import { guard } from '../policy/guardrails/guard.ts'
 import { findPreset, isPresetId, presetRefusal } from '../policy/routing/presets.ts'
 import { parseProviderPrefs, type ProviderPrefs } from '../policy/routing/provider-prefs.ts'
 import { resolveRouting } from '../policy/routing/resolve.ts'
@@ -179,11 +179,12 @@ async function run<Body>(
         : routing.error,
     )
 
-  const guarded = guard(key.guardrail, (visit) => style.texts(body, visit))
+  const guarded = guard(
+    key.guardrail,
+    (visit) => style.texts(body, visit),
+    style.keptTexts && ((visit) => style.keptTexts!(body, visit)),
+  )
   if (!guarded.ok) return refuse(guarded.error)
-  const stored = key.guardrail && style.earlierText?.(body)
-  const storedBlocked = stored ? guardStored(key.guardrail, stored) : undefined
-  if (storedBlocked) return refuse(storedBlocked)
   prompt.textBytes += Math.max(0, guarded.bytesAdded)
   if (guarded.redactions > 0)
     call.redactions = [...guarded.redactedBy]
@@ -290,7 +291,9 @@ function promptTexts<Body>(style: ClientStyle<Body>, body: Body): string[] {
   )
   if (raw.tools !== undefined) texts.push(JSON.stringify(raw.tools))
   if (raw.functions !== undefined) texts.push(JSON.stringify(raw.functions))
-  const earlier = style.earlierText?.(body)
-  if (earlier) texts.push(earlier)
+  style.keptTexts?.(body, (text) => {
+    texts.push(text)
+    return undefined
+  })
   return texts
 }

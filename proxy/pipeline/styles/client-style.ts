@@ -77,8 +77,11 @@ export type ClientStyle<Body> = {
   usesTools(body: Body): boolean
   /** Visits every text the client sent for the model to read (guardrails inspect and redact these). */
   texts(body: Body, visit: TextVisitor): void
-  /** Text the request carries from earlier requests (a stored conversation), counted toward the context. */
-  earlierText?(body: Body): string
+  /**
+   * Visits the texts the request carries from earlier requests (the stored conversation it continues),
+   * which reach the provider with it: guardrails inspect and redact them, the context counts them.
+   */
+  keptTexts?(body: Body, visit: TextVisitor): void
   /** Loads what the request refers to (a stored response) once the account is known; may refuse. */
   prepare?(body: Body, accountId: string): Promise<ServiceError | undefined>
   /** The prompt's size, after `prepare`. */

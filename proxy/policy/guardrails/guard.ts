@@ -1,6 +1,7 @@
 /**
  * Stage 5: the key's guardrail inspects every text the client sent (messages, system prompt, tool
- * results, tool-call arguments) before anything is held or sent. A `block` filter that matches refuses
+ * results, tool-call arguments), and the kept conversation a follow-up continues, before anything is
+ * held or sent. A `block` filter that matches refuses
  * the request with 403 `guardrail_blocked`, naming the detector and never the matched text; `redact`
  * filters rewrite the matches in place. Memory only: a guardrail's filters are compiled once per version.
  */
@@ -59,10 +60,15 @@ const NOTHING_REDACTED: GuardOutcome = {
   bytesAdded: 0,
 }
 
-/** Runs the guardrail over the texts `visit` reaches, rewriting redacted ones in place. */
+/**
+ * Runs the guardrail over the texts `visitTexts` reaches, then those of `visitKept` (the kept
+ * conversation a follow-up continues, which reaches the provider as kept whichever key sent it and
+ * whatever filters applied then), rewriting redacted ones in place.
+ */
 export function guard(
   guardrail: GuardrailRecord | null,
   visitTexts: (visit: TextVisitor) => void,
+  visitKept?: (visit: TextVisitor) => void,
 ): GuardOutcome {
   if (!guardrail) return NOTHING_REDACTED
   let filters: CompiledFilters | undefined
@@ -73,10 +79,11 @@ export function guard(
   }
   if (!filters) return NOTHING_REDACTED
   let blocked: Finding | undefined
+  let blockedInKept = false
   let redactions = 0
   const redactedBy = new Map<string, number>()
   let bytesAdded = 0
-  visitTexts((text) => {
+  const visit: TextVisitor = (text) => {
     if (blocked) return undefined
     const result = inspectText(text, filters)
     if (result.blocked) {
@@ -91,8 +98,23 @@ export function guard(
     }
     bytesAdded += Buffer.byteLength(result.text) - Buffer.byteLength(text)
     return result.text
-  })
-  if (blocked) return { ok: false, error: blockedError(blocked) }
+  }
+  visitTexts(visit)
+  if (!blocked && visitKept) {
+    visitKept(visit)
+    blockedInKept = blocked !== undefined
+  }
+  if (blocked)
+    return {
+      ok: false,
+      error: blockedInKept
+        ? blockedError(
+            blocked,
+            ' in the stored conversation this request continues',
+            'Start a new conversation without that content',
+          )
+        : blockedError(blocked),
+    }
   return { ok: true, redactions, redactedBy, bytesAdded }
 }
 
@@ -107,31 +129,6 @@ export function guardText(
     if (replaced !== undefined) holder.text = replaced
   })
   return outcome.ok ? { ok: true, text: holder.text } : outcome
-}
-
-/**
- * The kept conversation a follow-up continues (an earlier stored response, a message thread) reaches the
- * provider as it was kept, whichever key sent it and whatever filters applied then: a block filter
- * refuses it as it refuses the client's own texts. The kept texts are read, not rewritten.
- */
-export function guardStored(
-  guardrail: GuardrailRecord | null,
-  text: string,
-): ServiceError | undefined {
-  if (!guardrail) return undefined
-  let filters: CompiledFilters | undefined
-  try {
-    filters = filtersOf(guardrail)
-  } catch (error) {
-    return error as ServiceError
-  }
-  const blocked = filters && firstBlock(text, filters)
-  if (!blocked) return undefined
-  return blockedError(
-    blocked,
-    ' in the stored conversation this request continues',
-    'Start a new conversation without that content',
-  )
 }
 
 function blockedError(finding: Finding, where = '', remedy = 'Remove that content'): ServiceError {

@@ -1,6 +1,6 @@
 /**
  * The texts of a Chat Completions request: message content (text and refusal parts, the name and the
- * text of a file given inline as text), refusals, tool-call arguments, the tools' and legacy functions'
+ * text of a file given inline as text), participants' names, refusals, tool-call arguments, the tools' and legacy functions'
  * descriptions and schemas, a JSON-schema response format, and predicted output. Files given as binary
  * data (PDF) or by ID, images and audio are not texts the gateway can read.
  */
@@ -52,6 +52,8 @@ export function chatTexts(body: ChatRequest, visit: TextVisitor): void {
   for (const message of body.messages as Record<string, unknown>[]) {
     visitContent(message, 'content', visit, part)
     visitField(message, 'refusal', visit)
+    // A participant's name, which the provider shows the model.
+    visitField(message, 'name', visit)
     const calls = message.tool_calls
     if (Array.isArray(calls))
       for (const call of calls)

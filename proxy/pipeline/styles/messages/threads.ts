@@ -6,17 +6,16 @@
  * the messages it added and the reply, under the reply it continued. A `continue` loads the thread
  * of its account before anything is held, and the request goes on as the whole conversation: the kept
  * messages followed by the new ones, with the thread's `system` and `tools`. Providers of either style
- * receive that whole request, never the thread. Kept messages are not inspected by the guardrail again:
- * they were when they were sent, and are kept as sent (redacted).
+ * receive that whole request, never the thread. The guardrail of the key that continues inspects and
+ * redacts the kept messages too, as they reach the provider; what is kept is each turn as it was sent.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import type { ResponseStore } from '../../../stores/stored-responses.ts'
 import type { AnswerContext, ClientStyle } from '../client-style.ts'
 import { recordReply } from './reply-content.ts'
-import { messagesTexts } from './texts.ts'
+import { messagesContentTexts } from './texts.ts'
 import { threadNotFound } from './thread-field.ts'
-import { collectTexts } from '../../../core/texts.ts'
 import type { StreamOutput } from '../../streams/stream-output.ts'
 
 type Message = MessagesRequest['messages'][number]
@@ -74,16 +73,14 @@ export function withThreads(
     context.body.thread
       ? recordReply(output, (reply) => keep(context, reply.id, reply.content))
       : output
-  /** The request without the thread's messages and fields: what the client sent on this turn. */
+  /**
+   * The request without the thread's messages and system prompt: what the client sent on this turn, with
+   * the thread's tools (a continue may only send the same).
+   */
   const ownPart = (body: MessagesRequest): MessagesRequest => {
     const thread = held.get(body.messages)
     if (!thread) return body
-    return {
-      ...body,
-      system: undefined,
-      tools: undefined,
-      messages: body.messages.slice(thread.messages),
-    }
+    return { ...body, system: undefined, messages: body.messages.slice(thread.messages) }
   }
 
   return {
@@ -120,11 +117,13 @@ export function withThreads(
       return undefined
     },
     texts: (body, visit) => style.texts(ownPart(body), visit),
-    earlierText(body) {
+    keptTexts(body, visit) {
       const thread = held.get(body.messages)
-      if (!thread) return ''
-      const kept = { ...body, tools: undefined, messages: body.messages.slice(0, thread.messages) }
-      return collectTexts((visit) => messagesTexts(kept, visit)).join('\n')
+      if (!thread) return
+      const kept = { system: body.system, messages: body.messages.slice(0, thread.messages) }
+      messagesContentTexts(kept as MessagesRequest, visit)
+      // A system prompt given as a string is rewritten in the copy.
+      if (kept.system !== undefined) body.system = kept.system
     },
     // The thread's bytes count as sent: the prompt is the whole conversation.
     measure: (body, bytes) => style.measure(body, bytes + (held.get(body.messages)?.bytes ?? 0)),

@@ -16,7 +16,7 @@ import { responsesEnvelope } from './envelope.ts'
 import { responseId } from './output.ts'
 import type { ResponseStore } from '../../../stores/stored-responses.ts'
 import { responsesStreamOutput } from './stream.ts'
-import { responsesTexts, responsesUsesTools } from './texts.ts'
+import { responsesTexts, responsesUsesTools, turnTexts } from './texts.ts'
 import { inputTurns, responsesConversation } from './to-conversation.ts'
 
 export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesRequest> {
@@ -76,7 +76,7 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
     },
     usesTools: responsesUsesTools,
     texts: responsesTexts,
-    earlierText: (body) => turnsText(previous.get(body) ?? []),
+    keptTexts: (body, visit) => turnTexts(previous.get(body) ?? [], visit),
     async prepare(body, accountId) {
       const id = body.previous_response_id
       if (!id) return undefined
@@ -134,17 +134,4 @@ function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: 
 /** A stored conversation as the style wrote it, the neutral turns of each exchange: the turns so far. */
 function readTurns(parts: unknown[] | undefined): Turn[] | undefined {
   return parts?.every(Array.isArray) ? (parts as Turn[][]).flat() : undefined
-}
-
-/** The text of stored turns, for counting their tokens. */
-function turnsText(turns: Turn[]): string {
-  if (turns.length === 0) return ''
-  return turns
-    .map((turn) => {
-      if (turn.role === 'system') return turn.text
-      if (turn.role === 'assistant')
-        return turn.text + turn.toolCalls.map((call) => call.name + call.arguments).join('')
-      return turn.content.map((part) => (part.type === 'text' ? part.text : '')).join('')
-    })
-    .join('\n')
 }

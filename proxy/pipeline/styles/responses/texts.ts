@@ -3,6 +3,7 @@
  * function arguments and outputs, the tools' descriptions and schemas, and a JSON-schema output format.
  */
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
+import type { Turn } from '../../../core/neutral/conversation.ts'
 import {
   visitContent,
   visitField,
@@ -33,6 +34,17 @@ export function responsesTexts(body: ResponsesRequest, visit: TextVisitor): void
   if (typeof format === 'object' && format !== null) {
     visitField(format, 'description', visit)
     visitSchemaTexts(format.schema, visit)
+  }
+}
+
+/** The texts of stored turns (a follow-up's earlier exchanges): what the user, the tools and the model said. */
+export function turnTexts(turns: Turn[], visit: TextVisitor): void {
+  for (const turn of turns) {
+    if (turn.role === 'system') visitField(turn, 'text', visit)
+    else if (turn.role === 'assistant') {
+      visitField(turn, 'text', visit)
+      for (const call of turn.toolCalls) visitField(call, 'arguments', visit)
+    } else for (const content of turn.content) part(content as Record<string, unknown>, visit)
   }
 }
 

@@ -573,6 +573,80 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     })
   })
 
+  describe('redaction of the kept conversation a follow-up continues', () => {
+    const unguardedKey = async (accountId: string) => (await gw.key(accountId)).key
+    const threadHeaders = {
+      'anthropic-version': '2023-06-01',
+      'anthropic-beta': 'message-threads-2026-08-12',
+    }
+
+    for (const model of ['test/cheap', 'test/claude'])
+      test(`Responses over ${model}: a stored turn another key sent reaches the provider redacted`, async () => {
+        const { accountId, key } = await guarded([{ detector: 'email', action: 'redact' }])
+        const first = await post('/v1/responses', await unguardedKey(accountId), {
+          model,
+          input: `Remember ${email}`,
+        })
+        const { id } = (await first.json()) as { id: string }
+        expect(lastUpstreamBody()).toContain(email)
+        const followUp = await post('/v1/responses', key, {
+          model,
+          previous_response_id: id,
+          input: 'What did I ask you to remember?',
+        })
+        expect(followUp.status).toBe(200)
+        expect(followUp.headers.get('x-service-guardrail-redactions')).toBe('email=1')
+        const sent = lastUpstreamBody()
+        expect(sent).toContain('Remember [REDACTED:email]')
+        expect(sent).not.toContain(email)
+      })
+
+    test('Messages: a thread another key created reaches the provider redacted, its system prompt included', async () => {
+      const { accountId, key } = await guarded([{ detector: 'email', action: 'redact' }])
+      const first = await post(
+        '/v1/messages',
+        await unguardedKey(accountId),
+        {
+          model: 'test/claude',
+          max_tokens: 20,
+          system: `Reply to ${email}`,
+          thread: { type: 'create' },
+          messages: [{ role: 'user', content: `Write to ${email}` }],
+        },
+        threadHeaders,
+      )
+      const { id } = (await first.json()) as { id: string }
+      const continued = await post(
+        '/v1/messages',
+        key,
+        {
+          model: 'test/claude',
+          max_tokens: 20,
+          thread: { type: 'continue', previous_message_id: id },
+          messages: [{ role: 'user', content: 'And now?' }],
+        },
+        threadHeaders,
+      )
+      expect(continued.status).toBe(200)
+      const sent = gw.upstream.requests.at(-1)!.body as {
+        system: string
+        messages: { content: unknown }[]
+      }
+      expect(sent.system).toBe('Reply to [REDACTED:email]')
+      expect(JSON.stringify(sent.messages[0]!.content)).toContain('Write to [REDACTED:email]')
+      expect(JSON.stringify(sent)).not.toContain(email)
+    })
+
+    test("Chat: a participant's name is inspected", async () => {
+      const { key } = await guarded([{ detector: 'email', action: 'block' }])
+      const response = await gw.chat(key, {
+        model: 'test/cheap',
+        messages: [{ role: 'user', name: email, content: 'hi' }],
+      })
+      expect(response.status).toBe(403)
+    })
+  })
+
   describe('editing a guardrail takes effect at once', () => {
     test('a new filter applies on the next request', async () => {
       const { accountId, key, guardrailId } = await guarded([])
