@@ -53,11 +53,15 @@ export class DeliveredOutput {
     }
   }
 
-  /** The token count of the delivered text (the tokenizer loads on first use). */
-  async tokens(): Promise<number> {
+  /**
+   * The token count of the delivered text, and of `more` after it if given (not yet delivered: counted
+   * together with the unfinished word, which a delta may go on). The tokenizer loads on first use.
+   */
+  async tokens(more = ''): Promise<number> {
     const counter = loadedTokenizer(this.tokenizer) ?? (await loadTokenizer(this.tokenizer))
     this.countSettled(counter)
-    return this.countedTokens + (this.pending ? counter(this.pending) : 0)
+    const rest = this.pending + more
+    return this.countedTokens + (rest ? counter(rest) : 0)
   }
 
   /** The charge's count when the provider reports none: never below the events. */

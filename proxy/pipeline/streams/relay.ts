@@ -157,11 +157,8 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     if (!delivered.exact) return false
     const atMost = delivered.bytes + texts.reduce((sum, text) => sum + Buffer.byteLength(text), 0)
     if (atMost <= limit) return false
-    const probe = new DeliveredOutput(options.tokenizer)
-    probe.add(texts.join(''))
-    return Promise.all([delivered.tokens(), probe.tokens()]).then(
-      ([before, added]) => before + added > limit,
-    )
+    // Counted with what was delivered: a delta that ends a word the last one began is not a token more.
+    return delivered.tokens(texts.join('')).then((tokens) => tokens > limit)
   }
 
   const stopAtHold = async (controller: ReadableStreamDefaultController<Uint8Array>) => {

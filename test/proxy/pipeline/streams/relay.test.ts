@@ -6,6 +6,8 @@ import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ProviderStyle } from '../../../../proxy/core/catalog/catalog-types.ts'
 import { costNano, type TokenUsage } from '../../../../proxy/core/catalog/pricing.ts'
+import type { TokenizerName } from '../../../../proxy/core/catalog/tokenizers.ts'
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import { adapters } from '../../../../proxy/providers/adapters.ts'
 import { SseSplitter } from '../../../../proxy/providers/sse.ts'
 import { relayStream, type StreamOutcome } from '../../../../proxy/pipeline/streams/relay.ts'
@@ -63,6 +65,8 @@ type RelayTestOptions = {
   /** The provider's stream after the first chunk (default: the rest of `chunks`, then its close). */
   after?: ReadableStream<Uint8Array>
   upstream?: AbortController
+  /** The model family's tokenizer, when the catalog names one (the stop at the hold then counts). */
+  tokenizer?: TokenizerName
 }
 
 /** Relays `chunks` (the provider's reads, in order) and returns what the client read and how it ended. */
@@ -96,7 +100,7 @@ export async function relayChunks(
     usageLimitTokens: options.usageLimitTokens ?? 1_000_000,
     countInput: async () => 250,
     pricing,
-    tokenizer: undefined,
+    tokenizer: options.tokenizer,
     price: (usage: TokenUsage) => costNano(pricing, usage),
     onEnd: (ended) => {
       outcome = ended
@@ -236,6 +240,33 @@ describe('relay: any cut of the provider bytes gives the client the same stream'
       expect(cut).toBe(true)
       expect(reads).toBe(2)
     }
+  })
+
+  test('an answer of exactly the output the hold covers, in deltas that cut words, is not stopped at the hold', async () => {
+    const answer = `word${' word'.repeat(19)}`
+    expect(countTokens(answer)).toBe(20)
+    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+      `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+    let sse = chunk({ role: 'assistant', content: '' }, null)
+    for (let at = 0; at < answer.length; at += 7)
+      sse += chunk({ content: answer.slice(at, at + 7) }, null)
+    sse += `${chunk({}, 'length')}data: [DONE]\n\n`
+    // The hold covers the input bound (1,000 tokens) and 20 output tokens, no more.
+    const holdNano = costNano(pricing, {
+      inputTokens: 1_000,
+      cachedInputTokens: 0,
+      cacheWriteTokens: 0,
+      outputTokens: 20,
+    })
+    const relayed = await relayChunks(
+      sse.split(/(?<=\n\n)/).map((event) => encoder.encode(event)),
+      'openai',
+      outputs.openai['chat (passed through)']!(),
+      { holdNano, tokenizer: 'o200k_base' },
+    )
+    expect(relayed.outcome.end).toBe('complete')
+    expect(relayed.text).toContain('"finish_reason":"length"')
+    expect(relayed.outcome.usage.outputTokens).toBe(20)
   })
 
   test('a UTF-8 character cut in two arrives whole', async () => {
