@@ -10,10 +10,27 @@ import type { Conversation } from '../core/neutral/conversation.ts'
 import type { SseEvent } from './sse.ts'
 import type { UpstreamFailure } from './upstream-failure.ts'
 
-/** The body to send: the client's own (same style, gateway fields removed) or a conversation to encode. */
 /** The HTTP request to a provider, built by its adapter. */
 export type UpstreamRequest = { url: string; init: RequestInit }
 
+/**
+ * Lowers the body's output limits (`fields`) that ask for more than the route's model can write to its
+ * maximum, which the hold already assumed: the provider would refuse the request, and a fallback to a
+ * model with a smaller maximum would fail where the client asked for nothing it could not have.
+ */
+export function capOutputLimits(
+  body: Record<string, unknown>,
+  fields: readonly string[],
+  route: Route,
+): void {
+  for (const field of fields) {
+    const value = body[field]
+    if (typeof value === 'number' && value > route.maxOutputTokens)
+      body[field] = route.maxOutputTokens
+  }
+}
+
+/** The body to send: the client's own (same style, gateway fields removed) or a conversation to encode. */
 export type Payload =
   | {
       kind: 'raw'

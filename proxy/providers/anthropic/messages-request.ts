@@ -3,11 +3,12 @@
  * `/v1/messages/count_tokens`), the provider's key as `x-api-key` with a fixed `anthropic-version`, and
  * the client's body with the provider's model name (same style, with the client's `anthropic-beta`,
  * which the fixed headers override) or the conversation encoded. The style requires `max_tokens`: without
- * one from the client, the model's maximum output is sent (the hold already covers it).
+ * one from the client, the model's maximum output is sent (the hold already covers it), and one above it
+ * is lowered to it.
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import type { Route } from '../../core/catalog/catalog-types.ts'
-import type { Payload, UpstreamRequest } from '../adapter.ts'
+import { capOutputLimits, type Payload, type UpstreamRequest } from '../adapter.ts'
 import { conversationToMessages } from './to-messages-body.ts'
 
 export const ANTHROPIC_VERSION = '2023-06-01'
@@ -33,6 +34,7 @@ export function messagesUpstreamRequest(
       ? conversationToMessages(payload.conversation, route.upstreamModel, route.maxOutputTokens)
       : { ...payload.body, model: route.upstreamModel }
   if (body instanceof ServiceError) return body
+  capOutputLimits(body, ['max_tokens'], route)
   return {
     url: `${route.provider.baseUrl}/v1/messages`,
     init: {

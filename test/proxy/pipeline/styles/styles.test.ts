@@ -40,6 +40,26 @@ describeWith('postgres', 'client styles', () => {
   })
   afterAll(() => gw.close())
 
+  test("an output limit above the model's maximum reaches the provider as that maximum, passed through or translated", async () => {
+    const cases = [
+      ['chat/completions', 'openai/plain', 'max_completion_tokens'],
+      ['chat/completions', 'anthropic/plain', 'max_tokens'],
+      ['messages', 'anthropic/plain', 'max_tokens'],
+      ['messages', 'openai/plain', 'max_completion_tokens'],
+    ] as const
+    for (const [path, model, field] of cases) {
+      const limit = path === 'messages' ? 'max_tokens' : 'max_completion_tokens'
+      const response = await post(
+        path,
+        { model, messages: hello, [limit]: 50_000 },
+        path === 'messages' ? { 'anthropic-version': '2023-06-01' } : {},
+      )
+      expect(response.status).toBe(200)
+      const sent = gw.upstream.requests.at(-1)!.body
+      expect([path, model, sent[field]]).toEqual([path, model, 1_000])
+    }
+  })
+
   describe('Messages style', () => {
     test('refusals use the Messages error shape with the code, request-id and the balance', async () => {
       const poor = await gw.account('0.000001')
