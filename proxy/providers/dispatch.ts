@@ -16,7 +16,7 @@ import type { UpstreamRequest } from './adapter.ts'
 import type { RouteHealth } from './route-health.ts'
 import { adapters } from './adapters.ts'
 import { echoFetch } from './echo/echo-provider.ts'
-import { failureFromNetwork, type UpstreamFailure } from './upstream-failure.ts'
+import { failureFromNetwork, withProviderWait, type UpstreamFailure } from './upstream-failure.ts'
 import { readStreamStart, type StreamHead } from './stream-start.ts'
 
 /** Providers answered in the process, by the catalog's `builtin` name. */
@@ -159,12 +159,13 @@ async function attempt(
       ? builtinProviders[route.provider.builtin]
       : fetch)(url, { ...init, signal })
     if (response.status >= 400) {
+      const failure = adapters[route.provider.style].failure(
+        route.provider.id,
+        response.status,
+        await response.text(),
+      )
       return {
-        failure: adapters[route.provider.style].failure(
-          route.provider.id,
-          response.status,
-          await response.text(),
-        ),
+        failure: response.status === 429 ? withProviderWait(failure, response.headers) : failure,
         timedOut: false,
       }
     }

@@ -55,6 +55,35 @@ export function failureFromStatus(
   return fail('invalid_request', `Provider ${providerId} rejected the request${detail}`, false)
 }
 
+/** The longest wait a provider's rate limit may ask of the client through the gateway. */
+const LONGEST_RETRY_AFTER_MS = 10 * 60_000
+
+/**
+ * A provider's rate-limit refusal with the wait it asked for (`retry-after-ms`, or `retry-after` in
+ * seconds or as a date), so the client's Retry-After is the provider's; unchanged when it asked none.
+ */
+export function withProviderWait(failure: UpstreamFailure, headers: Headers): UpstreamFailure {
+  const ms = Number(headers.get('retry-after-ms') ?? Number.NaN)
+  const after = headers.get('retry-after')
+  const seconds = after === null ? Number.NaN : Number(after)
+  const wait = Number.isFinite(ms)
+    ? ms
+    : Number.isFinite(seconds)
+      ? seconds * 1000
+      : after !== null
+        ? Date.parse(after) - Date.now()
+        : Number.NaN
+  if (!(wait > 0)) return failure
+  const { error } = failure
+  return {
+    ...failure,
+    error: new ServiceError(error.code, error.message, {
+      ...error.details,
+      retryAfterMs: Math.min(wait, LONGEST_RETRY_AFTER_MS),
+    }),
+  }
+}
+
 /** The provider could not be reached, or the connection failed before any response. */
 export function failureFromNetwork(providerId: string, cause: unknown): UpstreamFailure {
   const reason = cause instanceof Error ? cause.message : String(cause)

@@ -221,7 +221,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
       else if (event.type === 'error')
         return new ServiceError(
           'upstream_error',
-          `The provider failed after the answer began: ${event.message}. Retry.`,
+          `The provider failed after the answer began: ${event.message.replace(/[.\s]+$/, '')}. Retry.`,
         )
     }
     return undefined

@@ -17,7 +17,8 @@
  *   noargs=1       tool calls without arguments: `{}` in a whole answer; a stream sends none (OpenAI
  *                  style) or one empty `partial_json` (Anthropic style), as the providers do
  *   finish=F       stop | length | stop_sequence | content_filter        (default stop, or tool_calls)
- *   status=S       fail with HTTP status S (429, 500, 529, 400…); code=C adds an error code/type
+ *   status=S       fail with HTTP status S (429, 500, 529, 400…); code=C adds an error code/type;
+ *                  retryAfter=S a `retry-after` header of S (seconds or a date)
  *   delay=MS       wait before answering; chunkDelay=MS between stream events
  *   break=K        stream: drop the connection after K content events
  *   errorAfter=K   stream: send an error event after K content events

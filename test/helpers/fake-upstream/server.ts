@@ -58,7 +58,10 @@ export function startFakeUpstream(): FakeUpstream {
           anthropic
             ? anthropicError(status, options.get('code'))
             : openaiError(status, options.get('code')),
-          { status },
+          {
+            status,
+            headers: options.has('retryAfter') ? { 'retry-after': options.get('retryAfter')! } : {},
+          },
         )
       if (options.has('garbage'))
         return new Response('<html>not json</html>', { headers: { 'content-type': 'text/html' } })

@@ -12,6 +12,7 @@ const models = [
   // Ten times the price of test/cheap: a fallback from it must be charged at test/cheap's price.
   testModel('test/fail', 'fake?status=500', { pricing: { inputPerMTok: 10, outputPerMTok: 20 } }),
   testModel('test/limited', 'fake?status=429'),
+  testModel('test/limited-wait', 'fake?status=429&retryAfter=7'),
   testModel('test/policy', 'fake?status=400&code=content_policy_violation'),
   testModel('test/bad-param', 'fake?status=400'),
   testModel('test/garbage', 'fake?garbage=1'),
@@ -357,12 +358,13 @@ describeWith('postgres', 'Chat Completions refusals', () => {
       await noHoldsLeft()
     })
 
-    test('503 upstream_rate_limited when the provider rate-limits', async () => {
-      await expectError(
-        await chat({ model: 'test/limited', messages: hello }),
-        503,
-        'upstream_rate_limited',
-      )
+    test('503 upstream_rate_limited when the provider rate-limits, with the wait the provider asked for', async () => {
+      const limited = await chat({ model: 'test/limited', messages: hello })
+      expect(limited.headers.get('retry-after')).toBeNull()
+      await expectError(limited, 503, 'upstream_rate_limited')
+      const told = await chat({ model: 'test/limited-wait', messages: hello })
+      expect(told.headers.get('retry-after')).toBe('7')
+      await expectError(told, 503, 'upstream_rate_limited')
     })
 
     test('400 provider_policy_rejected when the provider refuses the content', async () => {
