@@ -56,9 +56,15 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   fallbacksField: 'fallbacks',
   outputLimitField: 'max_tokens',
   // max_tokens is required in this style, so a preset's never applies.
+  // The style's temperature runs from 0 to 1, and its providers take temperature or top_p, not both: a
+  // preset's sampling applies only to a request that sets neither, its temperature capped at 1.
   applyDefaults(body, params) {
-    setDefault(body, 'temperature', params.temperature)
-    setDefault(body, 'top_p', params.top_p)
+    const sampling = body as { temperature?: unknown; top_p?: unknown }
+    if (sampling.temperature == null && sampling.top_p == null) {
+      if (params.temperature !== undefined)
+        setDefault(body, 'temperature', Math.min(1, params.temperature))
+      else setDefault(body, 'top_p', params.top_p)
+    }
     setDefault(body, 'stop_sequences', params.stop)
   },
   usesTools: messagesUsesTools,

@@ -60,6 +60,29 @@ describeWith('postgres', 'client styles', () => {
     }
   })
 
+  test("a preset's sampling reaches a Messages-style provider as the style takes it: one of temperature and top_p, temperature at most 1", async () => {
+    const account = await gw.account('1')
+    const own = (await gw.key(account)).key
+    await gw.app.gateway.sql`
+      INSERT INTO presets (account_id, slug, model, fallbacks, params)
+      VALUES (${account}, 'warm', 'anthropic/plain', '{}', ${gw.app.gateway.sql.json({ temperature: 1.5, top_p: 0.9 })})`
+    await gw.app.gateway.keys.invalidate({ accountId: account })
+    const sent = async (fields: Record<string, unknown>) => {
+      const response = await post(
+        'messages',
+        { model: '@preset/warm', max_tokens: 20, messages: hello, ...fields },
+        { 'anthropic-version': '2023-06-01' },
+        own,
+      )
+      expect(response.status).toBe(200)
+      const body = gw.upstream.requests.at(-1)!.body
+      return { temperature: body.temperature, top_p: body.top_p }
+    }
+    expect(await sent({})).toEqual({ temperature: 1, top_p: undefined })
+    expect(await sent({ top_p: 0.5 })).toEqual({ temperature: undefined, top_p: 0.5 })
+    expect(await sent({ temperature: 0.2 })).toEqual({ temperature: 0.2, top_p: undefined })
+  })
+
   describe('Messages style', () => {
     test('refusals use the Messages error shape with the code, request-id and the balance', async () => {
       const poor = await gw.account('0.000001')
