@@ -503,39 +503,42 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
       expect(await holdsEnded(gw, accountId)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
 
-    test('Messages: a block filter refuses a continue of a thread that holds the content, in the style of the Messages API', async () => {
-      const { accountId, key } = await guarded([
-        { detector: 'keywords', action: 'block', keywords: ['Falcon'], name: 'codenames' },
-      ])
-      const headers = {
-        'anthropic-version': '2023-06-01',
-        'anthropic-beta': 'message-threads-2026-08-12',
-      }
-      const first = await post(
-        '/v1/messages',
-        await unguardedKey(accountId),
-        {
-          model: 'test/claude',
-          max_tokens: 20,
-          thread: { type: 'create' },
-          messages: [{ role: 'user', content: 'Status of Falcon?' }],
-        },
-        headers,
-      )
-      expect(first.status).toBe(200)
-      const { id } = (await first.json()) as { id: string }
-      const sent = gw.upstream.requests.length
-      const continued = await post(
+    /** A Messages request of `key` on a thread: `thread` is `create`, or the reply it continues. */
+    const threadTurn = (
+      key: string,
+      thread: string,
+      content: string,
+      fields: Record<string, unknown> = {},
+    ) =>
+      post(
         '/v1/messages',
         key,
         {
           model: 'test/claude',
           max_tokens: 20,
-          thread: { type: 'continue', previous_message_id: id },
-          messages: [{ role: 'user', content: 'And now?' }],
+          ...fields,
+          thread:
+            thread === 'create'
+              ? { type: 'create' }
+              : { type: 'continue', previous_message_id: thread },
+          messages: [{ role: 'user', content }],
         },
-        headers,
+        { 'anthropic-version': '2023-06-01', 'anthropic-beta': 'message-threads-2026-08-12' },
       )
+    const replyId = async (response: Response) => {
+      expect(response.status).toBe(200)
+      return ((await response.json()) as { id: string }).id
+    }
+
+    test('Messages: a block filter refuses a continue of a thread that holds the content, in the style of the Messages API', async () => {
+      const { accountId, key } = await guarded([
+        { detector: 'keywords', action: 'block', keywords: ['Falcon'], name: 'codenames' },
+      ])
+      const id = await replyId(
+        await threadTurn(await unguardedKey(accountId), 'create', 'Status of Falcon?'),
+      )
+      const sent = gw.upstream.requests.length
+      const continued = await threadTurn(key, id, 'And now?')
       expect(continued.status).toBe(403)
       const body = (await continued.json()) as {
         type: string
@@ -546,39 +549,9 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
       expect(body.error.message).toContain('codenames filter matched in the stored conversation')
       expect(gw.upstream.requests.length).toBe(sent)
       // A guardrail whose filters do not match lets the same follow-up through.
-      const clean = await post(
-        '/v1/messages',
-        key,
-        {
-          model: 'test/claude',
-          max_tokens: 20,
-          thread: { type: 'create' },
-          messages: [{ role: 'user', content: 'Status of the launch?' }],
-        },
-        headers,
-      )
-      const { id: cleanId } = (await clean.json()) as { id: string }
-      const next = await post(
-        '/v1/messages',
-        key,
-        {
-          model: 'test/claude',
-          max_tokens: 20,
-          thread: { type: 'continue', previous_message_id: cleanId },
-          messages: [{ role: 'user', content: 'And now?' }],
-        },
-        headers,
-      )
-      expect(next.status).toBe(200)
+      const cleanId = await replyId(await threadTurn(key, 'create', 'Status of the launch?'))
+      expect((await threadTurn(key, cleanId, 'And now?')).status).toBe(200)
     })
-  })
-
-  describe('redaction of the kept conversation a follow-up continues', () => {
-    const unguardedKey = async (accountId: string) => (await gw.key(accountId)).key
-    const threadHeaders = {
-      'anthropic-version': '2023-06-01',
-      'anthropic-beta': 'message-threads-2026-08-12',
-    }
 
     for (const model of ['test/cheap', 'test/claude'])
       test(`Responses over ${model}: a stored turn another key sent reaches the provider redacted`, async () => {
@@ -603,31 +576,12 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
 
     test('Messages: a thread another key created reaches the provider redacted, its system prompt included', async () => {
       const { accountId, key } = await guarded([{ detector: 'email', action: 'redact' }])
-      const first = await post(
-        '/v1/messages',
-        await unguardedKey(accountId),
-        {
-          model: 'test/claude',
-          max_tokens: 20,
+      const id = await replyId(
+        await threadTurn(await unguardedKey(accountId), 'create', `Write to ${email}`, {
           system: `Reply to ${email}`,
-          thread: { type: 'create' },
-          messages: [{ role: 'user', content: `Write to ${email}` }],
-        },
-        threadHeaders,
+        }),
       )
-      const { id } = (await first.json()) as { id: string }
-      const continued = await post(
-        '/v1/messages',
-        key,
-        {
-          model: 'test/claude',
-          max_tokens: 20,
-          thread: { type: 'continue', previous_message_id: id },
-          messages: [{ role: 'user', content: 'And now?' }],
-        },
-        threadHeaders,
-      )
-      expect(continued.status).toBe(200)
+      expect((await threadTurn(key, id, 'And now?')).status).toBe(200)
       const sent = gw.upstream.requests.at(-1)!.body as {
         system: string
         messages: { content: unknown }[]
@@ -636,15 +590,15 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
       expect(JSON.stringify(sent.messages[0]!.content)).toContain('Write to [REDACTED:email]')
       expect(JSON.stringify(sent)).not.toContain(email)
     })
+  })
 
-    test("Chat: a participant's name is inspected", async () => {
-      const { key } = await guarded([{ detector: 'email', action: 'block' }])
-      const response = await gw.chat(key, {
-        model: 'test/cheap',
-        messages: [{ role: 'user', name: email, content: 'hi' }],
-      })
-      expect(response.status).toBe(403)
+  test("Chat: a participant's name is inspected", async () => {
+    const { key } = await guarded([{ detector: 'email', action: 'block' }])
+    const response = await gw.chat(key, {
+      model: 'test/cheap',
+      messages: [{ role: 'user', name: email, content: 'hi' }],
     })
+    expect(response.status).toBe(403)
   })
 
   describe('editing a guardrail takes effect at once', () => {
