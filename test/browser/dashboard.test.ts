@@ -88,6 +88,14 @@ for (const database of ['postgres', 'embedded'] as const)
         })
       })
       afterAll(() => site?.close())
+      /** A team account (one a person signed up for) with its owner. */
+      const ownedTeamAccount = async () => {
+        const accountId = await site.gw.account('5')
+        await site.gw.app.operator
+          .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+        await sessionFor(site.gw, accountId, 'owner')
+        return accountId
+      }
 
       browserTest(
         'magic link → key → request → activity and usage → rotate → revoke',
@@ -385,10 +393,7 @@ for (const database of ['postgres', 'embedded'] as const)
         'a team member sees the account read-only, with the owner-only rules stated',
         () => site,
         async () => {
-          const accountId = await site.gw.account('5')
-          await site.gw.app.operator
-            .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
-          await sessionFor(site.gw, accountId, 'owner')
+          const accountId = await ownedTeamAccount()
           const member = await sessionFor(site.gw, accountId, 'member')
           const { context, page } = await site.open()
           const [name, value] = member.cookie.split('=') as [string, string]
@@ -456,10 +461,7 @@ for (const database of ['postgres', 'embedded'] as const)
         'a member of no other account who leaves lands on sign-in, which says so',
         () => site,
         async () => {
-          const accountId = await site.gw.account('5')
-          await site.gw.app.operator
-            .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
-          await sessionFor(site.gw, accountId, 'owner')
+          const accountId = await ownedTeamAccount()
           const page = await signedInAs(site, accountId, 'member')
           await page.goto('/dashboard/team')
           await page.getByRole('button', { name: 'Leave team' }).click()
