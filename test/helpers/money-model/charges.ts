@@ -3,6 +3,7 @@
  * and how an admitted request ends and what it is charged, from the fake provider's behaviour and the
  * catalog's prices.
  */
+import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 
 export type Style = 'chat' | 'responses' | 'messages'
 
@@ -87,6 +88,8 @@ export type Ask = {
   bytes: number
   /** Messages the estimate counts (a Responses request counts its input items and its instructions). */
   messages: number
+  /** The texts of the prompt, which the gateway counts when a provider reports no input. */
+  texts: string[]
   outputLimit: number | undefined
   /** False: the body is refused, after the key (a request without a valid key is 401 first). */
   valid: boolean
@@ -124,6 +127,11 @@ export function holdOf(ask: Ask, candidates: ModelSpec[]): number {
 /** The usual-size input estimate: about four bytes a token, plus the messages' framing. */
 function usualInput(ask: Ask): number {
   return Math.ceil(ask.bytes / 4) + MESSAGE_OVERHEAD * ask.messages
+}
+
+/** The gateway's count of the input (o200k, the models here naming no tokenizer), plus the framing. */
+function countedInput(ask: Ask): number {
+  return ask.texts.reduce((sum, text) => sum + countTokens(text), MESSAGE_OVERHEAD * ask.messages)
 }
 
 /** Tokens counted against tokens per minute while the request is open. */
@@ -208,7 +216,7 @@ export function outcomeOf(ask: Ask, holdNano: number, candidates: ModelSpec[]): 
 
   // A Messages-style provider reports the input before the first delta; an OpenAI-style one only at the
   // end, so until then the stop at the hold counts the hold's own input bound, and a stream that does not
-  // complete is charged the usual-size estimate.
+  // complete is charged the gateway's count of the prompt.
   const reportsFirst = b.provider === 'anthropic'
   const boundInput = Math.min(ask.bytes + MESSAGE_OVERHEAD * ask.messages, served.contextLength)
   const roomInput = reportsFirst
@@ -217,7 +225,7 @@ export function outcomeOf(ask: Ask, holdNano: number, candidates: ModelSpec[]): 
   const room = outputWithin(served.pricing, roomInput, holdNano)
   const chargedInput = reportsFirst
     ? { ...reported, output: 0 }
-    : { input: Math.min(usualInput(ask), served.contextLength), cached: 0, written: 0, output: 0 }
+    : { input: Math.min(countedInput(ask), served.contextLength), cached: 0, written: 0, output: 0 }
   const delivered = (output: number): Usage => ({ ...chargedInput, output })
 
   const providerStops = b.stall ? 0 : Math.min(b.tokens, b.breakAfter ?? b.errorAfter ?? b.tokens)

@@ -129,6 +129,7 @@ export function buildRequest(rng: Prng, choice: RequestChoice): ApiRequest {
     models,
     bytes: Buffer.byteLength(json),
     messages,
+    texts: promptTexts(body),
     outputLimit: style === 'messages' ? (outputLimit ?? 1_000) : invalid ? undefined : outputLimit,
     valid: !invalid,
     leaveAfter: choice.leaveAfter,
@@ -139,4 +140,11 @@ export function buildRequest(rng: Prng, choice: RequestChoice): ApiRequest {
     `${invalid ? ' (invalid body)' : ''}${choice.leaveAfter !== undefined ? ` leave after ${choice.leaveAfter}` : ''}` +
     ` ${ask.bytes} B`
   return { ask, path: paths[style], body: json, headers, secret, includeUsage, describe }
+}
+
+/** The texts a request's prompt holds: its input text, or each message's. */
+function promptTexts(body: Record<string, unknown>): string[] {
+  const turns = body.messages ?? body.input
+  if (typeof turns === 'string') return [turns]
+  return Array.isArray(turns) ? (turns as { content: string }[]).map((turn) => turn.content) : []
 }
