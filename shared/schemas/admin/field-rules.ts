@@ -8,8 +8,11 @@
 /** An account's requests or tokens per minute or requests at once: a whole number, 0 for no limit. */
 export const ACCOUNT_LIMIT = { minimum: 0, maximum: 1_000_000_000 } as const
 
-/** A key's limit: at least 1 (null, not 0, is none: 0 would read as a limit of nothing). */
-export const KEY_LIMIT = { minimum: 1 } as const
+/**
+ * A key's limit: at least 1 (null, not 0, is none: 0 would read as a limit of nothing), and at most what
+ * an account's limit may be.
+ */
+export const KEY_LIMIT = { minimum: 1, maximum: ACCOUNT_LIMIT.maximum } as const
 
 /** The labels of the per-minute and concurrency limits, for an account and for a key. */
 export const LIMIT_LABELS = {

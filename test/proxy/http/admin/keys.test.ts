@@ -165,6 +165,9 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
       'Allowed models: unknown model IDs: test/nope.',
     )
     await refused({ rpmLimit: -1 }, 'rpmLimit')
+    // Beyond what an account's limit may be (and the column holds): refused naming the field, not a 500.
+    for (const field of ['rpmLimit', 'tpmLimit', 'concurrency'])
+      expect(await refused({ [field]: 3_000_000_000 }, field)).toContain('1000000000')
     await refused({ dailyLimitNano: 1.5 }, 'dailyLimitNano')
     // 0 would read as "a limit of nothing" and was taken as none: null is none, 0 is refused.
     for (const field of [
