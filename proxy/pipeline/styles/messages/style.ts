@@ -57,10 +57,16 @@ export const messagesStyle: ClientStyle<MessagesRequest> = {
   outputLimitField: 'max_tokens',
   // max_tokens is required in this style, so a preset's never applies.
   // The style's temperature runs from 0 to 1, and its providers take temperature or top_p, not both: a
-  // preset's sampling applies only to a request that sets neither, its temperature capped at 1.
+  // preset's sampling applies only to a request that sets neither, its temperature capped at 1. With
+  // thinking on, the providers refuse a temperature other than 1 and a top_p below 0.95, so none applies.
   applyDefaults(body, params) {
-    const sampling = body as { temperature?: unknown; top_p?: unknown }
-    if (sampling.temperature == null && sampling.top_p == null) {
+    const sampling = body as {
+      temperature?: unknown
+      top_p?: unknown
+      thinking?: { type?: unknown }
+    }
+    const thinking = sampling.thinking != null && sampling.thinking.type !== 'disabled'
+    if (!thinking && sampling.temperature == null && sampling.top_p == null) {
       if (params.temperature !== undefined)
         setDefault(body, 'temperature', Math.min(1, params.temperature))
       else setDefault(body, 'top_p', params.top_p)

@@ -83,6 +83,36 @@ describeWith('postgres', 'client styles', () => {
     expect(await sent({ temperature: 0.2 })).toEqual({ temperature: 0.2, top_p: undefined })
   })
 
+  test("a preset's sampling leaves a Messages request with thinking on as sent, as the style's providers refuse sampling with thinking", async () => {
+    const account = await gw.account('1')
+    const own = (await gw.key(account)).key
+    await gw.app.gateway.sql`
+      INSERT INTO presets (account_id, slug, model, fallbacks, params)
+      VALUES (${account}, 'careful', 'anthropic/plain', '{}', ${gw.app.gateway.sql.json({ temperature: 0.3, top_p: 0.5, stop: ['###'] })})`
+    await gw.app.gateway.keys.invalidate({ accountId: account })
+    const sent = async (thinking: Record<string, unknown>) => {
+      const response = await post(
+        'messages',
+        { model: '@preset/careful', max_tokens: 4000, messages: hello, thinking },
+        { 'anthropic-version': '2023-06-01' },
+        own,
+      )
+      expect(response.status).toBe(200)
+      const body = gw.upstream.requests.at(-1)!.body
+      return { temperature: body.temperature, top_p: body.top_p, stop: body.stop_sequences }
+    }
+    expect(await sent({ type: 'enabled', budget_tokens: 2000 })).toEqual({
+      temperature: undefined,
+      top_p: undefined,
+      stop: ['###'],
+    })
+    expect(await sent({ type: 'disabled' })).toEqual({
+      temperature: 0.3,
+      top_p: undefined,
+      stop: ['###'],
+    })
+  })
+
   describe('Messages style', () => {
     test('refusals use the Messages error shape with the code, request-id and the balance', async () => {
       const poor = await gw.account('0.000001')
