@@ -14,7 +14,7 @@ import type { Catalog } from './core/catalog/catalog-types.ts'
 import { loadCatalog } from './core/catalog/catalog.ts'
 import { catalogListing } from './core/catalog/catalog-listing.ts'
 import { MemoryAddressLimiter, RedisAddressLimiter } from './stores/address-limits.ts'
-import type { Config } from './core/config.ts'
+import { ConfigError, type Config } from './core/config.ts'
 import { connectPostgres, startEmbedded, type Database } from './stores/db/database.ts'
 import { Ceiling } from './pipeline/ceiling.ts'
 import type { Gateway } from './pipeline/gateway.ts'
@@ -34,7 +34,7 @@ import { siteServer } from './http/site-server.ts'
 import type { AdminDeps } from './http/admin/admin-deps.ts'
 import { systemClock, type Clock } from './core/clock.ts'
 import { buildAccountSide } from './app-accounts.ts'
-import { migrate } from '../sql/migrate.ts'
+import { migrate, MigrationError } from '../sql/migrate.ts'
 import { join } from 'node:path'
 
 export type App = {
@@ -78,8 +78,12 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     overrides.database ??
     (config.DATABASE_URL
       ? connectPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
-      : await startEmbedded(config.DATA_DIR))
-  const applied = await migrate(database.sql)
+      : await reaching('DATA_DIR', config.DATA_DIR, () => startEmbedded(config.DATA_DIR)))
+  const applied = await reaching(
+    config.DATABASE_URL && !overrides.database ? 'DATABASE_URL' : 'DATA_DIR',
+    config.DATABASE_URL ? withoutPassword(config.DATABASE_URL) : config.DATA_DIR,
+    () => migrate(database.sql),
+  )
   if (applied.length > 0) log.info('migrations applied', { applied })
   log.info(`database: ${database.kind === 'embedded' ? 'embedded PGlite' : 'PostgreSQL'}`, {
     location: database.location,
@@ -87,7 +91,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
 
   // One clock for key expiry, sessions and the in-process admission store, so a test moves them together.
   const clock = systemClock()
-  const { store, redis } = await openStore(config, clock)
+  const { store, redis } = await reaching(
+    'REDIS_URL',
+    withoutPassword(config.REDIS_URL ?? ''),
+    () => openStore(config, clock),
+  )
   log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
 
   const sql = database.sql
@@ -287,4 +295,32 @@ async function openStore(
 
 function publicUrl(configured: string, actual: URL): string {
   return (configured || actual.toString()).replace(/\/$/, '')
+}
+
+/**
+ * Opens a store; one that cannot be reached or used stops the start naming the setting that points at
+ * it, rather than with the driver's message alone ("Connection is closed."). A migration's own error is
+ * already its own message.
+ */
+async function reaching<T>(setting: string, where: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open()
+  } catch (error) {
+    if (error instanceof MigrationError) throw error
+    const reason = error instanceof Error ? error.message : String(error)
+    throw new ConfigError(
+      `${setting} (${where}) cannot be used: ${reason.replace(/\.$/, '')}. Check that it is running and reachable, or change ${setting}.`,
+    )
+  }
+}
+
+/** A store address as a log may show it: without its password. */
+function withoutPassword(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return url
+  }
 }

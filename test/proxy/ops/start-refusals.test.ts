@@ -1,6 +1,7 @@
 // `bun run start` on a port another process holds, a running gateway's included (its servers bind with
 // SO_REUSEPORT, which would let a second one share the port silently): it stops with one line naming
-// the port and the setting that moves it, without a stack trace.
+// the port and the setting that moves it, without a stack trace. A store it cannot reach stops it naming
+// the setting that points at the store, its password hidden.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -34,10 +35,10 @@ afterAll(async () => {
 })
 
 /** Starts a gateway that must refuse to start; returns its error log lines. */
-async function refusedStart(ports: { PORT: string; SITE_PORT: string }) {
+async function refusedStart(settings: Record<string, string>) {
   const child = Bun.spawn(['bun', 'proxy/main.ts'], {
     cwd: repositoryRoot,
-    env: { ...env(), DATA_DIR: join(dir, 'second'), ...ports },
+    env: { ...env(), DATA_DIR: join(dir, 'second'), ...settings },
     stdout: 'pipe',
     stderr: 'pipe',
   })
@@ -81,4 +82,30 @@ test('a running gateway’s site port is not shared with a second gateway', asyn
   ])
   // The running gateway still answers its operator API alone.
   expect((await fetch(`${running.siteUrl}/healthz`)).status).toBe(200)
+})
+
+/** A local port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+  const { port } = server
+  server.stop(true)
+  return port
+}
+
+test('a store that cannot be reached stops the start naming the setting that points at it', async () => {
+  const port = await closedPort()
+  const ports = { PORT: '0', SITE_PORT: '0' }
+  const [redis] = await refusedStart({ ...ports, REDIS_URL: `redis://127.0.0.1:${port}` })
+  expect(String(redis!.msg)).toStartWith(`REDIS_URL (redis://127.0.0.1:${port}) cannot be used: `)
+  expect(String(redis!.msg)).toEndWith(
+    'Check that it is running and reachable, or change REDIS_URL.',
+  )
+  const [database] = await refusedStart({
+    ...ports,
+    DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${port}/postgres`,
+  })
+  expect(String(database!.msg)).toStartWith(
+    `DATABASE_URL (postgres://postgres:***@127.0.0.1:${port}/postgres) cannot be used: `,
+  )
+  expect(String(database!.msg)).not.toContain('secret')
 })
