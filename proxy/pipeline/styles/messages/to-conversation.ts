@@ -1,7 +1,7 @@
 /**
  * A Messages request in neutral form, for a provider of another style. Tool results open their user
- * turn as separate tool turns; the rest of that turn follows as a user turn. Blocks the other style
- * cannot carry (documents, server tools) are refused by field; thinking blocks are left out.
+ * turn as separate tool turns; the rest of that turn follows as a user turn. What the other style
+ * cannot carry (documents, server tools, MCP servers) is refused by field; thinking blocks are left out.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
@@ -52,6 +52,9 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
   }
   const tools = messagesTools(raw.tools)
   if (tools instanceof ServiceError) return tools
+  // The provider's MCP connector calls these servers' tools: another style has none.
+  if (Array.isArray(raw.mcp_servers) && raw.mcp_servers.length > 0)
+    return refuse('mcp_servers', "MCP servers cannot be sent to this model's provider")
   const choice = raw.tool_choice as
     | { type?: unknown; name?: unknown; disable_parallel_tool_use?: unknown }
     | undefined

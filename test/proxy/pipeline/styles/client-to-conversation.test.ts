@@ -241,7 +241,7 @@ describe('Messages → neutral', () => {
     })
   })
 
-  test('documents and server tools are refused by field', () => {
+  test('documents, server tools and MCP servers are refused by field', () => {
     const document = messages({
       messages: [
         {
@@ -258,6 +258,14 @@ describe('Messages → neutral', () => {
       tools: [{ type: 'web_search_20250305', name: 'web_search' }],
     })
     expect(refused(search).details.param).toBe('tools[0]')
+    const mcp = messages({
+      messages: [{ role: 'user', content: 'hi' }],
+      mcp_servers: [{ type: 'url', url: 'https://mcp.example.com/sse', name: 'example' }],
+    })
+    expect(refused(mcp).details.param).toBe('mcp_servers')
+    expect(
+      ok(messages({ messages: [{ role: 'user', content: 'hi' }], mcp_servers: [] })).turns,
+    ).toHaveLength(1)
   })
 })
 
