@@ -31,11 +31,14 @@ export function fieldName(path: FieldPath): string {
 
 /** The problems as the lines of an error message, each with its place when the catalog has a file. */
 export function problemLines(problems: CatalogProblem[], locate?: LocateField): string[] {
-  return problems.slice(0, MAX_LISTED).map((problem) => {
+  const lines = problems.slice(0, MAX_LISTED).map((problem) => {
     const place = locate?.(problem.path)
     const field = `${fieldName(problem.path)}: ${problem.message}`
     return place ? `${place}: ${field}` : field
   })
+  const unlisted = problems.length - lines.length
+  if (unlisted > 0) lines.push(`…and ${unlisted} more (the first ${MAX_LISTED} are listed)`)
+  return lines
 }
 
 const checkFile = TypeCompiler.Compile(CatalogFile)

@@ -142,6 +142,18 @@ describe('catalog file errors', () => {
     )
   })
 
+  test('past twenty problems, the rest are counted, not dropped silently', async () => {
+    const models = Array.from(
+      { length: 25 },
+      (_, index) =>
+        `  - { id: a/m${index}, contextLength: "many", maxOutputTokens: 100, pricing: { inputPerMTok: 0, outputPerMTok: 0 }, routes: [ { provider: p, model: m } ] }`,
+    )
+    const text = `providers:\n  - { id: p, style: openai, baseUrl: "http://127.0.0.1:1/v1", apiKeyEnv: P_KEY }\nmodels:\n${models.join('\n')}\n`
+    const message = await failure(text)
+    expect(message.match(/contextLength: Expected integer/g)).toHaveLength(20)
+    expect(message).toContain('…and 5 more (the first 20 are listed)')
+  })
+
   test('a YAML syntax error gives its line and column', async () => {
     const text = changed('      outputPerMTok: 2\n', '     outputPerMTok: 2\n')
     const message = await failure(text)
