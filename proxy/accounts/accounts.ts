@@ -109,6 +109,7 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
     availableUsd: nanoToUsd(snapshot.availableNano),
     inFlight: snapshot.inFlight,
     ledgerBalanceNano: ledger!.nano,
+    ledgerBalanceUsd: nanoToUsd(ledger!.nano),
     keys: keys.map((key) => {
       const live = spend.get(key.id)
       return {
@@ -118,15 +119,18 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
         status: key.status,
         inFlight: live?.inFlight ?? 0,
         heldNano: live?.heldNano ?? 0,
+        heldUsd: nanoToUsd(live?.heldNano ?? 0),
         daily: {
           spentNano: live?.daySpentNano ?? 0,
           spentUsd: nanoToUsd(live?.daySpentNano ?? 0),
           limitNano: key.daily_limit_nano,
+          limitUsd: key.daily_limit_nano === null ? null : nanoToUsd(key.daily_limit_nano),
         },
         monthly: {
           spentNano: live?.monthSpentNano ?? 0,
           spentUsd: nanoToUsd(live?.monthSpentNano ?? 0),
           limitNano: key.monthly_limit_nano,
+          limitUsd: key.monthly_limit_nano === null ? null : nanoToUsd(key.monthly_limit_nano),
         },
       }
     }),

@@ -112,8 +112,11 @@ models:
     )[0]!
     expect(keyView).toMatchObject({
       id: created.json.id,
-      daily: { spentNano: Math.round(cost * 1e9), limitNano: 1_000_000_000 },
+      heldUsd: '0',
+      daily: { spentNano: Math.round(cost * 1e9), limitNano: 1_000_000_000, limitUsd: '1' },
     })
+    // Every nano-USD amount has its decimal dollars beside it.
+    expect(shown.json.ledgerBalanceUsd).toBe(nanoToUsd(shown.json.ledgerBalanceNano as number))
 
     expect((await admin('key', 'revoke', '--id', created.json.id as string)).json).toMatchObject({
       status: 'revoked',
