@@ -39,12 +39,20 @@ async function probe(check: () => Promise<void>, timeoutMs: number): Promise<str
   })
   const answer = check().then(
     () => 'ok',
-    (error: unknown) =>
-      `error: ${(error instanceof Error ? error.message : String(error)).slice(0, 200)}`,
+    (error: unknown) => `error: ${reason(error).slice(0, 200)}`,
   )
   try {
     return await Promise.race([answer, timeout])
   } finally {
     clearTimeout(timer)
   }
+}
+
+/** Why a store did not answer, in words an operator reads; the Redis client's own for a lost connection. */
+function reason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  // ioredis, with its offline queue off, while it reconnects.
+  if (/Stream isn't writeable|Connection is closed/.test(message))
+    return 'not connected to Redis (reconnecting; check that it is running and REDIS_URL)'
+  return message
 }
