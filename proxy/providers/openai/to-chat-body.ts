@@ -34,7 +34,9 @@ export function conversationToChat(
     }))
   }
   const choice = conversation.toolChoice
-  if (choice)
+  // The style refuses a tool_choice without tools; auto and none say nothing then, so they go unsent.
+  const unsaid = (choice === 'auto' || choice === 'none') && conversation.tools.length === 0
+  if (choice && !unsaid)
     body.tool_choice =
       typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
   if (conversation.parallelToolCalls !== undefined && conversation.tools.length > 0)

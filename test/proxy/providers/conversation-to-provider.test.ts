@@ -384,4 +384,13 @@ describe('neutral → Chat Completions', () => {
     expect(error.details.param).toBe('stop_sequences')
     expect(error.message).toContain("stop_sequences: at most 4 with this model's provider")
   })
+
+  test('a tool choice of auto or none without tools is not sent, as the style refuses tool_choice without tools', () => {
+    for (const toolChoice of ['auto', 'none'] as const)
+      expect(chatBody(conversation({ tools: [], toolChoice }), 'gpt-x').tool_choice).toBeUndefined()
+    expect(chatBody(conversation({ tools: [], toolChoice: 'required' }), 'gpt-x').tool_choice).toBe(
+      'required',
+    )
+    expect(chatBody(conversation({ toolChoice: 'none' }), 'gpt-x').tool_choice).toBe('none')
+  })
 })
