@@ -1,6 +1,7 @@
 /**
- * Stored responses of the Responses style: retrieve (`GET /responses/:id`, the SDK's `responses.retrieve`)
- * and delete (`DELETE /responses/:id`), for the account of the key. A stored response is retrieved whole:
+ * Stored responses of the Responses style: retrieve (`GET /responses/:id`, the SDK's `responses.retrieve`),
+ * list the items it was made from (`GET /responses/:id/input_items`, `responses.inputItems.list`) and
+ * delete (`DELETE /responses/:id`), for the account of the key. A stored response is retrieved whole:
  * `?stream=true` (replaying its events) is refused by name rather than answered with JSON, which a
  * client reading events would take for an empty stream.
  */
@@ -9,6 +10,7 @@ import { ServiceError } from '../../shared/errors.ts'
 import { keyEndpoint } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import { chatErrorBody } from '../pipeline/styles/chat/render-error.ts'
+import { inputItemsPage } from '../pipeline/styles/responses/input-items.ts'
 import { clientAddress, type AddressTrust } from './client-address.ts'
 
 export function responsesRoutes(gw: Gateway, trust: AddressTrust) {
@@ -41,6 +43,20 @@ export function responsesRoutes(gw: Gateway, trust: AddressTrust) {
         () => clientAddress(server, request, trust),
         params.id,
         (accountId) => gw.responses.response(params.id, accountId),
+      ),
+    )
+    .get('/responses/:id/input_items', ({ request, params, server }) =>
+      answer(
+        request,
+        () => clientAddress(server, request, trust),
+        params.id,
+        async (accountId) => {
+          const chain = await gw.responses.chain(params.id, accountId, 'responses')
+          if (!chain) return undefined
+          const page = inputItemsPage(chain, new URL(request.url).searchParams)
+          if (page instanceof ServiceError) throw page
+          return page
+        },
       ),
     )
     .delete('/responses/:id', ({ request, params, server }) =>

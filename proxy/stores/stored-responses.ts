@@ -71,24 +71,42 @@ export class ResponseStore {
     accountId: string,
     style: StoredStyle,
   ): Promise<unknown[] | undefined> {
+    return (await this.chain(id, accountId, style, this.options.followUpWaitMs))?.map(
+      (row) => row.part,
+    )
+  }
+
+  /**
+   * The parts of the stored conversation under `id` with the ID each was saved under, the first first;
+   * a miss is read again for `waitMs`.
+   */
+  async chain(
+    id: string,
+    accountId: string,
+    style: StoredStyle,
+    waitMs = 0,
+  ): Promise<{ id: string; part: unknown }[] | undefined> {
     await this.pending.get(id)
-    const until = Date.now() + this.options.followUpWaitMs
+    const until = Date.now() + waitMs
     for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
       // The row named, within its retention, then each row it continues, back to the whole one.
-      const rows = await this.sql<{ parent_id: string | null; conversation: string }[]>`
+      const rows = await this.sql<{ id: string; parent_id: string | null; conversation: string }[]>`
         WITH RECURSIVE chain AS (
-          SELECT parent_id, conversation, 0 AS depth FROM stored_responses
+          SELECT id, parent_id, conversation, 0 AS depth FROM stored_responses
           WHERE id = ${id} AND account_id = ${accountId} AND style = ${style}
             AND deleted_at IS NULL AND expires_at > now()
           UNION ALL
-          SELECT s.parent_id, s.conversation, chain.depth + 1 FROM stored_responses s
+          SELECT s.id, s.parent_id, s.conversation, chain.depth + 1 FROM stored_responses s
           JOIN chain ON s.id = chain.parent_id AND s.account_id = ${accountId} AND s.style = ${style}
         )
-        SELECT parent_id, conversation::text AS conversation FROM chain ORDER BY depth DESC`
+        SELECT id, parent_id, conversation::text AS conversation FROM chain ORDER BY depth DESC`
       if (rows.length > 0) {
         if (rows[0]!.parent_id !== null) return undefined
-        const parts = rows.map((row) => JSON.parse(row.conversation) as unknown)
-        return parts.includes(null) ? undefined : parts
+        const parts = rows.map((row) => ({
+          id: row.id,
+          part: JSON.parse(row.conversation) as unknown,
+        }))
+        return parts.some((row) => row.part === null) ? undefined : parts
       }
       if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
       await Bun.sleep(pause)

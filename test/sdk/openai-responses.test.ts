@@ -287,5 +287,68 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
       expect(caught.message).toContain('stream')
       expect((await client.responses.retrieve(created.id)).id).toBe(created.id)
     })
+
+    test("a follow-up's input items are the whole conversation before its answer, paged by the SDK", async () => {
+      const first = await client.responses.create({
+        model: 'openai/plain',
+        input: [
+          { role: 'developer', content: 'Be brief.' },
+          { role: 'user', content: 'one' },
+        ],
+      })
+      const second = await client.responses.create({
+        model: 'anthropic/plain',
+        input: 'two',
+        previous_response_id: first.id,
+      })
+      const third = await client.responses.create({
+        model: 'openai/plain',
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_text', text: 'three' },
+              {
+                type: 'input_image',
+                image_url: 'data:image/png;base64,iVBORw0KGgo=',
+                detail: 'auto',
+              },
+            ],
+          },
+        ],
+        previous_response_id: second.id,
+      })
+      const items: OpenAI.Responses.ResponseItem[] = []
+      // Two at a time, oldest first: the SDK follows `after` until `has_more` is false.
+      for await (const item of client.responses.inputItems.list(third.id, {
+        order: 'asc',
+        limit: 2,
+      }))
+        items.push(item)
+      const said = (item: OpenAI.Responses.ResponseItem) =>
+        item.type === 'message'
+          ? `${item.role}: ${item.content.map((part) => ('text' in part ? part.text : part.type)).join(' ')}`
+          : item.type
+      expect(items.map(said)).toEqual([
+        'system: Be brief.',
+        'user: one',
+        `assistant: ${first.output_text}`,
+        'user: two',
+        `assistant: ${second.output_text}`,
+        'user: three input_image',
+      ])
+      expect(new Set(items.map((item) => item.id)).size).toBe(items.length)
+      // Newest first by default; the answer of the response itself is its output, not its input.
+      const newest = await client.responses.inputItems.list(third.id, { limit: 1 })
+      expect(newest.data.map(said)).toEqual(['user: three input_image'])
+      expect(newest.has_more).toBe(true)
+      // A response of another account, or none, is not found; a bad limit is refused naming it.
+      expect(await refusal(client.responses.inputItems.list('resp_none'))).toBeInstanceOf(
+        OpenAI.NotFoundError,
+      )
+      const bad = await refusal(client.responses.inputItems.list(third.id, { limit: 500 }))
+      expect(bad).toBeInstanceOf(OpenAI.BadRequestError)
+      expect(bad.param).toBe('limit')
+    })
   })
 })
