@@ -73,6 +73,11 @@ describeWith('postgres', 'openai SDK', () => {
         expect(data.choices[0]!.finish_reason).toBe('stop')
         expect(data.usage!.completion_tokens).toBe(6)
         expect(data.usage!.prompt_tokens_details!.cached_tokens).toBe(2)
+        if (provider === 'anthropic')
+          expect(
+            (data.usage!.prompt_tokens_details as { cache_write_tokens?: number })
+              .cache_write_tokens,
+          ).toBe(1)
         const cost = (data.usage as unknown as { cost: number }).cost
         expect(cost).toBeGreaterThan(0)
         expect(response.headers.get('x-service-cost-usd')).toBe(String(cost))
