@@ -1,7 +1,8 @@
 /**
  * Stage 6: the worst case. The hold must cover the most a request can cost on any of its candidates:
  * input tokens at most the prompt's UTF-8 bytes (a byte-level BPE token is at least one byte), plus what
- * the provider adds unseen (the system prompt that describes tools), and at most the model's context,
+ * the provider adds unseen (the system prompt that describes tools, the results of its own web searches),
+ * and at most the model's context,
  * each priced as a prompt-cache write where that costs more than plain input; output at most the
  * requested limit, or the model's maximum output. The tokens-per-minute estimate is the usual size
  * instead (about four bytes a token), as the providers count it, and is corrected when the request
@@ -20,6 +21,13 @@ const MESSAGE_OVERHEAD_TOKENS = 8
  * prompt is 264 to 530 tokens by model and tool choice (its pricing page); this covers the largest.
  */
 const TOOL_PROMPT_TOKENS = 600
+/**
+ * Input one of the provider's own web searches adds: its results go into the model's input (about ten
+ * pages' extracts; Anthropic's documented examples run from 3,000 to 8,000 tokens a search).
+ */
+const WEB_SEARCH_INPUT_TOKENS = 10_000
+/** Searches held for a web search tool that sets no `max_uses`. */
+export const WEB_SEARCHES_WITHOUT_LIMIT = 5
 
 export type Prompt = {
   textBytes: number
@@ -27,6 +35,11 @@ export type Prompt = {
   messages: number
   /** The request offers tools. */
   tools?: boolean
+  /**
+   * Web searches the provider may run itself for the request (a server tool, billed per search): each is
+   * held for its fee and the input its results add.
+   */
+  webSearches?: number
 }
 
 export type Estimate = {
@@ -59,6 +72,7 @@ export function estimate(
   const base = {
     promptBoundTokens,
     requestedOutput,
+    webSearches: prompt.webSearches ?? 0,
     inputTokens: Math.ceil(prompt.textBytes / 4) + overhead,
     tokens: 0,
     holdNano: 0,
@@ -81,10 +95,14 @@ export function outputLimit(estimate: Pick<Estimate, 'requestedOutput'>, model: 
 }
 
 function worstCaseNano(
-  estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'>,
+  estimate: Pick<Estimate, 'promptBoundTokens' | 'requestedOutput'> & { webSearches: number },
   model: Model,
 ): number {
-  const inputTokens = inputBound(estimate, model)
+  const { webSearches } = estimate
+  const inputTokens = Math.min(
+    estimate.promptBoundTokens + webSearches * WEB_SEARCH_INPUT_TOKENS,
+    model.contextLength,
+  )
   const { pricing } = model
   return costNano(pricing, {
     inputTokens,
@@ -92,6 +110,7 @@ function worstCaseNano(
     // A request may write all its input to the prompt cache, priced above plain input by some providers.
     cacheWriteTokens: pricing.cacheWriteNanoPerMTok > pricing.inputNanoPerMTok ? inputTokens : 0,
     outputTokens: outputLimit(estimate, model),
+    webSearches,
   })
 }
 

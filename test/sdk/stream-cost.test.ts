@@ -33,6 +33,9 @@ const models = [
   anthropicTestModel('anthropic/silent', 'fake?tokens=9&nousage=1', {
     pricing: { inputPerMTok: 0.8, outputPerMTok: 4 },
   }),
+  anthropicTestModel('anthropic/web-search', 'fake?replay=anthropic/web-search', {
+    pricing: { inputPerMTok: 3, outputPerMTok: 15, webSearchPerThousand: 10 },
+  }),
   testModel('openai/prompt-filter-first', 'fake?replay=openai/prompt-filter-first', {
     pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
   }),
@@ -120,6 +123,27 @@ describeWith('postgres', 'cost on streams', () => {
     expect(charge.map((row) => -row.amount_nano)).toEqual([log!.charged_nano])
     return log!.charged_nano
   }
+
+  test("the provider's own web searches are held for and charged at the model's price per thousand", async () => {
+    const { data, response } = await anthropic.messages
+      .create({
+        model: 'anthropic/web-search',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+        stream: true,
+      })
+      .withResponse()
+    let costUsd: number | undefined
+    for await (const event of data)
+      if (event.type === 'message_delta')
+        costUsd = (event.usage as unknown as { cost: number }).cost
+    // The searches' results make the input 6,039 tokens (the prompt was 12), at $3 a million; 42 output
+    // tokens at $15 a million; two searches at $10 a thousand. The hold covered it all: nothing written off.
+    const expected = 6_039 * 3_000 + 42 * 15_000 + 2 * 10_000_000
+    expect(usdToNano(String(costUsd))).toBe(expected)
+    expect(await chargedFor(response.headers.get('x-request-id')!)).toBe(expected)
+  })
 
   for (const style of ['chat', 'responses', 'messages'] as const) {
     for (const model of [

@@ -1,5 +1,6 @@
 /**
- * Prices and costs in integer nano-USD. Catalog prices are USD per million tokens; they are turned
+ * Prices and costs in integer nano-USD. Catalog prices are USD per million tokens (and per thousand web
+ * searches, for a provider that bills its own); they are turned
  * into nano-USD per million tokens exactly (decimal string arithmetic), and a cost is computed in
  * BigInt and rounded up to the next nano, so a charge is never below the listed price.
  */
@@ -10,6 +11,8 @@ export type Pricing = {
   outputNanoPerMTok: number
   cachedInputNanoPerMTok: number
   cacheWriteNanoPerMTok: number
+  /** A thousand of the provider's own web searches (a server tool the provider bills per search). */
+  webSearchNanoPerThousand?: number
 }
 
 export type TokenUsage = {
@@ -22,6 +25,8 @@ export type TokenUsage = {
   outputTokens: number
   /** Part of outputTokens the model spent reasoning, when the provider says (priced as output). */
   reasoningTokens?: number
+  /** Web searches the provider ran for the answer (its server tool), billed per search. */
+  webSearches?: number
 }
 
 type UsdPrices = {
@@ -29,6 +34,7 @@ type UsdPrices = {
   outputPerMTok: number
   cachedInputPerMTok?: number
   cacheWritePerMTok?: number
+  webSearchPerThousand?: number
 }
 
 /** Converts catalog USD-per-million prices to nano; a string result names the first price that is not exact. */
@@ -41,11 +47,16 @@ export function toPricing(usd: UsdPrices): Pricing | string {
   if (output === undefined) return 'outputPerMTok'
   if (cached === undefined) return 'cachedInputPerMTok'
   if (cacheWrite === undefined) return 'cacheWritePerMTok'
+  const webSearch =
+    usd.webSearchPerThousand === undefined ? undefined : usdToNano(usd.webSearchPerThousand)
+  if (usd.webSearchPerThousand !== undefined && webSearch === undefined)
+    return 'webSearchPerThousand'
   return {
     inputNanoPerMTok: input,
     outputNanoPerMTok: output,
     cachedInputNanoPerMTok: cached,
     cacheWriteNanoPerMTok: cacheWrite,
+    ...(webSearch ? { webSearchNanoPerThousand: webSearch } : {}),
   }
 }
 
@@ -79,6 +90,8 @@ function scaledCost(pricing: Pricing, usage: TokenUsage): bigint {
     BigInt(usage.inputTokens - cached - written) * BigInt(pricing.inputNanoPerMTok) +
     BigInt(cached) * BigInt(pricing.cachedInputNanoPerMTok) +
     BigInt(written) * BigInt(pricing.cacheWriteNanoPerMTok) +
-    BigInt(usage.outputTokens) * BigInt(pricing.outputNanoPerMTok)
+    BigInt(usage.outputTokens) * BigInt(pricing.outputNanoPerMTok) +
+    // A search costs a thousandth of the price per thousand: times a million, a thousand times it.
+    BigInt(usage.webSearches ?? 0) * BigInt(pricing.webSearchNanoPerThousand ?? 0) * 1000n
   )
 }

@@ -1,6 +1,9 @@
-/** The size of a Messages prompt for the estimate: body bytes without image data, images, messages. */
+/**
+ * The size of a Messages prompt for the estimate: body bytes without image data, images, messages, and
+ * the web searches the provider may run for it.
+ */
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
-import type { Prompt } from '../../estimate.ts'
+import { WEB_SEARCHES_WITHOUT_LIMIT, type Prompt } from '../../estimate.ts'
 
 type Block = { type?: unknown; source?: { data?: unknown }; content?: unknown }
 
@@ -17,5 +20,23 @@ export function measureMessagesPrompt(body: MessagesRequest, bodyBytes: number):
     }
   }
   for (const message of body.messages) visit(message.content)
-  return { textBytes: Math.max(0, bodyBytes - imageBytes), images, messages: body.messages.length }
+  return {
+    textBytes: Math.max(0, bodyBytes - imageBytes),
+    images,
+    messages: body.messages.length,
+    webSearches: webSearches(body.tools),
+  }
+}
+
+/** The searches the provider's own web search tools allow (`web_search_…`, bounded by `max_uses`). */
+function webSearches(tools: MessagesRequest['tools']): number {
+  let searches = 0
+  for (const tool of (tools ?? []) as { type?: unknown; max_uses?: unknown }[]) {
+    if (typeof tool.type !== 'string' || !tool.type.startsWith('web_search')) continue
+    searches +=
+      typeof tool.max_uses === 'number' && tool.max_uses > 0
+        ? tool.max_uses
+        : WEB_SEARCHES_WITHOUT_LIMIT
+  }
+  return searches
 }
