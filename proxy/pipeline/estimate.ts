@@ -104,11 +104,17 @@ function worstCaseNano(
     model.contextLength,
   )
   const { pricing } = model
+  // A request may write all its input to the prompt cache, priced above plain input by some providers,
+  // and higher again for writes kept an hour.
+  const hourPrice = pricing.cacheWrite1hNanoPerMTok ?? 0
+  const hourly = hourPrice > pricing.cacheWriteNanoPerMTok
+  const written =
+    Math.max(hourPrice, pricing.cacheWriteNanoPerMTok) > pricing.inputNanoPerMTok ? inputTokens : 0
   return costNano(pricing, {
     inputTokens,
     cachedInputTokens: 0,
-    // A request may write all its input to the prompt cache, priced above plain input by some providers.
-    cacheWriteTokens: pricing.cacheWriteNanoPerMTok > pricing.inputNanoPerMTok ? inputTokens : 0,
+    cacheWriteTokens: written,
+    cacheWrite1hTokens: hourly ? written : 0,
     outputTokens: outputLimit(estimate, model),
     webSearches,
   })

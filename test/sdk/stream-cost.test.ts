@@ -33,6 +33,18 @@ const models = [
   anthropicTestModel('anthropic/silent', 'fake?tokens=9&nousage=1', {
     pricing: { inputPerMTok: 0.8, outputPerMTok: 4 },
   }),
+  anthropicTestModel(
+    'anthropic/hour-cache',
+    'fake?tokens=5&prompt=40&cacheWrite=30&cacheWriteHour=20',
+    {
+      pricing: {
+        inputPerMTok: 3,
+        outputPerMTok: 15,
+        cacheWritePerMTok: 3.75,
+        cacheWrite1hPerMTok: 6,
+      },
+    },
+  ),
   anthropicTestModel('anthropic/web-search', 'fake?replay=anthropic/web-search', {
     pricing: { inputPerMTok: 3, outputPerMTok: 15, webSearchPerThousand: 10 },
   }),
@@ -123,6 +135,24 @@ describeWith('postgres', 'cost on streams', () => {
     expect(charge.map((row) => -row.amount_nano)).toEqual([log!.charged_nano])
     return log!.charged_nano
   }
+
+  test('prompt-cache writes kept an hour are charged at their own price, streamed or not', async () => {
+    // 10 plain input tokens at $3, 10 written for five minutes at $3.75, 20 for an hour at $6, and 5 output
+    // tokens at $15, a million each.
+    const expected = 10 * 3_000 + 10 * 3_750 + 20 * 6_000 + 5 * 15_000
+    const told = await streams.messages('anthropic/hour-cache')
+    expect(usdToNano(String(told.costUsd))).toBe(expected)
+    expect(await chargedFor(told.requestId)).toBe(expected)
+    const { data, response } = await anthropic.messages
+      .create({
+        model: 'anthropic/hour-cache',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hello' }],
+      })
+      .withResponse()
+    expect(usdToNano(String((data.usage as unknown as { cost: number }).cost))).toBe(expected)
+    expect(await chargedFor(response.headers.get('x-request-id')!)).toBe(expected)
+  })
 
   test("the provider's own web searches are held for and charged at the model's price per thousand", async () => {
     const { data, response } = await anthropic.messages

@@ -92,6 +92,9 @@ function modelEntry(model: Model, created: number, createdAt: string) {
       output: nanoToUsd(pricing.outputNanoPerMTok),
       cached_input: nanoToUsd(pricing.cachedInputNanoPerMTok),
       cache_write: nanoToUsd(pricing.cacheWriteNanoPerMTok),
+      ...(pricing.cacheWrite1hNanoPerMTok !== undefined
+        ? { cache_write_1h: nanoToUsd(pricing.cacheWrite1hNanoPerMTok) }
+        : {}),
       ...(pricing.webSearchNanoPerThousand
         ? { web_search_per_thousand: nanoToUsd(pricing.webSearchNanoPerThousand) }
         : {}),

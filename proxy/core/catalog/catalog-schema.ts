@@ -53,6 +53,8 @@ export const CatalogModel = Type.Object(
         outputPerMTok: Price,
         cachedInputPerMTok: Type.Optional(Price),
         cacheWritePerMTok: Type.Optional(Price),
+        /** Prompt-cache writes kept an hour (Anthropic's `ttl: "1h"`); cacheWritePerMTok when unset. */
+        cacheWrite1hPerMTok: Type.Optional(Price),
         /** USD per thousand web searches the provider runs itself (Anthropic's web search tool). */
         webSearchPerThousand: Type.Optional(Price),
       },

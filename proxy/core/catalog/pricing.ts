@@ -11,6 +11,8 @@ export type Pricing = {
   outputNanoPerMTok: number
   cachedInputNanoPerMTok: number
   cacheWriteNanoPerMTok: number
+  /** Prompt-cache writes kept an hour (Anthropic's `ttl: "1h"`), where priced apart from the others. */
+  cacheWrite1hNanoPerMTok?: number
   /** A thousand of the provider's own web searches (a server tool the provider bills per search). */
   webSearchNanoPerThousand?: number
 }
@@ -22,6 +24,8 @@ export type TokenUsage = {
   cachedInputTokens: number
   /** Part of inputTokens written to the provider's prompt cache (priced apart by some providers). */
   cacheWriteTokens: number
+  /** Part of cacheWriteTokens kept an hour, when the provider says (priced apart by some providers). */
+  cacheWrite1hTokens?: number
   outputTokens: number
   /** Part of outputTokens the model spent reasoning, when the provider says (priced as output). */
   reasoningTokens?: number
@@ -34,6 +38,7 @@ type UsdPrices = {
   outputPerMTok: number
   cachedInputPerMTok?: number
   cacheWritePerMTok?: number
+  cacheWrite1hPerMTok?: number
   webSearchPerThousand?: number
 }
 
@@ -47,15 +52,18 @@ export function toPricing(usd: UsdPrices): Pricing | string {
   if (output === undefined) return 'outputPerMTok'
   if (cached === undefined) return 'cachedInputPerMTok'
   if (cacheWrite === undefined) return 'cacheWritePerMTok'
-  const webSearch =
-    usd.webSearchPerThousand === undefined ? undefined : usdToNano(usd.webSearchPerThousand)
-  if (usd.webSearchPerThousand !== undefined && webSearch === undefined)
-    return 'webSearchPerThousand'
+  const optional = (field: 'cacheWrite1hPerMTok' | 'webSearchPerThousand') =>
+    usd[field] === undefined ? undefined : (usdToNano(usd[field]) ?? field)
+  const cacheWrite1h = optional('cacheWrite1hPerMTok')
+  const webSearch = optional('webSearchPerThousand')
+  if (typeof cacheWrite1h === 'string') return cacheWrite1h
+  if (typeof webSearch === 'string') return webSearch
   return {
     inputNanoPerMTok: input,
     outputNanoPerMTok: output,
     cachedInputNanoPerMTok: cached,
     cacheWriteNanoPerMTok: cacheWrite,
+    ...(cacheWrite1h !== undefined ? { cacheWrite1hNanoPerMTok: cacheWrite1h } : {}),
     ...(webSearch ? { webSearchNanoPerThousand: webSearch } : {}),
   }
 }
@@ -86,10 +94,12 @@ export function outputTokensWithin(
 function scaledCost(pricing: Pricing, usage: TokenUsage): bigint {
   const cached = Math.min(usage.cachedInputTokens, usage.inputTokens)
   const written = Math.min(usage.cacheWriteTokens, usage.inputTokens - cached)
+  const writtenHour = Math.min(usage.cacheWrite1hTokens ?? 0, written)
   return (
     BigInt(usage.inputTokens - cached - written) * BigInt(pricing.inputNanoPerMTok) +
     BigInt(cached) * BigInt(pricing.cachedInputNanoPerMTok) +
-    BigInt(written) * BigInt(pricing.cacheWriteNanoPerMTok) +
+    BigInt(written - writtenHour) * BigInt(pricing.cacheWriteNanoPerMTok) +
+    BigInt(writtenHour) * BigInt(pricing.cacheWrite1hNanoPerMTok ?? pricing.cacheWriteNanoPerMTok) +
     BigInt(usage.outputTokens) * BigInt(pricing.outputNanoPerMTok) +
     // A search costs a thousandth of the price per thousand: times a million, a thousand times it.
     BigInt(usage.webSearches ?? 0) * BigInt(pricing.webSearchNanoPerThousand ?? 0) * 1000n

@@ -12,12 +12,16 @@ const stopReason = (plan: Plan) =>
   })[plan.finish]
 
 function usage(plan: Plan) {
-  const { prompt, completion, cached, cacheWrite } = plan.usage
+  const { prompt, completion, cached, cacheWrite, cacheWriteHour } = plan.usage
   return {
     input_tokens: prompt - cached - cacheWrite,
     output_tokens: completion,
     cache_read_input_tokens: cached,
     cache_creation_input_tokens: cacheWrite,
+    cache_creation: {
+      ephemeral_5m_input_tokens: cacheWrite - cacheWriteHour,
+      ephemeral_1h_input_tokens: cacheWriteHour,
+    },
   }
 }
 

@@ -7,7 +7,7 @@
  *   honour=1       stop at the request's output limit (finish length), as real providers do
  *   prompt=N       usage reports N input tokens                          (default: from the request size)
  *   cached=N       …of which N read from the prompt cache
- *   cacheWrite=N   …and N written to it (Messages style only)
+ *   cacheWrite=N   …and N written to it (Messages style only); cacheWriteHour=N of those kept an hour
  *   reasoning=N    …of the output, N spent reasoning (OpenAI style only)
  *   refusal=1      the words are a refusal: `refusal` instead of `content` (OpenAI style only)
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
@@ -42,6 +42,7 @@ export type Plan = {
     completion: number
     cached: number
     cacheWrite: number
+    cacheWriteHour: number
     reasoning: number
   }
   report: boolean
@@ -95,6 +96,7 @@ export function plan(
       completion,
       cached: number('cached', 0),
       cacheWrite: number('cacheWrite', 0),
+      cacheWriteHour: number('cacheWriteHour', 0),
       reasoning: number('reasoning', 0),
     },
     report: !options.has('nousage'),
