@@ -104,12 +104,16 @@ describeWith('postgres', 'cost on streams', () => {
         requestId: response.headers.get('x-request-id')!,
       }
     },
-    async messages(model: string): Promise<Told> {
+    async messages(
+      model: string,
+      fields: Partial<Anthropic.MessageCreateParamsStreaming> = {},
+    ): Promise<Told> {
       const { data, response } = await anthropic.messages
         .create({
           model,
           max_tokens: 100,
           messages: [{ role: 'user', content: 'hello' }],
+          ...fields,
           stream: true,
         })
         .withResponse()
@@ -155,24 +159,15 @@ describeWith('postgres', 'cost on streams', () => {
   })
 
   test("the provider's own web searches are held for and charged at the model's price per thousand", async () => {
-    const { data, response } = await anthropic.messages
-      .create({
-        model: 'anthropic/web-search',
-        max_tokens: 100,
-        messages: [{ role: 'user', content: 'Weather in Paris?' }],
-        tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
-        stream: true,
-      })
-      .withResponse()
-    let costUsd: number | undefined
-    for await (const event of data)
-      if (event.type === 'message_delta')
-        costUsd = (event.usage as unknown as { cost: number }).cost
+    const told = await streams.messages('anthropic/web-search', {
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 2 }],
+    })
     // The searches' results make the input 6,039 tokens (the prompt was 12), at $3 a million; 42 output
     // tokens at $15 a million; two searches at $10 a thousand. The hold covered it all: nothing written off.
     const expected = 6_039 * 3_000 + 42 * 15_000 + 2 * 10_000_000
-    expect(usdToNano(String(costUsd))).toBe(expected)
-    expect(await chargedFor(response.headers.get('x-request-id')!)).toBe(expected)
+    expect(usdToNano(String(told.costUsd))).toBe(expected)
+    expect(await chargedFor(told.requestId)).toBe(expected)
   })
 
   for (const style of ['chat', 'responses', 'messages'] as const) {
