@@ -7,7 +7,12 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildCatalog, loadCatalog } from '../proxy/core/catalog/catalog.ts'
-import { repositoryRoot, startServerProcess, type ServerProcess } from './helpers/server-process.ts'
+import {
+  repositoryRoot,
+  runInRepository,
+  startServerProcess,
+  type ServerProcess,
+} from './helpers/server-process.ts'
 
 type Block = { lang: string; code: string }
 
@@ -37,18 +42,7 @@ describe('the README', () => {
 
   /** Runs a shell command as a reader would paste it. */
   async function shell(command: string): Promise<{ code: number; stdout: string; stderr: string }> {
-    const child = Bun.spawn(['sh', '-c', command], {
-      cwd: repositoryRoot,
-      env,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ])
-    return { code, stdout, stderr }
+    return runInRepository(['sh', '-c', command], env)
   }
 
   beforeAll(async () => {

@@ -1,20 +1,14 @@
 /** Runs `bun run admin -- <args>` as an operator does, against a server's site, and reads its output. */
-import { repositoryRoot as root } from './server-process.ts'
+import { repositoryRoot as root, runInRepository } from './server-process.ts'
 
 export type CliResult = { code: number; json: Record<string, any>; stderr: string }
 
 export async function runAdminCli(env: Record<string, string>, args: string[]): Promise<CliResult> {
-  const child = Bun.spawn(['bun', 'run', 'admin', '--', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH!, HOME: process.env.HOME ?? root, ...env },
-    stdout: 'pipe',
-    stderr: 'pipe',
+  const { code, stdout, stderr } = await runInRepository(['bun', 'run', 'admin', '--', ...args], {
+    PATH: process.env.PATH!,
+    HOME: process.env.HOME ?? root,
+    ...env,
   })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ])
   // `bun run` adds its own lines on stderr (the command, the exit code) around the CLI's output.
   const own = stderr
     .split('\n')

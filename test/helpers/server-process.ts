@@ -8,6 +8,25 @@ import { join } from 'node:path'
 
 export const repositoryRoot = join(import.meta.dir, '..', '..')
 
+/** Runs a command in the repository to its end; its exit code and what it wrote. */
+export async function runInRepository(
+  command: string[],
+  env: Record<string, string | undefined>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = Bun.spawn(command, {
+    cwd: repositoryRoot,
+    env,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  })
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ])
+  return { code, stdout, stderr }
+}
+
 export type ServerProcess = {
   process: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
   apiUrl: string

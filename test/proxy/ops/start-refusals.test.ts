@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
-  repositoryRoot,
+  runInRepository,
   startServerProcess,
   type ServerProcess,
 } from '../../helpers/server-process.ts'
@@ -36,17 +36,11 @@ afterAll(async () => {
 
 /** Starts a gateway that must refuse to start; returns its error log lines. */
 async function refusedStart(settings: Record<string, string>) {
-  const child = Bun.spawn(['bun', 'proxy/main.ts'], {
-    cwd: repositoryRoot,
-    env: { ...env(), DATA_DIR: join(dir, 'second'), ...settings },
-    stdout: 'pipe',
-    stderr: 'pipe',
+  const { code, stdout, stderr } = await runInRepository(['bun', 'proxy/main.ts'], {
+    ...env(),
+    DATA_DIR: join(dir, 'second'),
+    ...settings,
   })
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ])
   expect(code).toBe(1)
   return `${stdout}${stderr}`
     .split('\n')
