@@ -127,22 +127,25 @@ describeBrowser(
         await page.getByRole('button', { name: 'Create key' }).click()
         await page.getByLabel('Name', { exact: true }).fill('checked')
         await page.getByLabel('Requests per minute').fill('0')
+        await page.getByLabel('Tokens per minute').fill('3000000000')
         await page.getByLabel('Requests at once').fill('1.5')
         await page.getByLabel('Daily spend cap (USD)').fill('ten')
         await page.getByLabel('Monthly spend cap (USD)').fill('0')
         await page.getByRole('button', { name: 'Create', exact: true }).click()
-        const whole = 'Enter a whole number of at least 1, or leave it empty.'
+        const whole = 'Enter a whole number from 1 to 1,000,000,000, or leave it empty.'
         expect(await errorOf(page, 'Requests per minute')).toBe(whole)
+        expect(await errorOf(page, 'Tokens per minute')).toBe(whole)
         expect(await errorOf(page, 'Requests at once')).toBe(whole)
         expect(await errorOf(page, 'Daily spend cap (USD)')).toContain('Enter an amount in USD')
         expect(await errorOf(page, 'Monthly spend cap (USD)')).toBe(
           'Enter a monthly cap above zero, or choose “No monthly cap”.',
         )
-        expect(await isValid(page, 'Tokens per minute')).toBe(true)
+        expect(await isValid(page, 'Name')).toBe(true)
         expect(await focusedLabel(page)).toBe('Requests per minute')
         expect(writes()).toBe(0)
 
         await page.getByLabel('Requests per minute').fill('60')
+        await page.getByLabel('Tokens per minute').fill('')
         await page.getByLabel('Requests at once').fill('')
         await page.getByLabel('Daily spend cap (USD)').fill('2.50')
         await page.getByLabel('Monthly spend cap (USD)').fill('')

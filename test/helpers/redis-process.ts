@@ -16,14 +16,26 @@ export type RedisProcess = {
 
 export const redisServerBinary = Bun.which('redis-server')
 
-/** A new, empty redis-server; on `port` when given (a restart after a kill). */
+/**
+ * A new, empty redis-server; on `port` when given (a restart after a kill). A random port below the
+ * kernel's ephemeral range; one another process took meanwhile (the server exits) is left for another.
+ */
 export async function startRedisProcess(onPort?: number): Promise<RedisProcess> {
   if (!redisServerBinary) throw new Error('redis-server is not installed')
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOn(onPort ?? 20_000 + Math.floor(Math.random() * 12_000))
+    if (started) return started
+    if (onPort !== undefined || attempt === 5)
+      throw new Error(`redis-server did not start (port ${onPort ?? 'random'}, ${attempt} tries)`)
+  }
+}
+
+/** A redis-server on `port` once it accepts connections; undefined if it exited first (port taken). */
+async function startOn(port: number): Promise<RedisProcess | undefined> {
   const dir = await mkdtemp(join(tmpdir(), 'redis-'))
-  const port = onPort ?? 20_000 + Math.floor(Math.random() * 20_000)
   const child = Bun.spawn(
     [
-      redisServerBinary,
+      redisServerBinary!,
       '--port',
       String(port),
       '--bind',
@@ -41,13 +53,21 @@ export async function startRedisProcess(onPort?: number): Promise<RedisProcess> 
     },
   )
   const url = `redis://127.0.0.1:${port}`
-  for (let attempt = 0; ; attempt++) {
+  const deadline = Date.now() + 10_000
+  for (;;) {
     try {
       const socket = await Bun.connect({ hostname: '127.0.0.1', port, socket: { data() {} } })
       socket.end()
       break
     } catch (error) {
-      if (attempt > 100) throw error
+      if (child.exitCode !== null) {
+        await rm(dir, { recursive: true, force: true })
+        return undefined
+      }
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL')
+        throw error
+      }
       await Bun.sleep(20)
     }
   }
