@@ -37,6 +37,10 @@ export class ResponseStore {
   /**
    * Keeps `part` and `response` as the JSON text they are written as (key order included). `part` is the
    * whole conversation, or with `parentId` what this exchange adds to the stored conversation it continues.
+   * A thread is kept under its reply's ID, which a provider of its style chooses: an ID kept already (a
+   * provider that repeats its IDs) is continued by neither conversation, since a continue naming it could
+   * not tell them apart; it answers not found and the client sends its whole conversation. The turns kept
+   * under it stay for the later turns that continue them.
    */
   save(
     id: string,
@@ -53,7 +57,7 @@ export class ResponseStore {
       VALUES (${id}, ${accountId}, ${style}, ${JSON.stringify(part)}::text::json, ${JSON.stringify(response)}::text::json,
               now() + make_interval(days => ${this.options.retentionDays}), ${parent},
               coalesce((SELECT root_id FROM stored_responses WHERE id = ${parent}), ${id}))
-      ON CONFLICT (id) DO NOTHING`
+      ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(stored_responses.deleted_at, now())`
       .then(() => undefined)
       .catch((error) => log.error('stored response not written', { responseId: id, error }))
       .finally(() => this.pending.delete(id))

@@ -406,6 +406,36 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
     expect(empty.status).toBe(400)
   })
 
+  test('a reply ID the provider repeats is continued by neither thread: the client replays its own', async () => {
+    // The replayed provider answers every request with the same message ID.
+    for (const city of ['Rome', 'Oslo']) {
+      const response = await post({
+        model: 'anthropic/thinking',
+        stream: true,
+        thread: { type: 'create' },
+        messages: [{ role: 'user', content: `Weather in ${city}?` }],
+      })
+      expect(response.status).toBe(200)
+      expect(await response.text()).toContain('message_stop')
+    }
+    const sentBefore = gw.upstream.requests.length
+    const continued = await post({
+      model: 'anthropic/plain',
+      thread: { type: 'continue', previous_message_id: 'msg_01ThinkThread' },
+      messages: [
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 'toolu_01Think', content: 'sunny' }],
+        },
+      ],
+    })
+    expect(continued.status).toBe(404)
+    expect(await continued.json()).toMatchObject({
+      error: { details: { error_code: 'thread_not_found' } },
+    })
+    expect(gw.upstream.requests.length).toBe(sentBefore)
+  })
+
   test('a thread field of another form is refused naming it', async () => {
     const post = (thread: unknown) =>
       fetch(`${apiUrl}/v1/messages`, {
