@@ -130,17 +130,35 @@ export class ResponseStore {
   /**
    * Deletes a stored Responses-style response of this account; false when there is none. A response that
    * a later stored one continues keeps its part of the conversation, which that one's follow-ups send, as
-   * long as that one is kept; it is no longer retrieved or continued itself.
+   * long as that one is kept; it is no longer retrieved or continued itself. The parts of the deleted
+   * ones before it that no kept response needs any more go with it: deleting the last response of a chain
+   * whose earlier ones were deleted blanks theirs too.
    */
   async delete(id: string, accountId: string): Promise<boolean> {
     await this.pending.get(id)
-    const rows = await this.sql`
-      UPDATE stored_responses s SET deleted_at = now(), response = '{}',
-        conversation = CASE
-          WHEN EXISTS (SELECT 1 FROM stored_responses c WHERE c.parent_id = s.id) THEN s.conversation
-          ELSE 'null' END
-      WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses' AND deleted_at IS NULL`
-    return rows.count > 0
+    // `line`: the response and the ones it continues; `needed`: every kept response of its chain but it,
+    // and each one those continue.
+    const rows = await this.sql<{ deleted: boolean }[]>`
+      WITH RECURSIVE target AS (
+        SELECT id, root_id FROM stored_responses
+        WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses' AND deleted_at IS NULL
+      ), line AS (
+        SELECT s.id, s.parent_id FROM stored_responses s JOIN target t ON s.id = t.id
+        UNION ALL
+        SELECT s.id, s.parent_id FROM stored_responses s JOIN line ON s.id = line.parent_id
+      ), needed AS (
+        SELECT s.id, s.parent_id FROM stored_responses s JOIN target t ON s.root_id = t.root_id
+        WHERE s.deleted_at IS NULL AND s.id <> t.id
+        UNION
+        SELECT s.id, s.parent_id FROM stored_responses s JOIN needed ON s.id = needed.parent_id
+      )
+      UPDATE stored_responses s SET
+        deleted_at = CASE WHEN s.id = ${id} THEN now() ELSE s.deleted_at END,
+        response = CASE WHEN s.id = ${id} THEN '{}'::json ELSE s.response END,
+        conversation = CASE WHEN s.id IN (SELECT id FROM needed) THEN s.conversation ELSE 'null'::json END
+      WHERE s.id IN (SELECT id FROM line) AND (s.id = ${id} OR s.deleted_at IS NOT NULL)
+      RETURNING s.id = ${id} AS deleted`
+    return rows.some((row) => row.deleted)
   }
 
   /**

@@ -256,6 +256,31 @@ function storedResponses(stores: Stores) {
     expect(row?.conversation).toBe('null')
   })
 
+  test('deleting the last response that follows up deleted ones blanks their turns too', async () => {
+    const a = await turn('kept first')
+    const b = await turn('deleted second', a)
+    const c = await turn('deleted third', b)
+    await storedRow(c)
+    const remove = (id: string) =>
+      fetch(`${urls.get(first)}/v1/responses/${id}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${key}` },
+      })
+    const blanked = async () =>
+      (
+        await first.app.operator.sql<{ id: string }[]>`
+          SELECT id FROM stored_responses WHERE id IN (${a}, ${b}, ${c}) AND conversation::text = 'null'`
+      ).map((row) => row.id)
+    expect((await remove(b)).status).toBe(200)
+    expect(await blanked()).toEqual([])
+    expect((await remove(c)).status).toBe(200)
+    // Nothing kept follows b up any more: its turns go with c's; a, still kept, keeps its own.
+    expect((await blanked()).sort()).toEqual([b, c].sort())
+    expect((await remove(c)).status).toBe(404)
+    await turn('after', a)
+    expect(sentUserTexts().some((text) => text.includes('kept first'))).toBe(true)
+  })
+
   test('RESPONSES_RETENTION_DAYS=0: nothing is kept, and a follow-up says so at once', async () => {
     const answer = (await (
       await post(keep0, { model: 'openai/plain', input: 'hi' }, key0)
