@@ -36,11 +36,9 @@ export class ResponseStore {
 
   /**
    * Keeps `part` and `response` as the JSON text they are written as (key order included). `part` is the
-   * whole conversation, or with `parentId` what this exchange adds to the stored conversation it continues.
-   * A thread is kept under its reply's ID, which a provider of its style chooses: an ID kept already (a
-   * provider that repeats its IDs) is continued by neither conversation, since a continue naming it could
-   * not tell them apart; it answers not found and the client sends its whole conversation. The turns kept
-   * under it stay for the later turns that continue them.
+   * whole conversation, or with `follows` what this exchange adds to the stored conversation it
+   * continues; should that one be gone by the time this is written (deleted meanwhile), the whole
+   * conversation (`follows.whole`) is kept instead, so this one can still be followed up.
    */
   save(
     id: string,
@@ -48,17 +46,31 @@ export class ResponseStore {
     style: StoredStyle,
     part: unknown,
     response: Record<string, unknown>,
-    parentId?: string,
+    follows?: { parentId: string; whole: () => unknown },
   ): void {
     if (this.options.retentionDays === 0) return
-    const parent = parentId ?? null
-    const write = this.sql`
-      INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at, parent_id, root_id)
-      VALUES (${id}, ${accountId}, ${style}, ${JSON.stringify(part)}::text::json, ${JSON.stringify(response)}::text::json,
-              now() + make_interval(days => ${this.options.retentionDays}), ${parent},
-              coalesce((SELECT root_id FROM stored_responses WHERE id = ${parent}), ${id}))
-      ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(stored_responses.deleted_at, now())`
-      .then(() => undefined)
+    const answer = JSON.stringify(response)
+    const days = this.options.retentionDays
+    // A provider that repeats a reply ID would have a later conversation continue an earlier one's:
+    // the ID is then continued by neither.
+    const write = (async () => {
+      if (follows) {
+        const [kept] = await this.sql`
+          INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at, parent_id, root_id)
+          SELECT ${id}, ${accountId}, ${style}, ${JSON.stringify(part)}::text::json, ${answer}::text::json,
+                 now() + make_interval(days => ${days}), p.id, p.root_id
+          FROM stored_responses p
+          WHERE p.id = ${follows.parentId} AND p.account_id = ${accountId} AND p.conversation::text <> 'null'
+          ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(stored_responses.deleted_at, now())
+          RETURNING 1 AS kept`
+        if (kept) return
+      }
+      await this.sql`
+        INSERT INTO stored_responses (id, account_id, style, conversation, response, expires_at, parent_id, root_id)
+        VALUES (${id}, ${accountId}, ${style}, ${JSON.stringify(follows ? follows.whole() : part)}::text::json,
+                ${answer}::text::json, now() + make_interval(days => ${days}), NULL, ${id})
+        ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(stored_responses.deleted_at, now())`
+    })()
       .catch((error) => log.error('stored response not written', { responseId: id, error }))
       .finally(() => this.pending.delete(id))
     this.pending.set(id, write)

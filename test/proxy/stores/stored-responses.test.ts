@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
 
-const models = [testModel('openai/plain', 'fake')]
+const models = [testModel('openai/plain', 'fake'), testModel('openai/slow', 'fake?delay=400')]
 type Stores = { store: 'memory' | 'redis'; database: 'postgres' | 'embedded' }
 
 function storedResponses(stores: Stores) {
@@ -254,6 +254,28 @@ function storedResponses(stores: Stores) {
       { conversation: string }[]
     >`SELECT conversation::text AS conversation FROM stored_responses WHERE id = ${leaf}`
     expect(row?.conversation).toBe('null')
+  })
+
+  test('a follow-up whose response was deleted while it was answered is kept whole, and can be followed up', async () => {
+    const a = await turn('said before the delete')
+    await storedRow(a)
+    const answering = post(first, {
+      model: 'openai/slow',
+      input: 'answered meanwhile',
+      previous_response_id: a,
+    })
+    await Bun.sleep(100)
+    const deleted = await fetch(`${urls.get(first)}/v1/responses/${a}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    })
+    expect(deleted.status).toBe(200)
+    const b = (await (await answering).json()) as { id: string }
+    // The deleted one had nothing following it when it went, so its turns went with it; the follow-up
+    // holds the whole conversation it was answered from.
+    expect(await storedRow(b.id)).toEqual({ parent_id: null, root_id: b.id, turns: 4 })
+    await turn('and after', b.id)
+    expect(sentUserTexts().some((text) => text.includes('said before the delete'))).toBe(true)
   })
 
   test('deleting the last response that follows up deleted ones blanks their turns too', async () => {

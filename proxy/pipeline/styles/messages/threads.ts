@@ -46,19 +46,29 @@ export function withThreads(
     const { body } = context
     if (!body.thread || typeof id !== 'string' || !Array.isArray(content)) return
     const reply: Message = { role: 'assistant', content: content as { type: string }[] }
+    const whole = (): StoredThread => ({
+      ...(body.system !== undefined ? { system: body.system } : {}),
+      ...(body.tools !== undefined ? { tools: body.tools } : {}),
+      messages: [...body.messages, reply],
+    })
     const continued = held.get(body.messages)
     if (continued && body.thread.type === 'continue') {
       // What this turn adds, under the reply it continues.
       const added = { messages: [...body.messages.slice(continued.messages), reply] }
-      store.save(id, context.accountId, 'messages', added, {}, body.thread.previous_message_id)
+      store.save(
+        id,
+        context.accountId,
+        'messages',
+        added,
+        {},
+        {
+          parentId: body.thread.previous_message_id,
+          whole,
+        },
+      )
       return
     }
-    const thread: StoredThread = {
-      ...(body.system !== undefined ? { system: body.system } : {}),
-      ...(body.tools !== undefined ? { tools: body.tools } : {}),
-      messages: [...body.messages, reply],
-    }
-    store.save(id, context.accountId, 'messages', thread, {})
+    store.save(id, context.accountId, 'messages', whole(), {})
   }
   /** A non-streaming answer, kept when the request is threaded. */
   const keptAnswer = (

@@ -40,13 +40,15 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
       ),
     }
     // What this exchange adds to the stored conversation it follows up, kept under that one's ID.
+    const earlier = previous.get(context.body)
+    const parentId = context.body.previous_response_id
     store.save(
       responseId(context.requestId),
       context.accountId,
       'responses',
       [...input, answer],
       response,
-      previous.has(context.body) ? (context.body.previous_response_id ?? undefined) : undefined,
+      earlier && parentId ? { parentId, whole: () => [...earlier, ...input, answer] } : undefined,
     )
   }
 
