@@ -281,17 +281,20 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
     }
   })
 
-  test('a streamed reply is kept as the client received it, thinking and its signature included', async () => {
+  /** A streamed thread the replayed provider answers as `msg_01ThinkThread`: thinking, then a tool call. */
+  const createThinkingThread = async (question: string) => {
     const response = await post({
       model: 'anthropic/thinking',
       stream: true,
       thread: { type: 'create' },
-      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      messages: [{ role: 'user', content: question }],
     })
     expect(response.status).toBe(200)
     expect(await response.text()).toContain('message_stop')
-    const sentBefore = gw.upstream.requests.length
-    const continued = await post({
+  }
+  /** The continue of that thread with the tool's result. */
+  const continueThinkingThread = () =>
+    post({
       model: 'anthropic/plain',
       thread: { type: 'continue', previous_message_id: 'msg_01ThinkThread' },
       messages: [
@@ -301,6 +304,11 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
         },
       ],
     })
+
+  test('a streamed reply is kept as the client received it, thinking and its signature included', async () => {
+    await createThinkingThread('Weather in Paris?')
+    const sentBefore = gw.upstream.requests.length
+    const continued = await continueThinkingThread()
     expect(continued.status).toBe(200)
     const sent = gw.upstream.requests[sentBefore]!.body as unknown as Sent
     expect(sent.messages[1]).toEqual({
@@ -408,27 +416,9 @@ function messageThreads(stores: { store: 'memory' | 'redis'; database: 'postgres
 
   test('a reply ID the provider repeats is continued by neither thread: the client replays its own', async () => {
     // The replayed provider answers every request with the same message ID.
-    for (const city of ['Rome', 'Oslo']) {
-      const response = await post({
-        model: 'anthropic/thinking',
-        stream: true,
-        thread: { type: 'create' },
-        messages: [{ role: 'user', content: `Weather in ${city}?` }],
-      })
-      expect(response.status).toBe(200)
-      expect(await response.text()).toContain('message_stop')
-    }
+    for (const city of ['Rome', 'Oslo']) await createThinkingThread(`Weather in ${city}?`)
     const sentBefore = gw.upstream.requests.length
-    const continued = await post({
-      model: 'anthropic/plain',
-      thread: { type: 'continue', previous_message_id: 'msg_01ThinkThread' },
-      messages: [
-        {
-          role: 'user',
-          content: [{ type: 'tool_result', tool_use_id: 'toolu_01Think', content: 'sunny' }],
-        },
-      ],
-    })
+    const continued = await continueThinkingThread()
     expect(continued.status).toBe(404)
     expect(await continued.json()).toMatchObject({
       error: { details: { error_code: 'thread_not_found' } },
