@@ -5,10 +5,9 @@
  * the Messages style's threads (the conversation as request fields, for a `thread` continue). The
  * conversation is opaque here; each style reads its own. A follow-up keeps only what its exchange adds,
  * under the ID of the one it continues, so a long loop keeps each turn once; a read gathers the parts
- * back to the first. Writes leave the request path; a follow-up in
- * the same process waits for its predecessor's write, and one that reaches another process first reads
- * again for a moment before it calls the conversation missing, so a client chaining requests never finds
- * the previous one gone.
+ * back to the first. Writes leave the request path; a follow-up in the same process waits for its
+ * predecessor's write, and one that reaches another process first reads again for a moment before it
+ * calls the conversation missing, so a client chaining requests never finds the previous one gone.
  */
 import type { Sql } from 'postgres'
 import { log } from '../core/log.ts'
