@@ -7,6 +7,7 @@ import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
 import { loadTokenizer, TOKENIZERS } from '../../../../proxy/core/catalog/tokenizers.ts'
 
 describe('token counters', () => {
+  // Whole, the first of these texts alone takes minutes: the test's limit is ten seconds.
   for (const name of TOKENIZERS)
     test(`${name}: long runs without spaces, of letters, symbols or spaces, count at once`, async () => {
       const count = await loadTokenizer(name)
@@ -18,8 +19,7 @@ describe('token counters', () => {
         `${'x'.repeat(50_000)} and a sentence after it`,
       ])
         expect(count(text)).toBeGreaterThan(0)
-    }, // Whole, the first of these alone takes minutes.
-    10_000)
+    }, 10_000)
 
   test('ordinary text counts exactly; a long run within a token a piece of its exact count', async () => {
     const count = await loadTokenizer('o200k_base')
