@@ -25,7 +25,7 @@ import { KeyCache } from './stores/keys/key-cache.ts'
 import { loadKeysByPrefix } from './stores/keys/load-keys.ts'
 import { RecordWriter } from './stores/ledger/record-writer.ts'
 import { ResponseStore } from './stores/stored-responses.ts'
-import { log } from './core/log.ts'
+import { log, redactUrl } from './core/log.ts'
 import { drain, type Listener } from './ops/drain.ts'
 import { initMetrics, setBreakerSource } from './core/metrics.ts'
 import type { OpsDeps } from './http/ops-routes.ts'
@@ -80,8 +80,8 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       ? connectPostgres(config.DATABASE_URL, config.DATABASE_POOL_SIZE)
       : await reaching('DATA_DIR', config.DATA_DIR, () => startEmbedded(config.DATA_DIR)))
   const applied = await reaching(
-    config.DATABASE_URL && !overrides.database ? 'DATABASE_URL' : 'DATA_DIR',
-    config.DATABASE_URL ? withoutPassword(config.DATABASE_URL) : config.DATA_DIR,
+    database.kind === 'postgres' ? 'DATABASE_URL' : 'DATA_DIR',
+    database.location,
     () => migrate(database.sql),
   )
   if (applied.length > 0) log.info('migrations applied', { applied })
@@ -93,7 +93,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   const clock = systemClock()
   const { store, redis } = await reaching(
     'REDIS_URL',
-    withoutPassword(config.REDIS_URL ?? ''),
+    redactUrl(config.REDIS_URL ?? '', 'redis'),
     () => openStore(config, clock),
   )
   log.info(`admission store: ${store.kind === 'redis' ? 'Redis' : 'in-process (single process)'}`)
@@ -311,16 +311,5 @@ async function reaching<T>(setting: string, where: string, open: () => Promise<T
     throw new ConfigError(
       `${setting} (${where}) cannot be used: ${reason.replace(/\.$/, '')}. Check that it is running and reachable, or change ${setting}.`,
     )
-  }
-}
-
-/** A store address as a log may show it: without its password. */
-function withoutPassword(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return url
   }
 }

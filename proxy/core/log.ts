@@ -69,3 +69,14 @@ export const log = {
   warn: (msg: string, fields?: Record<string, unknown>) => write('warn', msg, fields),
   error: (msg: string, fields?: Record<string, unknown>) => write('error', msg, fields),
 }
+
+/** A store's address as a line may show it: its password replaced; `unreadable` for one that is not a URL. */
+export function redactUrl(url: string, unreadable: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password) parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return unreadable
+  }
+}

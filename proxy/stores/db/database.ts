@@ -6,6 +6,7 @@
 import postgres, { type Sql } from 'postgres'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
+import { redactUrl } from '../../core/log.ts'
 
 export type Database = {
   sql: Sql
@@ -30,7 +31,12 @@ const bigintAsNumber = {
 
 export function connectPostgres(url: string, max: number): Database {
   const sql = postgres(url, { max, onnotice: () => {}, types: { bigint: bigintAsNumber } })
-  return { sql, kind: 'postgres', location: redactUrl(url), close: () => sql.end({ timeout: 5 }) }
+  return {
+    sql,
+    kind: 'postgres',
+    location: redactUrl(url, 'postgres'),
+    close: () => sql.end({ timeout: 5 }),
+  }
 }
 
 /**
@@ -71,15 +77,5 @@ export async function startEmbedded(dataDir: string): Promise<Database> {
       await ask({ type: 'stop' }, 'stopped')
       worker.terminate()
     },
-  }
-}
-
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password) parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return 'postgres'
   }
 }
