@@ -89,24 +89,13 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
 }
 
 export function chatPassthroughStream(context: AnswerContext<ChatRequest>): StreamOutput {
-  // Every chunk repeats the stream's id, created and model, and so does a usage chunk the gateway writes
-  // (the SDK's accumulator drops a later chunk without an id): the provider's, from its first chunk that
-  // has an id (Azure's first, of prompt filter results, has an empty one), else the gateway's own.
-  let meta: Record<string, unknown> = {
-    id: chatId(context.requestId),
-    created: context.created,
-    model: context.modelId,
-  }
-  let metaReads = 0
+  // The first chunks, kept unread: a usage chunk the gateway writes takes its id from them.
+  const first: string[] = []
   let usageSent = false
   return {
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
-      if (metaReads < META_READS && raw.data !== undefined) {
-        const read = chunkMeta(raw.data)
-        metaReads = read.id === undefined ? metaReads + 1 : META_READS
-        meta = { ...meta, ...read }
-      }
+      if (first.length < META_READS && raw.data !== undefined) first.push(raw.data)
       if (
         !events.some((event) => event.type === 'usage') ||
         !accounting.usage ||
@@ -130,6 +119,7 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
     complete(final: Final) {
       if (!includesUsage(context.body) || usageSent) return 'data: [DONE]\n\n'
       // The provider reported no usage: the client still gets a usage chunk, with the gateway's count.
+      const meta = streamMeta(first, context)
       const usage = {
         id: meta.id,
         object: 'chat.completion.chunk',
@@ -144,20 +134,33 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
   }
 }
 
-/** Chunks read for the stream's id at most: a provider that sends none is not parsed to the end. */
+/** Chunks kept for the stream's id at most: a provider that sends none is not read to the end. */
 const META_READS = 4
 
-/** The id, created and model a provider's chunk carries, where it has them (none for what is not a chunk). */
-function chunkMeta(data: string): Record<string, unknown> {
-  let chunk: Record<string, unknown>
-  try {
-    chunk = JSON.parse(data) as Record<string, unknown>
-  } catch {
-    return {}
+/**
+ * The id, created and model every chunk repeats, which a usage chunk the gateway writes must repeat too
+ * (the SDK's accumulator drops a later chunk without the stream's id): the provider's, from its first
+ * chunk that has an id (Azure's first, of prompt filter results, has an empty one), else the gateway's.
+ */
+function streamMeta(first: string[], context: AnswerContext<ChatRequest>): Record<string, unknown> {
+  const meta: Record<string, unknown> = {
+    id: chatId(context.requestId),
+    created: context.created,
+    model: context.modelId,
   }
-  const meta: Record<string, unknown> = {}
-  if (typeof chunk.id === 'string' && chunk.id !== '') meta.id = chunk.id
-  if (typeof chunk.created === 'number' && chunk.created > 0) meta.created = chunk.created
-  if (typeof chunk.model === 'string' && chunk.model !== '') meta.model = chunk.model
+  for (const data of first) {
+    let chunk: Record<string, unknown>
+    try {
+      chunk = JSON.parse(data) as Record<string, unknown>
+    } catch {
+      continue
+    }
+    if (typeof chunk.created === 'number' && chunk.created > 0) meta.created = chunk.created
+    if (typeof chunk.model === 'string' && chunk.model !== '') meta.model = chunk.model
+    if (typeof chunk.id === 'string' && chunk.id !== '') {
+      meta.id = chunk.id
+      break
+    }
+  }
   return meta
 }
