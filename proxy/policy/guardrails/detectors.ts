@@ -164,15 +164,6 @@ export function hasFilters(compiled: CompiledFilters): boolean {
   return compiled.block.length > 0 || compiled.redact.length > 0
 }
 
-/** The first block filter (in filter order) that matches `text`, if any. */
-export function firstBlock(text: string, compiled: CompiledFilters): Finding | undefined {
-  for (const filter of compiled.block) {
-    if (findSpans(filter.detector, text, true).length > 0)
-      return { detector: filter.label, action: 'block' }
-  }
-  return undefined
-}
-
 /**
  * Scans one text. The first block filter (in filter order) that matches wins and the text comes back
  * unchanged. Otherwise every match of every redact filter becomes `[REDACTED:<label>]`, with one
@@ -183,8 +174,10 @@ export function inspectText(
   text: string,
   compiled: CompiledFilters,
 ): { blocked?: Finding; text: string; redacted: Finding[] } {
-  const blocked = firstBlock(text, compiled)
-  if (blocked) return { blocked, text, redacted: [] }
+  for (const filter of compiled.block) {
+    if (findSpans(filter.detector, text, true).length > 0)
+      return { blocked: { detector: filter.label, action: 'block' }, text, redacted: [] }
+  }
   const spans: LabelledSpan[] = []
   const redacted: Finding[] = []
   compiled.redact.forEach((filter, order) => {

@@ -11,7 +11,6 @@ import { log } from '../../core/log.ts'
 import type { TextVisitor } from '../../core/texts.ts'
 import {
   compileFilters,
-  firstBlock,
   hasFilters,
   inspectText,
   type CompiledFilters,
