@@ -5,7 +5,8 @@
  * On SIGINT/SIGTERM it drains: /readyz answers 503, the listeners close, open requests get
  * SHUTDOWN_DRAIN_MS to finish before they are cut and settled, then queued ledger rows are written and
  * the stores closed (within STOP_WRITES_MS, or it exits anyway). Workers get SIGTERM from the first
- * process and drain the same way; a worker that exits by itself is logged and not started again.
+ * process and drain the same way; a worker that exits by itself is logged and started again
+ * (ops/workers.ts).
  *
  * Bun's fetch keeps at most BUN_CONFIG_MAX_HTTP_REQUESTS requests in flight per process (256 unless the
  * environment sets it, read once when the process starts); past it, provider requests would queue behind
@@ -19,9 +20,9 @@ import { CatalogError } from './core/catalog/catalog.ts'
 import { ConfigError, loadConfig } from './core/config.ts'
 import { log, setLogLevel } from './core/log.ts'
 import { MigrationError } from '../sql/migrate.ts'
-import type { Subprocess } from 'bun'
 import { ensurePortFree } from './ops/ports.ts'
-import { reportWorkerMetrics, sumWorkerMetrics, type MetricsMessage } from './ops/worker-metrics.ts'
+import { reportWorkerMetrics, sumWorkerMetrics } from './ops/worker-metrics.ts'
+import { Workers } from './ops/workers.ts'
 
 /** The most Bun accepts: the gateway's ceiling (MAX_CONCURRENT_REQUESTS) is the limit that applies. */
 const FETCH_LIMIT = '65535'
@@ -57,30 +58,9 @@ async function main(): Promise<void> {
   const app = await createApp(config)
   const { apiUrl, siteUrl } = app.listen({ apiOnly })
   if (apiOnly) reportWorkerMetrics()
-  const workers: Subprocess[] = []
   let stopping = false
-  if (!apiOnly && config.WORKERS > 1) {
-    const onMessage = sumWorkerMetrics(() => workers)
-    // The port this process bound (PORT=0 picks one): every worker shares it.
-    workers.push(...startWorkers(config.WORKERS - 1, onMessage, app.api.server!.port!))
-    for (const worker of workers) {
-      void worker.exited.then((code) => {
-        if (stopping) return
-        // Left out of metrics scrapes from now on, which would otherwise wait for it every time.
-        workers.splice(workers.indexOf(worker), 1)
-        log.error(
-          'an API worker process exited; the others go on serving, and it is not started again until the gateway restarts',
-          {
-            pid: worker.pid,
-            code,
-            signal: worker.signalCode,
-            processes: workers.length + 1,
-            WORKERS: config.WORKERS,
-          },
-        )
-      })
-    }
-  }
+  const workers =
+    !apiOnly && config.WORKERS > 1 ? startWorkers(config.WORKERS, app.api.server!.port!) : undefined
   if (!apiOnly) {
     log.info(
       `API server:  ${apiUrl}  (clients use ${apiUrl}/v1)${config.WORKERS > 1 ? ` on ${config.WORKERS} processes` : ''}`,
@@ -91,7 +71,10 @@ async function main(): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    log.info(`${signal}: draining`, { drainMs: config.SHUTDOWN_DRAIN_MS, workers: workers.length })
+    log.info(`${signal}: draining`, {
+      drainMs: config.SHUTDOWN_DRAIN_MS,
+      workers: workers?.running.length ?? 0,
+    })
     // Writing what is queued needs Postgres; one that does not answer must not keep the process alive
     // (charges wait in Redis's outbox for another process's recovery).
     setTimeout(() => {
@@ -100,12 +83,8 @@ async function main(): Promise<void> {
       })
       process.exit(1)
     }, config.SHUTDOWN_DRAIN_MS + STOP_WRITES_MS).unref()
-    for (const worker of workers) worker.kill('SIGTERM')
     try {
-      await Promise.all([
-        app.stop({ drainMs: config.SHUTDOWN_DRAIN_MS }),
-        ...workers.map((worker) => worker.exited),
-      ])
+      await Promise.all([app.stop({ drainMs: config.SHUTDOWN_DRAIN_MS }), workers?.stop()])
     } catch (error) {
       log.error('stop failed', { error })
       process.exit(1)
@@ -117,20 +96,18 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'))
 }
 
-/** Extra API-server processes; the first process keeps the site server and restarts none of them. */
-function startWorkers(
-  count: number,
-  onMessage: (message: MetricsMessage, worker: Subprocess) => void,
-  port: number,
-): Subprocess[] {
-  return Array.from({ length: Math.max(0, count) }, () =>
-    Bun.spawn([process.execPath, import.meta.path, '--api-only', CHILD_FLAG], {
-      stdout: 'inherit',
-      stderr: 'inherit',
+/** The WORKERS − 1 API-server processes beside this one, on the port this one bound (PORT=0 picks one). */
+function startWorkers(configured: number, port: number): Workers {
+  const workers: Workers = new Workers(
+    {
+      argv: [process.execPath, import.meta.path, '--api-only', CHILD_FLAG],
       env: { ...process.env, PORT: String(port) },
-      ipc: onMessage,
-    }),
+      onMessage: sumWorkerMetrics(() => workers.running),
+    },
+    configured,
   )
+  workers.start(configured - 1)
+  return workers
 }
 
 /** Drains and exits once the parent process is gone (the child is then adopted by another process). */

@@ -1,5 +1,6 @@
 // WORKERS=2 on real stores when a worker process dies by itself: the first process says so in its log,
-// scrapes go on answering at once for the processes left, and the gateway still stops cleanly.
+// scrapes go on answering at once for the processes left, the worker is started again (after one second,
+// then after twice as long when the new one dies young), and the gateway still stops cleanly.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -53,35 +54,73 @@ describeWith(['postgres', 'redis'], 'a worker process that dies', () => {
     return { ms: Date.now() - started, processes: /^gateway_processes (\d+)$/m.exec(text)?.[1] }
   }
 
-  test('is logged, left out of scrapes at once, and the gateway still stops cleanly', async () => {
+  /** The first log line (stdout or stderr) saying `text` that `accept` takes, waited for up to 15 s. */
+  const logLine = async (
+    text: string,
+    accept: (line: { pid: number }) => boolean,
+  ): Promise<Record<string, unknown> & { pid: number }> => {
+    const until = Date.now() + 15_000
+    const find = () =>
+      [...errors, ...server.output]
+        .join('')
+        .split('\n')
+        .filter((each) => each.includes(text))
+        .map((each) => JSON.parse(each))
+        .find(accept)
+    while (!find() && Date.now() < until) await Bun.sleep(50)
+    return find()
+  }
+  const alive = (pid: number) => Bun.spawnSync(['kill', '-0', String(pid)]).exitCode === 0
+
+  test('is logged, left out of scrapes at once, started again, and the gateway still stops cleanly', async () => {
     expect((await scrape()).processes).toBe('2')
     const children = Bun.spawnSync(['pgrep', '-P', String(server.process.pid)]).stdout.toString()
     const workerPid = Number(children.trim().split('\n')[0])
     expect(workerPid).toBeGreaterThan(0)
     process.kill(workerPid, 'SIGKILL')
 
-    const until = Date.now() + 10_000
-    while (!errors.join('').includes('an API worker process exited') && Date.now() < until)
-      await Bun.sleep(50)
-    const line = errors
-      .join('')
-      .split('\n')
-      .find((each) => each.includes('an API worker process exited'))
-    expect(JSON.parse(line!)).toMatchObject({
+    expect(
+      await logLine('an API worker process exited', (line) => line.pid === workerPid),
+    ).toMatchObject({
       level: 'error',
       pid: workerPid,
       signal: 'SIGKILL',
       processes: 1,
       WORKERS: 2,
+      restartInMs: 1000,
     })
+    const { ms, processes } = await scrape()
+    expect(processes).toBe('1')
+    expect(ms).toBeLessThan(900)
 
-    for (let i = 0; i < 3; i++) {
-      const { ms, processes } = await scrape()
-      expect(processes).toBe('1')
-      expect(ms).toBeLessThan(900)
+    const restarted = await logLine('an API worker process started again', () => true)
+    expect(restarted).toMatchObject({ level: 'info', processes: 2 })
+    expect(restarted.pid).not.toBe(workerPid)
+    expect(alive(restarted.pid)).toBe(true)
+    let serving = await scrape()
+    for (let i = 0; i < 100 && serving.processes !== '2'; i++) {
+      await Bun.sleep(100)
+      serving = await scrape()
     }
+    expect(serving.processes).toBe('2')
+
+    // Dying young, the replacement waits twice as long before it is started again.
+    process.kill(restarted.pid, 'SIGKILL')
+    expect(
+      await logLine('an API worker process exited', (line) => line.pid === restarted.pid),
+    ).toMatchObject({
+      pid: restarted.pid,
+      restartInMs: 2000,
+    })
+    const again = await logLine(
+      'an API worker process started again',
+      (line) => line.pid !== restarted.pid,
+    )
+    expect(again.pid).toBeGreaterThan(0)
 
     server.process.kill('SIGTERM')
     expect(await server.process.exited).toBe(0)
+    await Bun.sleep(200)
+    expect(alive(again.pid)).toBe(false)
   })
 })
