@@ -47,7 +47,11 @@ export function readChatAnswer(text: string): AnswerRead {
       type: 'tool_call',
       id: call.id,
       name: call.function.name,
-      arguments: typeof call.function.arguments === 'string' ? call.function.arguments : '{}',
+      // Some OpenAI-compatible servers send a call without arguments as "": clients parse a JSON object.
+      arguments:
+        typeof call.function.arguments === 'string' && call.function.arguments !== ''
+          ? call.function.arguments
+          : '{}',
     })
   }
   return {

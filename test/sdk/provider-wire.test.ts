@@ -1,0 +1,150 @@
+// Answers of providers that depart from the usual wire in ways real servers do (no usage reports, a call
+// without arguments as ""), read by the official SDKs. The provider here writes each SSE event on its own,
+// as the real wire does.
+import Anthropic from '@anthropic-ai/sdk'
+import { afterAll, beforeAll, expect, test } from 'bun:test'
+import OpenAI from 'openai'
+import { startTestGateway, testModel, type TestGateway } from '../helpers/gateway.ts'
+import { describeWith } from '../helpers/services.ts'
+
+type Reply = { json?: unknown; events?: string[] }
+
+const named = (type: string, data: Record<string, unknown>) =>
+  `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`
+
+/** A Messages stream whose provider reports no usage at all (some Messages-compatible servers). */
+const withoutUsage = [
+  named('message_start', {
+    message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [] },
+  }),
+  named('ping', {}),
+  named('content_block_start', {
+    index: 0,
+    content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} },
+  }),
+  named('content_block_delta', {
+    index: 0,
+    delta: { type: 'input_json_delta', partial_json: '{"location":' },
+  }),
+  named('content_block_delta', {
+    index: 0,
+    delta: { type: 'input_json_delta', partial_json: '"Paris"}' },
+  }),
+  named('content_block_stop', { index: 0 }),
+  named('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null } }),
+  named('message_stop', {}),
+]
+
+/** A whole Chat Completions answer with a call whose arguments are "". */
+const emptyArguments = {
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1,
+  model: 'm',
+  choices: [
+    {
+      index: 0,
+      message: {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ping', arguments: '' } }],
+      },
+      finish_reason: 'tool_calls',
+    },
+  ],
+  usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
+}
+
+const replies: Record<string, Reply> = {
+  'no-usage': { events: withoutUsage },
+  'empty-arguments': { json: emptyArguments },
+}
+
+function startProvider() {
+  const server = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(request) {
+      const body = (await request.json()) as { model: string }
+      const reply = replies[body.model]!
+      if (reply.json) return Response.json(reply.json)
+      const encoder = new TextEncoder()
+      const stream = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          for (const event of reply.events!) {
+            controller.enqueue(encoder.encode(event))
+            await Bun.sleep(1)
+          }
+          controller.close()
+        },
+      })
+      return new Response(stream, { headers: { 'content-type': 'text/event-stream' } })
+    },
+  })
+  return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) }
+}
+
+describeWith('postgres', 'providers off the usual wire, read by the SDKs', () => {
+  let gw: TestGateway
+  let provider: ReturnType<typeof startProvider>
+  let openai: OpenAI
+  let anthropic: Anthropic
+  beforeAll(async () => {
+    provider = startProvider()
+    gw = await startTestGateway({
+      store: 'memory',
+      database: 'postgres',
+      models: [
+        testModel('messages/no-usage', 'no-usage', {
+          routes: [{ provider: 'wire-anthropic', model: 'no-usage' }],
+        }),
+        testModel('chat/empty-arguments', 'empty-arguments', {
+          routes: [{ provider: 'wire-openai', model: 'empty-arguments' }],
+        }),
+      ],
+      catalog: {
+        providers: [
+          {
+            id: 'wire-openai',
+            style: 'openai',
+            baseUrl: `${provider.url}/v1`,
+            apiKeyEnv: 'FAKE_PROVIDER_KEY',
+          },
+          {
+            id: 'wire-anthropic',
+            style: 'anthropic',
+            baseUrl: provider.url,
+            apiKeyEnv: 'FAKE_PROVIDER_KEY',
+          },
+        ],
+      },
+    })
+    const { apiUrl } = gw.app.listen()
+    const key = (await gw.key(await gw.account('10'))).key
+    openai = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 })
+    anthropic = new Anthropic({ baseURL: apiUrl, apiKey: key, maxRetries: 0 })
+  })
+  afterAll(async () => {
+    await gw.close()
+    await provider.stop()
+  })
+
+  test('Responses and Messages clients, whole: a call the provider sent with arguments "" has the arguments {}', async () => {
+    const response = await openai.responses.create({
+      model: 'chat/empty-arguments',
+      input: 'Ping',
+      tools: [{ type: 'function', name: 'ping', parameters: {}, strict: false }],
+    })
+    const call = response.output.find((item) => item.type === 'function_call')
+    expect(call?.type === 'function_call' && call.arguments).toBe('{}')
+    const message = await anthropic.messages.create({
+      model: 'chat/empty-arguments',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Ping' }],
+      tools: [{ name: 'ping', input_schema: { type: 'object', properties: {} } }],
+    })
+    expect(message.content).toEqual([
+      expect.objectContaining({ type: 'tool_use', id: 'call_1', input: {} }),
+    ])
+  })
+})
