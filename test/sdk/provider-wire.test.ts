@@ -129,6 +129,26 @@ describeWith('postgres', 'providers off the usual wire, read by the SDKs', () =>
     await provider.stop()
   })
 
+  test('Messages client, a Messages-style provider without usage: one message_delta, with its stop reason and the count', async () => {
+    const stream = anthropic.messages.stream({
+      model: 'messages/no-usage',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Weather in Paris?' }],
+      tools: [{ name: 'get_weather', input_schema: { type: 'object', properties: {} } }],
+    })
+    let deltas = 0
+    stream.on('streamEvent', (event) => {
+      if (event.type === 'message_delta') deltas += 1
+    })
+    const message = await stream.finalMessage()
+    expect(deltas).toBe(1)
+    expect(message.stop_reason).toBe('tool_use')
+    expect(message.content).toEqual([
+      expect.objectContaining({ type: 'tool_use', id: 'toolu_1', input: { location: 'Paris' } }),
+    ])
+    expect(message.usage.output_tokens).toBeGreaterThan(0)
+  })
+
   test('Responses and Messages clients, whole: a call the provider sent with arguments "" has the arguments {}', async () => {
     const response = await openai.responses.create({
       model: 'chat/empty-arguments',

@@ -129,9 +129,23 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
 
 export function messagesPassthroughStream(): StreamOutput {
   let deltaSent = false
+  /** The provider's stop, from a `message_delta` held back because it carried no usage to add the cost to. */
+  let stop: unknown
   return {
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
+      if (events[0]?.type === 'start' && events.length === 1 && raw.data !== undefined) {
+        // A start without usage, which the SDK's message would lack (its `message_delta` writes into it).
+        const data = JSON.parse(raw.data) as { message?: Record<string, unknown> }
+        if (data.message) data.message.usage = { input_tokens: 0, output_tokens: 0 }
+        return sse(JSON.stringify(data), 'message_start')
+      }
+      if (!accounting.usage && raw.data !== undefined && events.some((e) => e.type === 'finish')) {
+        // Without usage the SDK cannot read the event (it reads `usage.output_tokens`): it goes out
+        // when the answer completes, with the gateway's count.
+        stop = (JSON.parse(raw.data) as { delta?: unknown }).delta
+        return ''
+      }
       if (
         raw.data === undefined ||
         !accounting.usage ||
@@ -151,7 +165,7 @@ export function messagesPassthroughStream(): StreamOutput {
       // The provider ended without a usage report: the client still gets one, with the gateway's count.
       return (
         named('message_delta', {
-          delta: { stop_reason: 'end_turn', stop_sequence: null },
+          delta: stop ?? { stop_reason: 'end_turn', stop_sequence: null },
           usage: messagesUsage(final.usage, final.costUsd),
         }) + messageStop()
       )
