@@ -60,12 +60,15 @@ const replies: Record<string, Reply> = {
   'empty-arguments': { json: emptyArguments },
 }
 
+let received = 0
+
 function startProvider() {
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     async fetch(request) {
       const body = (await request.json()) as { model: string }
+      received += 1
       const reply = replies[body.model]!
       if (reply.json) return Response.json(reply.json)
       const encoder = new TextEncoder()
@@ -166,5 +169,20 @@ describeWith('postgres', 'providers off the usual wire, read by the SDKs', () =>
     expect(message.content).toEqual([
       expect.objectContaining({ type: 'tool_use', id: 'call_1', input: {} }),
     ])
+  })
+
+  test('Chat Completions client asking for an answer in audio from a Messages-style provider: 400 naming modalities, nothing sent', async () => {
+    const before = received
+    const error = await openai.chat.completions
+      .create({
+        model: 'messages/no-usage',
+        messages: [{ role: 'user', content: 'Say hi' }],
+        modalities: ['text', 'audio'],
+        audio: { voice: 'alloy', format: 'mp3' },
+      })
+      .catch((caught: unknown) => caught)
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError)
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('modalities')
+    expect(received).toBe(before)
   })
 })

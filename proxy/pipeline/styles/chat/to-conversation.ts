@@ -1,7 +1,7 @@
 /**
  * A Chat Completions request in neutral form, for a provider of another style. What that provider cannot
- * receive (audio and file parts, several choices) is refused by field, rather than dropped. Legacy
- * function calls and their results become tool calls and results (legacy-functions.ts).
+ * receive (audio and file parts, an answer in audio, several choices) is refused by field, rather than
+ * dropped. Legacy function calls and their results become tool calls and results (legacy-functions.ts).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
@@ -37,6 +37,10 @@ const refuse = (param: string, message: string) =>
 
 export function chatConversation(body: ChatRequest): Conversation | ServiceError {
   if ((body.n ?? 1) > 1) return refuse('n', "only 1 is supported by this model's provider")
+  const raw = body as Record<string, unknown>
+  // An answer asked for in audio would come back as text only, which the client would not expect.
+  if (Array.isArray(raw.modalities) && raw.modalities.includes('audio'))
+    return refuse('modalities', "audio output is not supported by this model's provider")
   const turns: Turn[] = []
   const pending: Pending = {}
   for (const [index, message] of (body.messages as Message[]).entries()) {
@@ -46,7 +50,6 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
   }
   const tools = chatTools(body)
   if (tools instanceof ServiceError) return tools
-  const raw = body as Record<string, unknown>
   const toolChoice = chatToolChoice(raw.tool_choice ?? raw.function_call)
   if (toolChoice instanceof ServiceError) return toolChoice
   const stop = raw.stop
