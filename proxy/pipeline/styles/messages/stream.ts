@@ -140,7 +140,7 @@ export function messagesPassthroughStream(): StreamOutput {
         if (data.message) data.message.usage = { input_tokens: 0, output_tokens: 0 }
         return sse(JSON.stringify(data), 'message_start')
       }
-      if (!accounting.usage && raw.data !== undefined && events.some((e) => e.type === 'finish')) {
+      if (events.some((e) => e.type === 'finish') && raw.data !== undefined && !accounting.usage) {
         // Without usage the SDK cannot read the event (it reads `usage.output_tokens`): it goes out
         // when the answer completes, with the gateway's count.
         stop = (JSON.parse(raw.data) as { delta?: unknown }).delta
