@@ -30,7 +30,7 @@ export type Dispatched<Body> = {
   estimate: Estimate
   served: Served
   /** The prompt's texts and overhead, counted when the provider reports no usage. */
-  prompt: Pick<PromptSize, 'overheadTokens' | 'texts'>
+  prompt: Pick<PromptSize, 'overheadTokens' | 'toolPromptTokens' | 'texts'>
   /** Available balance after this request's hold, as admission reported it. */
   admittedAvailableNano: number
   /** The style's own headers. */
@@ -52,7 +52,14 @@ export async function respondWithAnswer<Body>(
   const price = (usage: TokenUsage) => costNano(model.pricing, usage)
   /** The gateway's count of the input, for a provider that reports no usage. */
   const countInput = async () =>
-    Math.min(await countPromptTokens(dispatched.prompt, model.tokenizer), model.contextLength)
+    Math.min(
+      await countPromptTokens(
+        dispatched.prompt,
+        model.tokenizer,
+        served.route.provider.style === 'anthropic',
+      ),
+      model.contextLength,
+    )
   const context: AnswerContext<Body> = {
     requestId: call.requestId,
     accountId: call.key!.accountId,

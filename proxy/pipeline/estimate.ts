@@ -53,13 +53,17 @@ export type Estimate = {
   requestedOutput: number | undefined
 }
 
-/** Tokens a prompt costs beside its text: message framing, images and the tool-use prompt. */
-export function promptOverhead(prompt: Prompt): number {
-  return (
-    prompt.messages * MESSAGE_OVERHEAD_TOKENS +
-    prompt.images * IMAGE_TOKENS +
-    (prompt.tools ? TOOL_PROMPT_TOKENS : 0)
-  )
+/** Tokens a prompt costs beside its text and the provider's tool-use prompt: message framing and images. */
+export function promptOverhead(prompt: Pick<Prompt, 'messages' | 'images'>): number {
+  return prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
+}
+
+/**
+ * The system prompt a Messages-style provider adds when tools are offered. An OpenAI-style provider
+ * adds none beyond the tool definitions themselves, which a count already takes as text.
+ */
+export function toolPromptTokens(prompt: Pick<Prompt, 'tools'>): number {
+  return prompt.tools ? TOOL_PROMPT_TOKENS : 0
 }
 
 export function estimate(
@@ -67,7 +71,7 @@ export function estimate(
   prompt: Prompt,
   requestedOutput: number | undefined,
 ): Estimate {
-  const overhead = promptOverhead(prompt)
+  const overhead = promptOverhead(prompt) + toolPromptTokens(prompt)
   const promptBoundTokens = prompt.textBytes + overhead
   const base = {
     promptBoundTokens,

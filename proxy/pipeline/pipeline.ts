@@ -51,7 +51,7 @@ import { findPreset, isPresetId, presetRefusal } from '../policy/routing/presets
 import { parseProviderPrefs, type ProviderPrefs } from '../policy/routing/provider-prefs.ts'
 import { resolveRouting } from '../policy/routing/resolve.ts'
 import { autoFailed } from '../policy/routing/refusals.ts'
-import { promptOverhead } from './estimate.ts'
+import { promptOverhead, toolPromptTokens } from './estimate.ts'
 import { checkSchemas } from './schema-limits.ts'
 import { errorResponse } from './respond.ts'
 import { withinCeiling, type Frame } from './endpoint.ts'
@@ -191,9 +191,11 @@ async function run<Body>(
       .map(([detector, count]) => `${detector}=${count}`)
       .join(', ')
 
+  const overheadTokens = promptOverhead(prompt)
   const size = {
-    boundTokens: prompt.textBytes + promptOverhead(prompt),
-    overheadTokens: promptOverhead(prompt),
+    boundTokens: prompt.textBytes + overheadTokens + toolPromptTokens(prompt),
+    overheadTokens,
+    toolPromptTokens: toolPromptTokens(prompt),
     texts: () => promptTexts(style, body),
   }
   const fit = await fitContext(routing.candidates, size)

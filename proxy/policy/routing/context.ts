@@ -13,17 +13,23 @@ export type PromptSize = {
   boundTokens: number
   /** Overheads counted beside the text (message framing, images). */
   overheadTokens: number
+  /** The tool-use prompt a Messages-style provider adds (0 without tools), counted only for such a provider. */
+  toolPromptTokens: number
   /** The prompt's texts, read only if a count is needed. */
   texts: () => string[]
 }
 
-/** The prompt's tokens by `tokenizer` (o200k, the common one, when the model's is not public). */
+/**
+ * The prompt's tokens by `tokenizer` (o200k, the common one, when the model's is not public), with the
+ * tool-use prompt when the provider that reads it is of the Messages style (`toolPrompt`).
+ */
 export async function countPromptTokens(
-  size: Pick<PromptSize, 'overheadTokens' | 'texts'>,
+  size: Pick<PromptSize, 'overheadTokens' | 'toolPromptTokens' | 'texts'>,
   tokenizer: TokenizerName = 'o200k_base',
+  toolPrompt = true,
 ): Promise<number> {
   const count = await loadTokenizer(tokenizer)
-  let tokens = size.overheadTokens
+  let tokens = size.overheadTokens + (toolPrompt ? size.toolPromptTokens : 0)
   for (const text of size.texts()) tokens += count(text)
   return tokens
 }

@@ -20,6 +20,7 @@ const models = [
   testModel('test/break-early', 'fake?tokens=100&break=3'),
   testModel('test/break-late', 'fake?tokens=100&break=60'),
   testModel('test/no-usage', 'fake?tokens=8&nousage=1'),
+  anthropicTestModel('test/no-usage-messages', 'fake?tokens=8&nousage=1'),
   // Reports 500 input tokens for a prompt of a few hundred bytes: the tool-use prompt the provider adds.
   anthropicTestModel('test/tool-prompt', 'fake?tools=1&prompt=500'),
   // A provider's bug: usage of 10^15 input tokens.
@@ -232,6 +233,46 @@ for (const { store, database, needs } of storeSetups) {
             ? JSON.parse((await readEvents(response)).at(-2)!).usage
             : ((await response.json()) as { usage: { prompt_tokens: number } }).usage
           expect(usage.prompt_tokens).toBe(countTokens(text) + framing)
+        }
+        await balanced()
+      })
+
+      test('a provider that reports no usage, with tools: the tool-use prompt is counted only for a Messages-style provider', async () => {
+        const text = 'What is the weather in Paris?'
+        const tools = [
+          {
+            type: 'function',
+            function: {
+              name: 'get_weather',
+              description: 'The weather in a city',
+              parameters: { type: 'object', properties: { city: { type: 'string' } } },
+            },
+          },
+        ]
+        const framing = 8 // the gateway's allowance per message
+        const toolPrompt = 600 // the largest tool-use prompt a Messages-style provider adds
+        const counted = countTokens(text) + countTokens(JSON.stringify(tools)) + framing
+        for (const [model, expected] of [
+          ['test/no-usage', counted],
+          ['test/no-usage-messages', counted + toolPrompt],
+        ] as const) {
+          for (const stream of [false, true]) {
+            const response = await gw.chat(key, {
+              model,
+              messages: [{ role: 'user', content: text }],
+              tools,
+              ...(stream ? { stream: true, stream_options: { include_usage: true } } : {}),
+            })
+            expect(response.status).toBe(200)
+            const usage = stream
+              ? JSON.parse((await readEvents(response)).at(-2)!).usage
+              : ((await response.json()) as { usage: { prompt_tokens: number } }).usage
+            expect({ model, stream, input: usage.prompt_tokens }).toEqual({
+              model,
+              stream,
+              input: expected,
+            })
+          }
         }
         await balanced()
       })
