@@ -28,8 +28,16 @@ export function PaymentsCard() {
   const payments = createAsync(() => getPayments())
   const refresh = createRefresh([getPayments.key, getBilling.key])
   const started = Date.now()
+  /** The payments last read; undefined while none are in or when the read failed (the card shows why). */
+  const latest = () => {
+    try {
+      return payments.latest
+    } catch {
+      return undefined
+    }
+  }
   createEffect(() => {
-    const pending = payments.latest?.payments.some((payment) => payment.state === 'pending')
+    const pending = latest()?.payments.some((payment) => payment.state === 'pending')
     if (!pending || Date.now() - started > POLL_FOR_MS) return
     const timer = setTimeout(() => void revalidate([getPayments.key, getBilling.key]), POLL_MS)
     onCleanup(() => clearTimeout(timer))
