@@ -1,22 +1,27 @@
 /** How numbers, money and times read on every page. Money arrives as decimal USD strings beside nano-USD. */
 
-const usdFormat = new Intl.NumberFormat('en-US', {
-  style: 'currency',
-  currency: 'USD',
-  minimumFractionDigits: 2,
-  maximumFractionDigits: 6,
-})
 const countFormat = new Intl.NumberFormat('en-US')
 const compactFormat = new Intl.NumberFormat('en-US', {
   notation: 'compact',
   maximumFractionDigits: 1,
 })
 
-/** "$1.50", "$0.000123": a decimal USD string as the server sends it (never parsed through cents math). */
+const USD_TEXT = /^(-?)(\d+)(?:\.(\d+))?$/
+
+/**
+ * "$1.50", "$0.000123", "-$0.000000005", "$1,234,567.891": a decimal USD string as the server sends it,
+ * to the last nano-USD it states, with at least two decimals. Read as text, never through a float, so
+ * an amount below a millionth of a dollar does not show as "$0.00" (or "-$0.00").
+ */
 export function usd(value: string | null | undefined): string {
   if (value === null || value === undefined) return '—'
-  const amount = Number(value)
-  return Number.isFinite(amount) ? usdFormat.format(amount) : value
+  const match = USD_TEXT.exec(value.trim())
+  if (!match) return value
+  const [, sign, whole, fraction = ''] = match
+  const digits = fraction.replace(/0+$/, '').padEnd(2, '0')
+  const zero = /^0+$/.test(whole!) && /^0*$/.test(fraction)
+  const grouped = whole!.replace(/^0+(?=\d)/, '').replace(/\B(?=(\d{3})+(?!\d))/g, ',')
+  return `${sign && !zero ? '-' : ''}$${grouped}.${digits}`
 }
 
 /** For charts and totals only: nano-USD to a float of dollars (display, never arithmetic on money). */

@@ -1,7 +1,9 @@
 // The dashboard when things are not as expected, in a real browser: a card whose read fails says so in
-// place, with Try again, and nothing else on the page breaks.
+// place, with Try again, and nothing else on the page breaks; amounts of money show to the last
+// nano-USD the server states (a tiny charge never reads as "$0.00" or "-$0.00").
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
+import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import {
   browserTest,
   describeBrowser,
@@ -59,6 +61,34 @@ describeBrowser(
         await recover()
         await notice.getByRole('button', { name: 'Try again' }).click()
         await payments.getByText('No payments yet.').waitFor()
+      },
+    )
+
+    browserTest(
+      'amounts show to the nano-USD, without rounding a small one to zero',
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        // USD 5 + 0.000000005.
+        await creditAccount(site.gw.app.operator, accountId, 5, 'tiny credit')
+        await page.goto('/dashboard/billing')
+        await page.getByText('$5.000000005').first().waitFor()
+        const ledger = page.locator('table').filter({ hasText: 'tiny credit' })
+        expect(await ledger.getByRole('row', { name: /tiny credit/ }).textContent()).toContain(
+          '+$0.000000005',
+        )
+
+        // A key's cap of a tenth of a millionth of a dollar, and a large one, as typed.
+        await page.goto('/dashboard/keys')
+        await page.getByRole('button', { name: 'Create key' }).click()
+        const dialog = page.getByRole('dialog')
+        await dialog.getByLabel('Name', { exact: true }).fill('tiny caps')
+        await dialog.getByLabel('Daily spend cap (USD)').fill('0.0000001')
+        await dialog.getByLabel('Monthly spend cap (USD)').fill('1234567.5')
+        await dialog.getByRole('button', { name: 'Create', exact: true }).click()
+        await page.getByRole('button', { name: 'I have saved it' }).click()
+        const row = page.getByRole('row', { name: /tiny caps/ })
+        await row.getByText('$0.0000001 a day · $1,234,567.50 a month').waitFor()
       },
     )
   },

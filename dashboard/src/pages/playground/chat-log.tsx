@@ -8,17 +8,17 @@ import { usd } from '../../format.ts'
 import { Empty } from '../../ui.tsx'
 import type { Turn } from './conversation.ts'
 
-/** The smallest amount usd() shows; a cost below it still says it was not zero. */
-const SMALLEST_SHOWN = 0.000001
+/** The smallest amount usd() shows (one nano-USD); a cost below it still says it was not zero. */
+const SMALLEST_SHOWN = 0.000000001
 
-/** "cost $0.000123", "cost less than $0.000001", or that the cost was not reported. Display only: never summed. */
+/** "cost $0.000123", "cost less than $0.000000001", or that the cost was not reported. Display only: never summed. */
 export function costText(cost: number | null): string {
   if (cost === null) return 'cost not reported yet (see Activity)'
   return `cost ${amount(cost)}`
 }
 
 function amount(cost: number): string {
-  if (cost > 0 && cost < SMALLEST_SHOWN) return `less than ${usd(String(SMALLEST_SHOWN))}`
+  if (cost > 0 && cost < SMALLEST_SHOWN) return `less than ${usd(SMALLEST_SHOWN.toFixed(9))}`
   return usd(cost.toFixed(9))
 }
 
