@@ -1,7 +1,8 @@
 /**
  * A neutral conversation as a Messages request body. System text moves to the top-level `system`; tool
  * results become `tool_result` blocks opening the next user message; consecutive turns of one role merge,
- * since the style alternates user and assistant. Fields the style rejects are mapped or left out:
+ * since the style alternates user and assistant; a message without content is left out, and system text
+ * alone becomes the user message. Fields the style rejects are mapped or left out:
  * temperature is capped at 1 (and `top_p` goes only without it), `stop` becomes `stop_sequences`, a
  * JSON response format becomes a system instruction, `user` becomes `metadata.user_id`; `seed` has no
  * equivalent. Tool-call IDs the style would reject are made valid the same way on the call and its result.
@@ -31,7 +32,18 @@ export function conversationToMessages(
     const blocks = turnBlocks(turn)
     if (blocks instanceof ServiceError) return blocks
     if (turn.role === 'system') system.push(turn.text)
-    else append(turn.role === 'assistant' ? 'assistant' : 'user', blocks)
+    // The style refuses a message without content; an empty one says nothing to the model either.
+    else if (blocks.length > 0) append(turn.role === 'assistant' ? 'assistant' : 'user', blocks)
+  }
+  if (messages.length === 0) {
+    // The style needs a message beside the system prompt; instructions alone are what the model is asked.
+    if (system.length === 0)
+      return new ServiceError(
+        'invalid_request',
+        "The messages have no content: this model's provider needs at least one message with text, an image or a tool call.",
+        { param: 'messages' },
+      )
+    messages.push({ role: 'user', content: [{ type: 'text', text: system.splice(0).join('\n') }] })
   }
   const format = conversation.responseFormat
   if (format?.type === 'json_object')

@@ -219,6 +219,46 @@ describe('neutral → Messages', () => {
     expect(used[3]).toBe('functions_get_weather_0')
   })
 
+  test('a message without content is left out; system text alone becomes the user message; nothing at all is refused', () => {
+    const withEmpty = body({
+      turns: [
+        { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+        { role: 'assistant', text: '', toolCalls: [] },
+        { role: 'user', content: [{ type: 'text', text: '' }] },
+        { role: 'user', content: [{ type: 'text', text: 'Still there?' }] },
+      ],
+    })
+    expect(withEmpty.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Hi' },
+          { type: 'text', text: 'Still there?' },
+        ],
+      },
+    ])
+
+    const systemOnly = body({
+      turns: [
+        { role: 'system', text: 'Write a haiku about the sea.' },
+        { role: 'user', content: [{ type: 'text', text: '' }] },
+      ],
+      responseFormat: { type: 'json_object' },
+    })
+    expect(systemOnly.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Write a haiku about the sea.' }] },
+    ])
+    expect(systemOnly.system).toBe('Respond with a single JSON object and nothing else.')
+
+    const nothing = conversationToMessages(
+      conversation({ turns: [{ role: 'user', content: [{ type: 'text', text: '' }] }] }),
+      'claude-x',
+      4096,
+    )
+    expect(nothing).toBeInstanceOf(ServiceError)
+    expect(nothing).toMatchObject({ code: 'invalid_request', details: { param: 'messages' } })
+  })
+
   test('an image given by URL stays a URL', () => {
     const result = conversationToMessages(
       conversation({
