@@ -12,7 +12,7 @@ import {
   type JSX,
 } from 'solid-js'
 import { ApiError } from './api.ts'
-import { localZoneName } from './time-inputs.ts'
+import { isoFromLocalInput, localZoneName } from './time-inputs.ts'
 
 type FieldProps = {
   label: string
@@ -183,12 +183,16 @@ export function formError(error: unknown, params: readonly string[]): unknown {
   return params.some((param) => fieldError(error, param)) ? undefined : error
 }
 
-/** A From/To pair of local date-times, each labelled with the browser's time zone it is read in. */
+/**
+ * A From/To pair of local date-times, each labelled with the browser's time zone it is read in. `error`
+ * shows under To: the range's problem (see `timeRangeProblem`).
+ */
 export function LocalTimeRange(props: {
   from: string
   to: string
   onFrom: (value: string) => void
   onTo: (value: string) => void
+  error?: string
 }) {
   return (
     <>
@@ -203,7 +207,33 @@ export function LocalTimeRange(props: {
         type="datetime-local"
         value={props.to}
         onValue={props.onTo}
+        error={props.error}
       />
     </>
   )
+}
+
+/** What is wrong with a From/To pair (the admin API refuses a range that does not end after it starts). */
+export function timeRangeProblem(from: string, to: string): string | undefined {
+  const start = Date.parse(isoFromLocalInput(from))
+  const end = Date.parse(isoFromLocalInput(to))
+  return start >= end ? 'Choose a time after From, or leave To empty.' : undefined
+}
+
+/**
+ * A filter form's time range, checked on Apply: nothing shows until then; from then on the problem goes
+ * away as soon as the range is fixed. `take` answers whether the range may be applied (focusing To if not).
+ */
+export function useTimeRangeCheck(from: Accessor<string>, to: Accessor<string>) {
+  const [applied, setApplied] = createSignal(false)
+  const error = () => (applied() ? timeRangeProblem(from(), to()) : undefined)
+  return {
+    error,
+    take(form: HTMLFormElement): boolean {
+      setApplied(true)
+      if (!timeRangeProblem(from(), to())) return true
+      queueMicrotask(() => form.querySelector<HTMLElement>('[aria-invalid="true"]')?.focus())
+      return false
+    },
+  }
 }

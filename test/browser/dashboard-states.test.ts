@@ -1,6 +1,7 @@
 // The dashboard when things are not as expected, in a real browser: a card whose read fails says so in
 // place, with Try again, and nothing else on the page breaks; amounts of money show to the last
-// nano-USD the server states (a tiny charge never reads as "$0.00" or "-$0.00").
+// nano-USD the server states (a tiny charge never reads as "$0.00" or "-$0.00"); a time range that
+// ends before it starts is refused under its To field before anything is asked of the server.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
@@ -91,6 +92,48 @@ describeBrowser(
         await row.getByText('$0.0000001 a day · $1,234,567.50 a month').waitFor()
       },
     )
+
+    for (const [where, path, form] of [
+      ['activity', '/dashboard/activity', 'Filter requests'],
+      ['the ledger', '/dashboard/billing', 'Filter the ledger'],
+    ] as const)
+      browserTest(
+        `a time range of ${where} that ends before it starts is refused under To`,
+        () => site,
+        async () => {
+          const { page } = await ownerPage(site)
+          await page.goto(path)
+          const filters = page.getByRole('form', { name: form })
+          await filters.waitFor()
+          const asked: string[] = []
+          page.on('request', (request) => {
+            if (/\/admin\/v1\/(activity|billing\/ledger)\?/.test(request.url()))
+              asked.push(request.url())
+          })
+          await filters.getByLabel(/^From/).fill('2026-03-02T10:00')
+          await filters.getByLabel(/^To/).fill('2026-03-01T10:00')
+          await filters.getByRole('button', { name: 'Apply filters' }).click()
+          const to = filters.getByLabel(/^To/)
+          await page.waitForFunction(
+            () => document.activeElement?.getAttribute('aria-invalid') === 'true',
+          )
+          expect(await to.getAttribute('aria-invalid')).toBe('true')
+          expect(await to.evaluate((input) => input === document.activeElement)).toBe(true)
+          const describedBy = (await to.getAttribute('aria-describedby'))!
+          expect(await page.locator(`[id="${describedBy.split(' ').at(-1)}"]`).textContent()).toBe(
+            'Choose a time after From, or leave To empty.',
+          )
+          expect(asked).toEqual([])
+          expect(new URL(page.url()).search).toBe('')
+
+          // Fixed, the problem goes away and the range applies.
+          await to.fill('2026-03-03T10:00')
+          expect(await to.getAttribute('aria-invalid')).toBeNull()
+          await filters.getByRole('button', { name: 'Apply filters' }).click()
+          await page.waitForURL(/from=.*to=/)
+          expect(await page.getByText('must be before').count()).toBe(0)
+        },
+      )
   },
   'embedded',
 )

@@ -13,7 +13,7 @@ import { count } from '../format.ts'
 import { createKeysetList, KeysetView } from '../keyset-list.tsx'
 import { createOptional } from '../reading.ts'
 import { isoFromLocalInput, localInputValue, localZoneName } from '../time-inputs.ts'
-import { Field, LocalTimeRange, SelectField } from '../forms.tsx'
+import { Field, LocalTimeRange, SelectField, useTimeRangeCheck } from '../forms.tsx'
 import { Button, Empty, Page } from '../ui.tsx'
 import { useUrlFilters, type UrlFilters } from '../url-filters.ts'
 import { ActivityRow } from './activity/activity-row.tsx'
@@ -170,8 +170,10 @@ function ActivityFilters(props: {
     if (model() && !props.models.includes(model())) options.push({ value: model(), label: model() })
     return options
   }
+  const range = useTimeRangeCheck(from, to)
   const submit = (event: SubmitEvent) => {
     event.preventDefault()
+    if (!range.take(event.currentTarget as HTMLFormElement)) return
     props.filters.apply({
       keyId: keyId(),
       model: model(),
@@ -185,7 +187,7 @@ function ActivityFilters(props: {
       <ListSelect label="Key" value={keyId()} onValue={setKeyId} options={keyOptions()} />
       <ListSelect label="Model" value={model()} onValue={setModel} options={modelOptions()} />
       <SelectField label="Status" value={status()} onValue={setStatus} options={STATUS_OPTIONS} />
-      <LocalTimeRange from={from()} to={to()} onFrom={setFrom} onTo={setTo} />
+      <LocalTimeRange from={from()} to={to()} onFrom={setFrom} onTo={setTo} error={range.error()} />
       <div class="filter-actions">
         <Button type="submit" variant="primary">
           Apply filters

@@ -9,7 +9,7 @@ import { getLedger, LEDGER_FILTERS, readLedgerPage } from '../../data.ts'
 import { count, usd } from '../../format.ts'
 import { createKeysetList, KeysetView } from '../../keyset-list.tsx'
 import { isoFromLocalInput, localInputValue, localZoneName } from '../../time-inputs.ts'
-import { LocalTimeRange, SelectField } from '../../forms.tsx'
+import { LocalTimeRange, SelectField, useTimeRangeCheck } from '../../forms.tsx'
 import { Badge, Button, Card, CopyButton, Empty } from '../../ui.tsx'
 import { useUrlFilters } from '../../url-filters.ts'
 
@@ -53,8 +53,10 @@ export function LedgerCard() {
     setFrom(localInputValue(filters.value('from')))
     setTo(localInputValue(filters.value('to')))
   })
+  const range = useTimeRangeCheck(from, to)
   const submit = (event: SubmitEvent) => {
     event.preventDefault()
+    if (!range.take(event.currentTarget as HTMLFormElement)) return
     filters.apply({ kind: kind(), from: isoFromLocalInput(from()), to: isoFromLocalInput(to()) })
   }
 
@@ -62,7 +64,13 @@ export function LedgerCard() {
     <Card title="Ledger">
       <form class="filters" onSubmit={submit} aria-label="Filter the ledger">
         <SelectField label="Entries" value={kind()} onValue={setKind} options={KIND_OPTIONS} />
-        <LocalTimeRange from={from()} to={to()} onFrom={setFrom} onTo={setTo} />
+        <LocalTimeRange
+          from={from()}
+          to={to()}
+          onFrom={setFrom}
+          onTo={setTo}
+          error={range.error()}
+        />
         <div class="filter-actions">
           <Button type="submit" variant="primary">
             Apply filters
