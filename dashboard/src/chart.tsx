@@ -63,7 +63,11 @@ export function TimeChart(props: ChartProps) {
         },
         axes: [
           { ...axis, space: 60 },
-          { ...axis, size: 64, values: (_, splits) => splits.map((value) => props.axis(value)) },
+          {
+            ...axis,
+            size: axisWidth,
+            values: (_, splits) => splits.map((value) => props.axis(value)),
+          },
         ],
         series: [
           {},
@@ -134,6 +138,15 @@ export function TimeChart(props: ChartProps) {
       </div>
     </div>
   )
+}
+
+/**
+ * The y axis' width in CSS pixels: room for its longest value ("$0.00006", "1.2M") at the axis' 12px
+ * font, beside the tick and the gap, so no value is cut at the chart's left edge.
+ */
+function axisWidth(_: uPlot, values: string[] | null): number {
+  const longest = Math.max(0, ...(values ?? []).map((value) => value.length))
+  return Math.max(48, Math.ceil(longest * 7.5) + 20)
 }
 
 /** "Jan 5": a UTC day, as the charts and their tables name it. */

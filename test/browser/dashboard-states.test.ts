@@ -1,7 +1,8 @@
 // The dashboard when things are not as expected, in a real browser: a card whose read fails says so in
 // place, with Try again, and nothing else on the page breaks; amounts of money show to the last
 // nano-USD the server states (a tiny charge never reads as "$0.00" or "-$0.00"); a time range that
-// ends before it starts is refused under its To field before anything is asked of the server.
+// ends before it starts is refused under its To field before anything is asked of the server; the
+// usage chart's axis leaves room for its dollar amounts.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
@@ -90,6 +91,43 @@ describeBrowser(
         await page.getByRole('button', { name: 'I have saved it' }).click()
         const row = page.getByRole('row', { name: /tiny caps/ })
         await row.getByText('$0.0000001 a day · $1,234,567.50 a month').waitFor()
+      },
+    )
+
+    browserTest(
+      "the spend chart's y axis has room for its dollar amounts",
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        const { key } = await site.gw.key(accountId)
+        // Three requests of USD 0.000019: the axis reads up to "$0.00006".
+        for (let i = 0; i < 3; i++) {
+          const answer = await site.gw.chat(key, {
+            model: 'test/cheap',
+            messages: [{ role: 'user', content: 'hello' }],
+          })
+          expect(answer.status).toBe(200)
+        }
+        await page.goto('/dashboard/usage')
+        const chart = page.getByRole('img', { name: 'Spend per day' })
+        const deadline = Date.now() + 10_000
+        while (!(await chart.count())) {
+          if (Date.now() > deadline) throw new Error('no spend chart')
+          await page.waitForTimeout(250)
+          await page.getByRole('button', { name: 'Refresh' }).click()
+        }
+        const room = await chart.evaluate((element) => {
+          // The plot starts where the y axis ends; the axis draws its values in 12px type.
+          const over = element.querySelector<HTMLElement>('.u-over')!
+          const context = document.createElement('canvas').getContext('2d')!
+          context.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif'
+          return {
+            axis: Number.parseFloat(over.style.left),
+            text: context.measureText('$0.00006').width,
+          }
+        })
+        // The value, the gap and the tick beside it.
+        expect(room.axis).toBeGreaterThanOrEqual(room.text + 15)
       },
     )
 
