@@ -55,12 +55,22 @@ const emptyArguments = {
   usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 },
 }
 
+/** A whole Chat Completions answer of text. */
+const text = {
+  ...emptyArguments,
+  choices: [{ index: 0, message: { role: 'assistant', content: 'Done.' }, finish_reason: 'stop' }],
+}
+
 const replies: Record<string, Reply> = {
   'no-usage': { events: withoutUsage },
   'empty-arguments': { json: emptyArguments },
+  'takes-effort': { json: text },
+  'takes-no-effort': { json: text },
 }
 
 let received = 0
+/** The last body the provider received, by its model name. */
+const bodies = new Map<string, Record<string, unknown>>()
 
 function startProvider() {
   const server = Bun.serve({
@@ -69,6 +79,7 @@ function startProvider() {
     async fetch(request) {
       const body = (await request.json()) as { model: string }
       received += 1
+      bodies.set(body.model, body)
       const reply = replies[body.model]!
       if (reply.json) return Response.json(reply.json)
       const encoder = new TextEncoder()
@@ -103,6 +114,14 @@ describeWith('postgres', 'providers off the usual wire, read by the SDKs', () =>
         }),
         testModel('chat/empty-arguments', 'empty-arguments', {
           routes: [{ provider: 'wire-openai', model: 'empty-arguments' }],
+        }),
+        testModel('chat/takes-effort', 'takes-effort', {
+          routes: [{ provider: 'wire-openai', model: 'takes-effort' }],
+          capabilities: { reasoning: true },
+        }),
+        testModel('chat/takes-no-effort', 'takes-no-effort', {
+          routes: [{ provider: 'wire-openai', model: 'takes-no-effort' }],
+          capabilities: { reasoning: false },
         }),
       ],
       catalog: {
@@ -184,5 +203,32 @@ describeWith('postgres', 'providers off the usual wire, read by the SDKs', () =>
     expect(error).toBeInstanceOf(OpenAI.BadRequestError)
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('modalities')
     expect(received).toBe(before)
+  })
+
+  test('a Messages client thinking, to a model that takes a reasoning effort: the budget becomes one; a model that takes none gets none', async () => {
+    const thinking = { type: 'enabled', budget_tokens: 10_000 } as const
+    const message = await anthropic.messages.create({
+      model: 'chat/takes-effort',
+      max_tokens: 16_000,
+      thinking,
+      messages: [{ role: 'user', content: 'Plan the trip.' }],
+    })
+    expect(message.content).toEqual([expect.objectContaining({ type: 'text', text: 'Done.' })])
+    expect(bodies.get('takes-effort')?.reasoning_effort).toBe('medium')
+
+    await anthropic.messages.create({
+      model: 'chat/takes-no-effort',
+      max_tokens: 16_000,
+      thinking,
+      messages: [{ role: 'user', content: 'Plan the trip.' }],
+    })
+    expect(bodies.get('takes-no-effort')).not.toHaveProperty('reasoning_effort')
+    const response = await openai.responses.create({
+      model: 'chat/takes-no-effort',
+      input: 'Plan the trip.',
+      reasoning: { effort: 'high' },
+    })
+    expect(response.output_text).toBe('Done.')
+    expect(bodies.get('takes-no-effort')).not.toHaveProperty('reasoning_effort')
   })
 })

@@ -68,10 +68,17 @@ export const CatalogModel = Type.Object(
      * (the stop at the hold). Without it, each streamed delta counts as at least one token.
      */
     tokenizer: Type.Optional(Type.Union(TOKENIZERS.map((name) => Type.Literal(name)))),
-    /** What the model accepts beyond text (both default to true). */
+    /**
+     * What the model accepts beyond text (tools and images default to true). `reasoning`: whether it
+     * takes a reasoning effort (`reasoning_effort`); unsaid, a client's effort is sent as it came.
+     */
     capabilities: Type.Optional(
       Type.Object(
-        { tools: Type.Optional(Type.Boolean()), images: Type.Optional(Type.Boolean()) },
+        {
+          tools: Type.Optional(Type.Boolean()),
+          images: Type.Optional(Type.Boolean()),
+          reasoning: Type.Optional(Type.Boolean()),
+        },
         { additionalProperties: false },
       ),
     ),

@@ -20,7 +20,13 @@ export type Provider = {
 }
 
 /** A way to serve a model: the provider, its name for the model, and the model's output limit. */
-export type Route = { provider: Provider; upstreamModel: string; maxOutputTokens: number }
+export type Route = {
+  provider: Provider
+  upstreamModel: string
+  maxOutputTokens: number
+  /** The model takes a reasoning effort (true), takes none (false), or the catalog does not say. */
+  reasoning?: boolean
+}
 
 export type Model = {
   id: string

@@ -97,6 +97,7 @@ export function buildCatalog(
           provider,
           upstreamModel: route.model,
           maxOutputTokens: entry.maxOutputTokens,
+          reasoning: entry.capabilities?.reasoning,
         })
     }
     if (entry.maxOutputTokens > entry.contextLength)

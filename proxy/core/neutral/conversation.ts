@@ -44,6 +44,8 @@ export type Conversation = {
   responseFormat?: ResponseFormat
   /** How hard a reasoning model thinks (`low`, `medium`, `high`…), as the OpenAI styles name it. */
   reasoningEffort?: string
+  /** The tokens a Messages client allows the model to think (`thinking.budget_tokens`). */
+  thinkingBudget?: number
   /** An end-user identifier for the provider's abuse monitoring. */
   user?: string
   stream: boolean

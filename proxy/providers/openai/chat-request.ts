@@ -18,7 +18,7 @@ export function chatUpstreamRequest(
 ): UpstreamRequest | ServiceError {
   let body: Record<string, unknown>
   if (payload.kind === 'conversation') {
-    const encoded = conversationToChat(payload.conversation, route.upstreamModel)
+    const encoded = conversationToChat(payload.conversation, route.upstreamModel, route.reasoning)
     if (encoded instanceof ServiceError) return encoded
     body = encoded
     capOutputLimits(body, ['max_completion_tokens'], route)

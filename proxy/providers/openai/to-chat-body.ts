@@ -1,7 +1,8 @@
 /**
  * A neutral conversation as a Chat Completions request body, for OpenAI-compatible providers. Tool
  * results become `tool` messages, which take text only: the images of a result follow the results in a
- * user message that names the call. More stop sequences than the style takes are refused, not cut.
+ * user message that names the call. More stop sequences than the style takes are refused, not cut. A
+ * reasoning effort goes to a model the catalog says takes one, or does not say (`reasoning`).
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
@@ -10,9 +11,26 @@ import { partsText } from '../../core/neutral/conversation.ts'
 /** The most `stop` strings a Chat Completions request may carry. */
 const MAX_STOP_SEQUENCES = 4
 
+/** A thinking budget below this many tokens asks for `low` effort, below `HIGH_EFFORT_BUDGET` for `medium`. */
+const MEDIUM_EFFORT_BUDGET = 8_192
+const HIGH_EFFORT_BUDGET = 24_576
+
+/**
+ * The effort a reasoning model is asked for: the client's own, or one its thinking budget maps to, where
+ * the catalog says the model takes an effort (`reasoning`); none for a model that takes none.
+ */
+function reasoningEffort(conversation: Conversation, reasoning: boolean | undefined) {
+  if (reasoning === false) return undefined
+  if (conversation.reasoningEffort !== undefined) return conversation.reasoningEffort
+  const budget = conversation.thinkingBudget
+  if (reasoning !== true || budget === undefined) return undefined
+  return budget < MEDIUM_EFFORT_BUDGET ? 'low' : budget < HIGH_EFFORT_BUDGET ? 'medium' : 'high'
+}
+
 export function conversationToChat(
   conversation: Conversation,
   model: string,
+  reasoning?: boolean,
 ): Record<string, unknown> | ServiceError {
   // Only a Messages client's `stop_sequences` reach this encoder with more than one stop string.
   if (conversation.stop.length > MAX_STOP_SEQUENCES)
@@ -48,8 +66,8 @@ export function conversationToChat(
   if (conversation.stop.length > 0) body.stop = conversation.stop
   if (conversation.seed !== undefined) body.seed = conversation.seed
   if (conversation.user !== undefined) body.user = conversation.user
-  if (conversation.reasoningEffort !== undefined)
-    body.reasoning_effort = conversation.reasoningEffort
+  const effort = reasoningEffort(conversation, reasoning)
+  if (effort !== undefined) body.reasoning_effort = effort
   const format = conversation.responseFormat
   if (format?.type === 'json_object') body.response_format = { type: 'json_object' }
   if (format?.type === 'json_schema') {

@@ -433,4 +433,21 @@ describe('neutral → Chat Completions', () => {
     )
     expect(chatBody(conversation({ toolChoice: 'none' }), 'gpt-x').tool_choice).toBe('none')
   })
+
+  test('a reasoning effort goes where the catalog says the model takes one or does not say; a thinking budget becomes one only where it says so', () => {
+    const effort = (overrides: Partial<Conversation>, reasoning?: boolean) =>
+      chatBody(conversation(overrides), 'gpt-x', reasoning).reasoning_effort
+    // The client's own effort: sent unless the model takes none.
+    expect(effort({ reasoningEffort: 'high' }, true)).toBe('high')
+    expect(effort({ reasoningEffort: 'high' })).toBe('high')
+    expect(effort({ reasoningEffort: 'high' }, false)).toBeUndefined()
+    // A Messages client's thinking budget: an effort for a model that takes one.
+    expect(effort({ thinkingBudget: 1_024 }, true)).toBe('low')
+    expect(effort({ thinkingBudget: 8_191 }, true)).toBe('low')
+    expect(effort({ thinkingBudget: 8_192 }, true)).toBe('medium')
+    expect(effort({ thinkingBudget: 24_576 }, true)).toBe('high')
+    expect(effort({ thinkingBudget: 10_000 })).toBeUndefined()
+    expect(effort({ thinkingBudget: 10_000 }, false)).toBeUndefined()
+    expect(effort({}, true)).toBeUndefined()
+  })
 })

@@ -1,7 +1,8 @@
 /**
  * A Messages request in neutral form, for a provider of another style. Tool results open their user
  * turn as separate tool turns; the rest of that turn follows as a user turn. What the other style
- * cannot carry (documents, server tools, MCP servers) is refused by field; thinking blocks are left out.
+ * cannot carry (documents, server tools, MCP servers) is refused by field; thinking blocks are left out,
+ * and `thinking` is kept as its budget (a reasoning model's effort, where the catalog says it takes one).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
@@ -69,6 +70,7 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
             ? 'auto'
             : undefined
   const metadata = raw.metadata as { user_id?: unknown } | undefined
+  const thinking = raw.thinking as { type?: unknown; budget_tokens?: unknown } | undefined
   return {
     turns,
     tools,
@@ -79,6 +81,10 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
     topP: typeof raw.top_p === 'number' ? raw.top_p : undefined,
     topK: typeof raw.top_k === 'number' ? raw.top_k : undefined,
     stop: body.stop_sequences ?? [],
+    thinkingBudget:
+      thinking?.type === 'enabled' && typeof thinking.budget_tokens === 'number'
+        ? thinking.budget_tokens
+        : undefined,
     user: typeof metadata?.user_id === 'string' ? metadata.user_id : undefined,
     stream: body.stream === true,
   }
