@@ -58,3 +58,7 @@ export function relative(iso: string | null | undefined, now = Date.now()): stri
       return format.format(Math.round(seconds / size), unit)
   return ''
 }
+
+/** A key as lists name it: its name (or "Unnamed key") and its prefix. */
+export const keyWithPrefix = (key: { name?: string | null; prefix: string }) =>
+  `${key.name || 'Unnamed key'} (${key.prefix}…)`

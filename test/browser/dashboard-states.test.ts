@@ -172,6 +172,30 @@ describeBrowser(
           expect(await page.getByText('must be before').count()).toBe(0)
         },
       )
+
+    browserTest(
+      'a key without a name is listed as an unnamed key with its prefix, once',
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        const { key } = await site.gw.key(accountId)
+        const prefix = key.slice(0, 14)
+        await page.goto('/dashboard/guardrails')
+        await page.getByRole('button', { name: 'New guardrail' }).click()
+        await page.getByLabel('Name', { exact: true }).fill('Budget only')
+        await page.getByRole('button', { name: 'Save guardrail' }).click()
+        const assign = page.getByLabel('Assign Budget only to a key')
+        const option = assign.locator('option', { hasText: prefix })
+        expect(await option.textContent()).toBe(`Unnamed key (${prefix}…)`)
+        await assign.selectOption((await option.getAttribute('value'))!)
+        await page.getByRole('button', { name: 'Assign', exact: true }).click()
+        const listed = page.locator('li.row-actions').filter({ hasText: prefix })
+        await listed.waitFor()
+        expect((await listed.locator('span').first().textContent())?.trim()).toBe(
+          `Unnamed key ${prefix}…`,
+        )
+      },
+    )
   },
   'embedded',
 )

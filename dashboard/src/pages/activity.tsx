@@ -9,7 +9,7 @@ import { createEffect, createSignal, For, Show } from 'solid-js'
 import { errorTable } from '../../../shared/errors.ts'
 import type { ApiKey } from '../../../shared/schemas/admin/keys.ts'
 import { ACTIVITY_FILTERS, getActivity, getKeys, getUsedModels, readActivityPage } from '../data.ts'
-import { count } from '../format.ts'
+import { count, keyWithPrefix } from '../format.ts'
 import { createKeysetList, KeysetView } from '../keyset-list.tsx'
 import { createOptional } from '../reading.ts'
 import { isoFromLocalInput, localInputValue, localZoneName } from '../time-inputs.ts'
@@ -154,7 +154,7 @@ function ActivityFilters(props: {
       { value: '', label: 'All keys' },
       ...props.keys.map((key) => ({
         value: key.id,
-        label: `${key.name || 'Unnamed key'} (${key.prefix}…)`,
+        label: keyWithPrefix(key),
       })),
     ]
     if (keyId() && !options.some((option) => option.value === keyId()))

@@ -9,7 +9,7 @@ import { nanoToUsd } from '../../../shared/money.ts'
 import type { UsageBucket } from '../../../shared/schemas/admin/usage.ts'
 import { dayLabel, OTHER_COLOR, PALETTE, TimeChart, type ChartSeries } from '../chart.tsx'
 import { getUsage, type UsageData } from '../data.ts'
-import { compact, count, usd } from '../format.ts'
+import { compact, count, keyWithPrefix, usd } from '../format.ts'
 import { createRefresh } from '../reading.ts'
 import { Button, Card, Empty, Loaded, Page } from '../ui.tsx'
 import { useUrlFilters } from '../url-filters.ts'
@@ -291,5 +291,5 @@ function keyLabel(bucket: UsageBucket): string {
   const key = bucket.key
   if (!key) return '(unknown key)'
   if (!key.prefix) return key.id
-  return `${key.name || 'Unnamed key'} (${key.prefix}…)`
+  return keyWithPrefix(key)
 }

@@ -6,7 +6,7 @@ import { createSignal, For, Show } from 'solid-js'
 import type { ApiKey } from '../../../../shared/schemas/admin/keys.ts'
 import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
 import { api } from '../../api.ts'
-import { usd } from '../../format.ts'
+import { keyWithPrefix, usd } from '../../format.ts'
 import { ConfirmButton } from '../../dialogs.tsx'
 import { SelectField, useSubmit } from '../../forms.tsx'
 import { announce, Badge, Button, Card, ErrorNotice } from '../../ui.tsx'
@@ -45,7 +45,7 @@ export function GuardrailCard(props: Props) {
   }
   const optionLabel = (key: ApiKey) => {
     const current = props.guardrails.find((guardrail) => guardrail.id === key.guardrailId)
-    return `${keyLabel(key)} (${key.prefix}…)${current ? `, now ${current.name}` : ''}`
+    return `${keyWithPrefix(key)}${current ? `, now ${current.name}` : ''}`
   }
 
   return (
@@ -116,7 +116,7 @@ export function GuardrailCard(props: Props) {
                   ) : (
                     <li class="row-actions">
                       <span>
-                        {keyLabel(key)} <code class="small muted">{key.prefix}…</code>
+                        {key.name || 'Unnamed key'} <code class="small muted">{key.prefix}…</code>
                       </span>
                       <Show when={!usable(key)}>
                         <Badge>{key.status === 'revoked' ? 'Revoked' : 'Expired'}</Badge>
