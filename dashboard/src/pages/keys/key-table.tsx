@@ -1,6 +1,7 @@
 /**
  * The account's keys as a table: name and prefix, status (with the end of a rotation grace), limits,
- * models, guardrail, last use, and the row's actions. Never a secret: the list has none.
+ * models, guardrail, last use, and the row's actions; on a phone, each key a card with its actions in view.
+ * Never a secret: the list has none.
  */
 import { A } from '@solidjs/router'
 import { For, Match, Show, Switch } from 'solid-js'
@@ -29,7 +30,7 @@ export function KeyTable(props: Props) {
     props.keys.filter((key) => key.status === 'active' || key.status === 'in_grace').length
   return (
     <div class="table-wrap">
-      <table class="policy-table">
+      <table class="policy-table phone-cards">
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -53,19 +54,19 @@ export function KeyTable(props: Props) {
                     <code class="small muted">{key.prefix}…</code>
                   </div>
                 </th>
-                <td>
+                <td data-label="Status">
                   <KeyStatusCell
                     apiKey={key}
                     replacement={props.keys.find((other) => other.id === key.replacedBy)}
                   />
                 </td>
-                <td class="small">
+                <td class="small" data-label="Limits">
                   <KeyLimits apiKey={key} />
                 </td>
-                <td class="small">
+                <td class="small" data-label="Models">
                   <ModelList models={key.allowedModels} />
                 </td>
-                <td class="small">
+                <td class="small" data-label="Guardrail">
                   <Show when={key.guardrailId} fallback={<span class="muted">None</span>}>
                     {(id) => (
                       <A href="/dashboard/guardrails">
@@ -74,7 +75,7 @@ export function KeyTable(props: Props) {
                     )}
                   </Show>
                 </td>
-                <td class="small">
+                <td class="small" data-label="Last used">
                   <Show when={key.lastUsedAt} fallback={<span class="muted">Never</span>}>
                     {(at) => (
                       <time datetime={at()} title={dateTime(at())}>

@@ -1,0 +1,111 @@
+// The dashboard on a phone (390 px wide), in a real browser: no page scrolls sideways, and a table's
+// rows become cards whose actions and amounts are on screen; the wide desktop table stays a table.
+import { afterAll, beforeAll, expect } from 'bun:test'
+import type { Locator, Page } from 'playwright-core'
+import {
+  browserTest,
+  describeBrowser,
+  signedInAs,
+  startSite,
+  type Site,
+} from './helpers/browser.ts'
+
+const PHONE = { width: 390, height: 844 }
+
+/** Whether the element is wholly inside the window, left to right. */
+async function inView(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => {
+    const box = element.getBoundingClientRect()
+    return box.width > 0 && box.left >= 0 && box.right <= window.innerWidth
+  })
+}
+
+/** What is wider than its box on the page: the page itself, or a table's scrolling frame. */
+async function sidewaysScrolling(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const wide: string[] = []
+    if (document.documentElement.scrollWidth > window.innerWidth)
+      wide.push(`page ${document.documentElement.scrollWidth} > ${window.innerWidth}`)
+    for (const frame of document.querySelectorAll<HTMLElement>('.table-wrap'))
+      if (frame.scrollWidth > frame.clientWidth)
+        wide.push(
+          `table ${frame.scrollWidth} > ${frame.clientWidth}: ${frame.textContent?.slice(0, 40)}`,
+        )
+    return wide
+  })
+}
+
+describeBrowser(
+  'the dashboard on a phone',
+  () => {
+    let site: Site
+    beforeAll(async () => {
+      site = await startSite({ database: 'embedded' })
+    })
+    afterAll(() => site?.close())
+
+    /** An owner's page, 390 px wide, of a new account with two keys (one with limits). */
+    const phoneWithKeys = async (): Promise<Page> => {
+      const accountId = await site.gw.account('5')
+      await site.gw.key(accountId, {
+        name: 'Production backend server',
+        rpmLimit: 600,
+        dailyLimitNano: 5_000_000_000,
+      })
+      await site.gw.key(accountId, { name: 'Staging' })
+      const page = await signedInAs(site, accountId, 'owner')
+      await page.setViewportSize(PHONE)
+      return page
+    }
+
+    browserTest(
+      'each key is a card with Edit, Rotate and Revoke on screen, and nothing scrolls sideways',
+      () => site,
+      async () => {
+        const page = await phoneWithKeys()
+        await page.goto('/dashboard/keys')
+        const revoke = page.getByRole('button', { name: 'Revoke Production backend server' })
+        await revoke.waitFor()
+        for (const name of ['Edit', 'Rotate', 'Revoke'])
+          expect(
+            await inView(page.getByRole('button', { name: `${name} Staging` })),
+            `${name} Staging`,
+          ).toBe(true)
+        expect(await inView(revoke)).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+        // Each value is named on screen, as the column header names it on a desktop.
+        const row = page.getByRole('row', { name: /Production backend server/ })
+        const limits = row.getByRole('cell', { name: /600 requests\/min/ })
+        expect(await inView(limits)).toBe(true)
+        expect(
+          await limits.evaluate((cell) => getComputedStyle(cell, '::before').content),
+        ).toContain('Limits')
+
+        // The actions still work from the card.
+        await revoke.click()
+        await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click()
+        await page.getByText('Revoked', { exact: true }).first().waitFor()
+      },
+    )
+
+    browserTest(
+      'on a desktop, the keys are still a table with its column headers',
+      () => site,
+      async () => {
+        const page = await phoneWithKeys()
+        await page.setViewportSize({ width: 1280, height: 900 })
+        await page.goto('/dashboard/keys')
+        const header = page.getByRole('columnheader', { name: 'Last used' })
+        await header.waitFor()
+        expect(await header.isVisible()).toBe(true)
+        expect(await inView(header)).toBe(true)
+        // One line per key: the Revoke buttons of the two keys are side by side with their names.
+        const revoke = page.getByRole('button', { name: 'Revoke Staging' })
+        const name = page.getByRole('rowheader', { name: /Staging/ })
+        const [button, label] = [await revoke.boundingBox(), await name.boundingBox()]
+        expect(Math.abs(button!.y - label!.y)).toBeLessThan(40)
+      },
+    )
+  },
+  'embedded',
+)
