@@ -6,6 +6,8 @@
  * balance keep working, and the dashboard link ends (the owner signs in with the identity from then on).
  * An account that already has an identity → 409 `conflict`.
  * An e-mail address or wallet that already belongs to a user is accepted: that user gains this account.
+ * A wallet on the sanctions list is screened as at a wallet sign-in: its user's accounts, this one
+ * included, are suspended (reason `sanctions`).
  * Errors in the OpenAI style, like every API endpoint.
  */
 import { Value } from '@sinclair/typebox/value'
@@ -14,6 +16,7 @@ import { ServiceError } from '../../shared/errors.ts'
 import { ClaimRequest } from '../../shared/schemas/claim.ts'
 import { keyEndpoint, type JsonAnswer } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
+import { screenWallet } from '../accounts/payments/sanctions.ts'
 import { countAttempt } from '../accounts/people/attempts.ts'
 import { sendLink } from '../accounts/people/send-link.ts'
 import { siteBaseFromApi, siweSite } from '../accounts/people/site-url.ts'
@@ -85,10 +88,14 @@ async function claim(
       ? new ServiceError('invalid_request', error.message, error.details)
       : error
   })
-  await deps.sql.begin(async (tx) =>
-    attachIdentity(tx, accountId, await findOrCreateUser(tx, { wallet })),
-  )
+  const userId = await deps.sql.begin(async (tx) => {
+    const user = await findOrCreateUser(tx, { wallet })
+    await attachIdentity(tx, accountId, user)
+    return user
+  })
   await deps.keys.invalidate({ accountId })
+  // As at a wallet sign-in: a listed wallet's accounts, this one now among them, are suspended.
+  await screenWallet(deps, deps.sanctions, userId, wallet)
   return { body: { ok: true, accountId, kind: 'identity', wallet } }
 }
 
