@@ -2,7 +2,7 @@
  * `POST /keys/:id/rotate` on the API server (at the root, not under /v1): authenticated with any valid key
  * of the same account, errors in the OpenAI-style shape. The answer (201) is `{ key, id, prefix, oldKey:
  * { id, expiresAt } }`: the new key, shown this once, and the old key's end of grace, 24 hours out
- * (see accounts/rotation.ts). Another account's key id is 404; a key already rotated or revoked is 409.
+ * (see accounts/rotation.ts), marked `cache-control: no-store`. Another account's key id is 404; a key already rotated or revoked is 409.
  */
 import { Elysia } from 'elysia'
 import { rotateKey } from '../accounts/rotation.ts'
@@ -24,6 +24,8 @@ export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
           style: 'account',
           render: () => chatErrorBody,
           address: () => clientAddress(server, request, trust),
+          // The answer carries the new key, shown this once: no cache may keep it.
+          headers: () => ({ 'cache-control': 'no-store' }),
         },
         async (key) => ({
           body: await rotateKey(admin, key.accountId, params.id),

@@ -207,6 +207,8 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
       const { accountId, ...input } = parse(body, envelopes.newKey)
       const created = await createKey(deps, accountId, input)
       set.status = 201
+      // The answer carries the key, shown this once: no cache may keep it.
+      set.headers['cache-control'] = 'no-store'
       return created
     })
     .patch('/keys/:id', ({ params, body }) =>
@@ -236,13 +238,17 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
     })
     .post(
       '/accounts/:id/link',
-      async ({ params, request }) => ({
-        accountId: params.id,
-        dashboardLink: dashboardLink(
-          siteBase(deps.config.PUBLIC_SITE_URL, request),
-          await replaceLink(deps.sql, params.id),
-        ),
-      }),
+      async ({ params, request, set }) => {
+        // The answer carries the new link, a bearer secret shown this once: no cache may keep it.
+        set.headers['cache-control'] = 'no-store'
+        return {
+          accountId: params.id,
+          dashboardLink: dashboardLink(
+            siteBase(deps.config.PUBLIC_SITE_URL, request),
+            await replaceLink(deps.sql, params.id),
+          ),
+        }
+      },
       {
         response: ReplacedLink,
         detail: {
