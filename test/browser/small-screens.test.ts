@@ -89,6 +89,31 @@ describeBrowser(
     )
 
     browserTest(
+      'the navigation on top of the page ends with the account, without a blank gap above it',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner')
+        // A tall window: the page is shorter than it, as a short page is on any phone.
+        await page.setViewportSize({ width: PHONE.width, height: 1400 })
+        await page.goto('/dashboard/support')
+        await page.getByText('No tickets yet').waitFor()
+        const { space, gap } = await page.evaluate(() => {
+          const sidebar = document.querySelector('nav.sidebar')!
+          const links = sidebar.querySelector('.nav')!.getBoundingClientRect()
+          const account = sidebar.querySelector('.account-box')!.getBoundingClientRect()
+          return {
+            space: account.top - links.bottom,
+            gap: Number.parseFloat(getComputedStyle(sidebar).rowGap),
+          }
+        })
+        // The account footer follows the links at the navigation's own spacing.
+        expect(space).toBeLessThanOrEqual(gap + 1)
+        expect(await sidewaysScrolling(page)).toEqual([])
+      },
+    )
+
+    browserTest(
       'on a desktop, the keys are still a table with its column headers',
       () => site,
       async () => {
