@@ -2,9 +2,10 @@
 // place, with Try again, and nothing else on the page breaks; amounts of money show to the last
 // nano-USD the server states (a tiny charge never reads as "$0.00" or "-$0.00"); a time range that
 // ends before it starts is refused under its To field before anything is asked of the server; the
-// usage chart's axis leaves room for its dollar amounts.
+// usage chart's axis leaves room for its dollar amounts; the new ticket and sign-in forms refuse an
+// empty or malformed field under it, with focus there, instead of the browser's own pop-ups.
 import { afterAll, beforeAll, expect } from 'bun:test'
-import type { Page } from 'playwright-core'
+import type { Locator, Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import {
   browserTest,
@@ -18,6 +19,27 @@ import {
 async function ownerPage(site: Site): Promise<{ page: Page; accountId: string }> {
   const accountId = await site.gw.account('5')
   return { page: await signedInAs(site, accountId, 'owner'), accountId }
+}
+
+/** The text of the field's message (the last of the ids its control is described by). */
+async function messageOf(page: Page, control: Locator): Promise<string | null> {
+  const describedBy = await control.getAttribute('aria-describedby')
+  if (!describedBy) return null
+  return page.locator(`[id="${describedBy.split(' ').at(-1)}"]`).textContent()
+}
+
+/** Whether the control has the focus. */
+const focused = (control: Locator) =>
+  control.evaluate((element) => element === document.activeElement)
+
+/** The admin API's writes the page makes from now on (method and path). */
+function writesOf(page: Page): string[] {
+  const writes: string[] = []
+  page.on('request', (request) => {
+    if (request.method() !== 'GET' && request.url().includes('/admin/v1/'))
+      writes.push(`${request.method()} ${new URL(request.url()).pathname}`)
+  })
+  return writes
 }
 
 /** Answers the admin API's `path` with a server error until the returned function is called. */
@@ -194,6 +216,85 @@ describeBrowser(
         expect((await listed.locator('span').first().textContent())?.trim()).toBe(
           `Unnamed key ${prefix}…`,
         )
+      },
+    )
+
+    browserTest(
+      'an empty new ticket is refused under its fields, with focus on the first, and nothing is sent',
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        await page.goto('/dashboard/support')
+        await page.getByRole('button', { name: 'New ticket' }).click()
+        const writes = writesOf(page)
+        const subject = page.getByLabel('Subject')
+        const message = page.getByLabel('Message', { exact: true })
+        expect(
+          await page
+            .locator('form:has(textarea)')
+            .evaluate((form) => (form as HTMLFormElement).noValidate),
+        ).toBe(true)
+        await page.getByRole('button', { name: 'Send', exact: true }).click()
+        await page.getByText('Enter a subject.').waitFor({ timeout: 5_000 })
+        expect(await messageOf(page, subject)).toBe('Enter a subject.')
+        expect(await messageOf(page, message)).toBe('Write your message.')
+        expect(await subject.getAttribute('aria-invalid')).toBe('true')
+        expect(await focused(subject)).toBe(true)
+
+        // Spaces are not a subject; the problem of a fixed field goes away at once.
+        await subject.fill('   ')
+        await message.fill('The key stopped working.')
+        expect(await message.getAttribute('aria-invalid')).toBeNull()
+        await page.getByRole('button', { name: 'Send', exact: true }).click()
+        await page.waitForFunction(
+          () => document.activeElement?.getAttribute('aria-invalid') === 'true',
+        )
+        expect(await focused(subject)).toBe(true)
+        expect(writes).toEqual([])
+
+        await subject.fill('Key stopped working')
+        await page.getByRole('button', { name: 'Send', exact: true }).click()
+        await page.getByRole('heading', { name: 'Key stopped working' }).waitFor()
+        expect(writes).toEqual(['POST /admin/v1/support/tickets'])
+      },
+    )
+
+    browserTest(
+      'sign-in refuses a missing or malformed address and an empty dashboard link under the field',
+      () => site,
+      async () => {
+        const { page } = await site.open()
+        await page.goto('/sign-in')
+        const writes = writesOf(page)
+        const email = page.getByLabel('E-mail address')
+        const send = page.getByRole('button', { name: 'Send sign-in link' })
+        await send.click()
+        await page.getByText('Enter your e-mail address.').waitFor({ timeout: 5_000 })
+        expect(await messageOf(page, email)).toBe('Enter your e-mail address.')
+        expect(await focused(email)).toBe(true)
+
+        await email.fill('someone at example.com')
+        await send.click()
+        await page.getByText('Enter an e-mail address such as name@example.com.').waitFor()
+        expect(await messageOf(page, email)).toBe(
+          'Enter an e-mail address such as name@example.com.',
+        )
+        expect(await focused(email)).toBe(true)
+        expect(writes).toEqual([])
+
+        await email.fill('someone@example.com')
+        expect(await email.getAttribute('aria-invalid')).toBeNull()
+        await send.click()
+        await page.getByText('Check your inbox').waitFor()
+        expect(writes).toEqual(['POST /admin/v1/auth/email'])
+
+        await page.goto('/sign-in')
+        await page.getByRole('tab', { name: 'Dashboard link' }).click()
+        const link = page.getByRole('textbox', { name: 'Dashboard link' })
+        await page.getByRole('button', { name: 'Open dashboard' }).click()
+        await page.getByText('Paste your dashboard link.').waitFor({ timeout: 5_000 })
+        expect(await messageOf(page, link)).toBe('Paste your dashboard link.')
+        expect(await focused(link)).toBe(true)
       },
     )
   },

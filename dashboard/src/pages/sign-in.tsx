@@ -8,6 +8,7 @@ import { dashboardPath } from '../../../shared/dashboard-path.ts'
 import type { MailSent, SignedIn, WalletNonce } from '../../../shared/schemas/admin/sign-in.ts'
 import { api, get } from '../api.ts'
 import { forgetReads } from '../data.ts'
+import { focusFirstInvalid, refuse, useFormCheck } from '../form-check.ts'
 import { TextField, fieldError, useSubmit } from '../forms.tsx'
 import { Button, ErrorNotice, Notice } from '../ui.tsx'
 
@@ -101,21 +102,42 @@ export default function SignIn() {
   )
 }
 
+/**
+ * An address as the server takes it (shared/schemas/admin/sign-in.ts: 3 to 254 characters, something
+ * on each side of one @, no spaces): a missing or malformed one is refused under the field.
+ */
+function readEmail(text: string): string {
+  const address = text.trim()
+  if (!address) throw refuse('email', 'Enter your e-mail address.')
+  if (address.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(address))
+    throw refuse('email', 'Enter an e-mail address such as name@example.com.')
+  return address
+}
+
 /** The mailed link carries `next`, so the confirm page lands where the user was going. */
 function EmailSignIn(props: { next: string }) {
   const [email, setEmail] = createSignal('')
   const [sent, setSent] = createSignal<string>()
   const submit = useSubmit()
+  const check = useFormCheck((field) => field(() => readEmail(email())))
+  const error = () => check.error('email') ?? fieldError(submit.error(), 'email')
   const send = async (event: SubmitEvent) => {
     event.preventDefault()
+    const form = event.currentTarget as HTMLFormElement
+    const address = check.take()
+    if (!address) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
     const answer = await submit.run(() =>
       api<MailSent>('POST', '/auth/email', {
-        email: email().trim(),
+        email: address,
         // The dashboard's home needs no `next`, which keeps the usual link short.
         next: props.next === '/dashboard' ? undefined : props.next,
       }),
     )
     if (answer) setSent(answer.message)
+    else focusFirstInvalid(form)
   }
   return (
     <Show
@@ -130,7 +152,7 @@ function EmailSignIn(props: { next: string }) {
         </div>
       }
     >
-      <form class="stack" onSubmit={send}>
+      <form class="stack" onSubmit={send} novalidate>
         <TextField
           label="E-mail address"
           type="email"
@@ -139,7 +161,7 @@ function EmailSignIn(props: { next: string }) {
           required
           value={email()}
           onValue={setEmail}
-          error={fieldError(submit.error(), 'email')}
+          error={error()}
           hint="We send you a sign-in link. No password."
         />
         <Show when={submit.error() && !fieldError(submit.error(), 'email')}>
@@ -213,9 +235,21 @@ function LinkSignIn(props: { next: string }) {
   const navigate = useNavigate()
   const [link, setLink] = createSignal('')
   const submit = useSubmit()
+  const check = useFormCheck((field) =>
+    field(() => {
+      const text = link().trim()
+      if (!text) throw refuse('link', 'Paste your dashboard link.')
+      return text
+    }),
+  )
   const open = async (event: SubmitEvent) => {
     event.preventDefault()
-    const text = link().trim()
+    const form = event.currentTarget as HTMLFormElement
+    const text = check.take()
+    if (!text) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
     // The whole link (…/dashboard#link=SECRET) or the secret alone.
     const secret = /#link=([^&\s]+)/.exec(text)?.[1] ?? text
     const done = await submit.run(() =>
@@ -224,7 +258,7 @@ function LinkSignIn(props: { next: string }) {
     if (done) navigate(props.next, { replace: true })
   }
   return (
-    <form class="stack" onSubmit={open}>
+    <form class="stack" onSubmit={open} novalidate>
       <TextField
         label="Dashboard link"
         name="link"
@@ -232,6 +266,7 @@ function LinkSignIn(props: { next: string }) {
         required
         value={link()}
         onValue={setLink}
+        error={check.error('link')}
         hint="The link you saved when the account was created. It stays valid when keys are rotated."
       />
       <Show when={submit.error()}>

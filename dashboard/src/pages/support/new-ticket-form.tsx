@@ -1,11 +1,13 @@
 /**
  * Opening a ticket: a subject, the message, and optionally the request it is about (prefilled when the
  * user came from a request's "Ask support"). The server checks that the request is one of the account's.
+ * An empty subject or message is refused under its field before anything is sent.
  */
 import { createSignal, Show } from 'solid-js'
 import type { NewTicket, Ticket } from '../../../../shared/schemas/admin/support.ts'
 import { api } from '../../api.ts'
-import { Field, TextField, fieldError, useSubmit } from '../../forms.tsx'
+import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
+import { Field, TextField, fieldError, formError, useSubmit } from '../../forms.tsx'
 import { Button, Card, ErrorNotice } from '../../ui.tsx'
 
 export function NewTicketForm(props: {
@@ -19,19 +21,32 @@ export function NewTicketForm(props: {
   const [body, setBody] = createSignal('')
   const [requestId, setRequestId] = createSignal(props.requestId)
   const submit = useSubmit()
+  const check = useFormCheck((field): NewTicket => {
+    const ticket: NewTicket = {
+      subject: field(() => filled(subject(), 'subject', 'Enter a subject.')) ?? '',
+      body: field(() => filled(body(), 'body', 'Write your message.')) ?? '',
+    }
+    if (requestId().trim()) ticket.requestId = requestId().trim()
+    return ticket
+  })
+  /** A field's problem: the form's own check first, then the server's refusal. */
+  const error = (param: string) => check.error(param) ?? fieldError(submit.error(), param)
   const send = async (event: SubmitEvent) => {
     event.preventDefault()
-    const ticket: NewTicket = { subject: subject().trim(), body: body().trim() }
-    if (requestId().trim()) ticket.requestId = requestId().trim()
+    const form = event.currentTarget as HTMLFormElement
+    const ticket = check.take()
+    if (!ticket) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
     const opened = await submit.run(() => api<Ticket>('POST', '/support/tickets', ticket))
     if (opened) props.opened(opened)
+    else focusFirstInvalid(form)
   }
-  const otherError = () =>
-    submit.error() &&
-    !['subject', 'body', 'requestId'].some((param) => fieldError(submit.error(), param))
+  const otherError = () => formError(submit.error(), FIELDS)
   return (
     <Card title="New ticket">
-      <form class="stack" onSubmit={send}>
+      <form class="stack" onSubmit={send} novalidate>
         <TextField
           label="Subject"
           name="subject"
@@ -39,11 +54,11 @@ export function NewTicketForm(props: {
           maxLength={200}
           value={subject()}
           onValue={setSubject}
-          error={fieldError(submit.error(), 'subject')}
+          error={error('subject')}
         />
         <Field
           label="Message"
-          error={fieldError(submit.error(), 'body')}
+          error={error('body')}
           hint="What happened, what you expected, and anything that helps us reproduce it."
         >
           {(id, describedBy) => (
@@ -54,7 +69,7 @@ export function NewTicketForm(props: {
               required
               maxLength={20_000}
               aria-describedby={describedBy}
-              aria-invalid={fieldError(submit.error(), 'body') ? 'true' : undefined}
+              aria-invalid={error('body') ? 'true' : undefined}
               value={body()}
               onInput={(event) => setBody(event.currentTarget.value)}
             />
@@ -69,7 +84,7 @@ export function NewTicketForm(props: {
           value={requestId()}
           onValue={setRequestId}
           hint="From a response's x-request-id header or the Activity page."
-          error={fieldError(submit.error(), 'requestId')}
+          error={error('requestId')}
         />
         <Show when={otherError()}>
           <ErrorNotice error={submit.error()} />
@@ -85,4 +100,13 @@ export function NewTicketForm(props: {
       </form>
     </Card>
   )
+}
+
+const FIELDS = ['subject', 'body', 'requestId'] as const
+
+/** The text without its surrounding spaces; refused under its field when nothing is left. */
+function filled(text: string, param: string, message: string): string {
+  const trimmed = text.trim()
+  if (!trimmed) throw refuse(param, message)
+  return trimmed
 }
