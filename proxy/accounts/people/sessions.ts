@@ -48,7 +48,10 @@ type Row = {
   expires_at: Date
 }
 
-/** The session of a cookie token, or undefined when it is unknown, expired, or its user left the account. */
+/**
+ * The session of a cookie token, or undefined when it is unknown, expired, its user left the account, or
+ * it is a dashboard-link session of an account that has been claimed.
+ */
 export async function readSession(
   sql: Sql,
   token: string,
@@ -63,9 +66,11 @@ export async function readSession(
     LEFT JOIN memberships m ON m.account_id = s.account_id AND m.user_id = s.user_id
     WHERE s.token_hash = ${tokenHash}`
   if (!row || row.expires_at.getTime() <= nowMs) return undefined
-  // A user session lasts only while the user is a member. A link session acts as the owner, also after the
-  // account was claimed: the dashboard link survives claiming and key rotation.
+  // A user session lasts only while the user is a member. A link session acts as the owner while the
+  // account is accountless: it survives key rotation, not a claim, after which people sign in as
+  // themselves (also one a link exchange racing the claim opened after the claim ended the others).
   if (row.user_id && !row.role) return undefined
+  if (!row.user_id && row.kind === 'identity') return undefined
   return {
     tokenHash,
     accountId: row.account_id,

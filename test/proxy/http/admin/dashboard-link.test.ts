@@ -143,6 +143,38 @@ describeWith('postgres', 'dashboard link: replaced, revoked, ended by a claim', 
     expect((await operator('POST', accountId)).status).toBe(409)
   })
 
+  test('a link exchanged while the claim commits opens no session: the link read before the claim ended it', async () => {
+    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
+    const { sql } = gw.app.operator
+    const userId = `usr_race_${accountId}`
+    await sql`INSERT INTO users (id, email) VALUES (${userId}, ${`race.${accountId}@people.test`})`
+    let racing: Promise<Response> | undefined
+    await sql.begin(async (tx) => {
+      await attachIdentity(tx, accountId, userId)
+      // The exchange still reads the link (the claim is not committed); its new session waits on the
+      // claim's lock of the account row and is written once the claim has ended the others.
+      racing = exchange(linkSecret)
+      await Bun.sleep(300)
+    })
+    const response = await racing!
+    expect(response.status).toBe(401)
+    expect(response.headers.get('set-cookie')).toBeNull()
+    expect(((await response.json()) as ErrorBody).error.code).toBe('unauthorized')
+    expect(
+      await sql`SELECT 1 FROM sessions WHERE account_id = ${accountId} AND user_id IS NULL`,
+    ).toHaveLength(0)
+  })
+
+  test('a dashboard-link session of a claimed account opens nothing, however it came to exist', async () => {
+    const { accountId } = await createAccountless(gw.app.operator)
+    const { sql } = gw.app.operator
+    const userId = `usr_left_${accountId}`
+    await sql`INSERT INTO users (id, email) VALUES (${userId}, ${`left.${accountId}@people.test`})`
+    await sql.begin((tx) => attachIdentity(tx, accountId, userId))
+    const { cookie } = await sessionFor(gw, accountId)
+    expect((await admin(gw, 'GET', '/admin/v1/keys', { cookie })).status).toBe(401)
+  })
+
   test('the owner replaces the link: shown once, the old one and its other sessions end, the owner stays signed in', async () => {
     const { accountId, linkSecret } = await createAccountless(gw.app.operator)
     const mine = cookieOf(await exchange(linkSecret))
