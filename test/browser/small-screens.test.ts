@@ -2,6 +2,7 @@
 // rows become cards whose actions and amounts are on screen; the wide desktop table stays a table.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
+import { testModel } from '../helpers/gateway.ts'
 import {
   browserTest,
   describeBrowser,
@@ -40,7 +41,7 @@ describeBrowser(
   () => {
     let site: Site
     beforeAll(async () => {
-      site = await startSite({ database: 'embedded' })
+      site = await startSite({ database: 'embedded', models: [testModel('test/cheap', 'fake')] })
     })
     afterAll(() => site?.close())
 
@@ -109,6 +110,60 @@ describeBrowser(
         })
         // The account footer follows the links at the navigation's own spacing.
         expect(space).toBeLessThanOrEqual(gap + 1)
+        expect(await sidewaysScrolling(page)).toEqual([])
+      },
+    )
+
+    browserTest(
+      'activity, the ledger, usage and the team show their amounts and actions on screen',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        await site.gw.app.operator
+          .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+        const { key } = await site.gw.key(accountId, { name: 'Production backend server' })
+        const answer = await site.gw.chat(key, {
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'hello' }],
+        })
+        expect(answer.status).toBe(200)
+        await answer.text()
+        const page = await signedInAs(site, accountId, 'owner')
+        await page.setViewportSize(PHONE)
+
+        await page.goto('/dashboard/activity')
+        const askSupport = page.getByRole('link', { name: /Ask support/ }).first()
+        await askSupport.waitFor()
+        expect(await inView(askSupport)).toBe(true)
+        expect(await inView(page.getByRole('cell', { name: /^\$0\.0000/ }).first())).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+
+        await page.goto('/dashboard/billing')
+        const ledger = page.locator('table').filter({ has: page.getByText('Ledger entries') })
+        const charge = ledger.getByRole('cell', { name: /^-\$0\.0000/ }).first()
+        await charge.waitFor()
+        expect(await inView(charge)).toBe(true)
+        expect(await inView(ledger.getByRole('button', { name: /^Copy/ }).first())).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+
+        await page.goto('/dashboard/usage')
+        const byModel = page.locator('table').filter({ has: page.getByText(/Totals by model/) })
+        const spend = byModel.getByRole('cell', { name: /^\$0\.0000/ }).first()
+        await spend.waitFor()
+        expect(await inView(spend)).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+
+        await page.evaluate(() =>
+          fetch('/admin/v1/team/invites', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ email: 'someone.invited@example.com', role: 'member' }),
+          }),
+        )
+        await page.goto('/dashboard/team')
+        const withdraw = page.getByRole('button', { name: /^Withdraw the invitation/ })
+        await withdraw.waitFor()
+        expect(await inView(withdraw)).toBe(true)
         expect(await sidewaysScrolling(page)).toEqual([])
       },
     )

@@ -96,7 +96,7 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
     <Card title="Members">
       <Show when={props.members.length > 0} fallback={<Empty title="No members yet" />}>
         <div class="table-wrap">
-          <table class="team-table">
+          <table class="team-table phone-cards">
             <thead>
               <tr>
                 <th scope="col">Member</th>
@@ -118,12 +118,14 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
                         <Badge>You</Badge>
                       </Show>
                     </td>
-                    <td>
+                    <td data-label="Role">
                       <Badge tone={member.role === 'owner' ? 'good' : 'neutral'}>
                         {member.role}
                       </Badge>
                     </td>
-                    <td class="nowrap">{dateTime(member.joinedAt)}</td>
+                    <td class="nowrap" data-label="Joined">
+                      {dateTime(member.joinedAt)}
+                    </td>
                     <td>
                       <Show
                         when={member.role !== 'owner'}

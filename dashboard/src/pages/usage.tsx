@@ -227,7 +227,7 @@ function GroupCard(props: {
         axis={(value) => axisUsd.format(value)}
       />
       <div class="table-wrap">
-        <table class="data">
+        <table class="data phone-cards">
           <caption class="visually-hidden">{`Totals by ${props.what} over the last ${props.period} days`}</caption>
           <thead>
             <tr>
@@ -253,10 +253,18 @@ function GroupCard(props: {
                   <th scope="row" class={group.other ? '' : 'mono'}>
                     {group.label}
                   </th>
-                  <td class="num">{count(group.totals.requests)}</td>
-                  <td class="num">{count(group.totals.inputTokens)}</td>
-                  <td class="num">{count(group.totals.outputTokens)}</td>
-                  <td class="num">{money(group.totals.chargedNano)}</td>
+                  <td class="num" data-label="Requests">
+                    {count(group.totals.requests)}
+                  </td>
+                  <td class="num" data-label="Input tokens">
+                    {count(group.totals.inputTokens)}
+                  </td>
+                  <td class="num" data-label="Output tokens">
+                    {count(group.totals.outputTokens)}
+                  </td>
+                  <td class="num" data-label="Spend">
+                    {money(group.totals.chargedNano)}
+                  </td>
                 </tr>
               )}
             </For>

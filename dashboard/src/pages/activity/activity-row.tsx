@@ -14,7 +14,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
   const served = () => item().servedModel ?? item().model ?? '—'
   return (
     <tr>
-      <td class="nowrap">
+      <td class="nowrap" data-label="Time">
         <time datetime={item().time} title={item().time}>
           {new Date(item().time).toLocaleString(undefined, {
             dateStyle: 'medium',
@@ -26,7 +26,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
           {item().stream ? ', stream' : ''}, {formatLatency(item().latencyMs)}
         </div>
       </td>
-      <td>
+      <td data-label="Request ID">
         <div class="request-id">
           <code class="mono">{item().requestId}</code>
           <div class="row tight">
@@ -45,7 +45,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
           </div>
         </div>
       </td>
-      <td>
+      <td data-label="Key">
         <Show when={props.apiKey} fallback={<span class="mono small">{item().keyId}</span>}>
           {(key) => (
             <>
@@ -55,17 +55,17 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
           )}
         </Show>
       </td>
-      <td>
+      <td data-label="Model">
         <span class="mono">{served()}</span>
         <Show when={item().model && item().servedModel && item().model !== item().servedModel}>
           <div class="small muted">asked as {item().model}</div>
         </Show>
       </td>
-      <td>{item().provider ?? '—'}</td>
-      <td class="num nowrap">
+      <td data-label="Provider">{item().provider ?? '—'}</td>
+      <td class="num nowrap" data-label="Tokens in / out">
         {count(item().inputTokens)} / {count(item().outputTokens)}
       </td>
-      <td class="num nowrap">
+      <td class="num nowrap" data-label="Cost">
         {usd(item().chargedUsd)}
         <Show when={item().costNano !== item().chargedNano}>
           <div class="small muted" title="The part of the cost not charged was written off">
@@ -73,7 +73,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
           </div>
         </Show>
       </td>
-      <td>
+      <td data-label="Status">
         <Badge tone={failed() ? 'bad' : 'good'}>{item().status}</Badge>
         <Show when={item().errorCode}>
           {(code) => (

@@ -95,7 +95,7 @@ export function LedgerCard() {
         }
       >
         <div class="table-wrap">
-          <table class="data">
+          <table class="data phone-cards">
             <caption class="visually-hidden">Ledger entries, newest first</caption>
             <thead>
               <tr>
@@ -130,7 +130,7 @@ function LedgerRow(props: { entry: LedgerEntry }) {
   const kind = () => KINDS[entry().kind]
   return (
     <tr>
-      <td class="nowrap">
+      <td class="nowrap" data-label="Time">
         <time datetime={entry().time} title={entry().time}>
           {new Date(entry().time).toLocaleString(undefined, {
             dateStyle: 'medium',
@@ -138,15 +138,17 @@ function LedgerRow(props: { entry: LedgerEntry }) {
           })}
         </time>
       </td>
-      <td>
+      <td data-label="Entry">
         <Badge tone={kind().tone}>{kind().label}</Badge>
       </td>
-      <td class="num nowrap" classList={{ credit: entry().amountNano > 0 }}>
+      <td class="num nowrap" data-label="Amount" classList={{ credit: entry().amountNano > 0 }}>
         {entry().amountNano > 0 ? '+' : ''}
         {usd(entry().amountUsd)}
       </td>
-      <td class="num nowrap">{entry().writtenOffNano > 0 ? usd(entry().writtenOffUsd) : '—'}</td>
-      <td>
+      <td class="num nowrap" data-label="Written off">
+        {entry().writtenOffNano > 0 ? usd(entry().writtenOffUsd) : '—'}
+      </td>
+      <td data-label="Reference">
         <div class="row tight center">
           <code class="mono small">{entry().reference}</code>
           <CopyButton
@@ -156,7 +158,7 @@ function LedgerRow(props: { entry: LedgerEntry }) {
           />
         </div>
       </td>
-      <td class="small" title={entry().reason ?? undefined}>
+      <td class="small" data-label="Reason" title={entry().reason ?? undefined}>
         {entry().reason ? (REASONS[entry().reason!] ?? entry().reason) : ''}
       </td>
     </tr>

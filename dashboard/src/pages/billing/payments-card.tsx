@@ -51,7 +51,7 @@ export function PaymentsCard() {
             fallback={<p class="small muted">No payments yet.</p>}
           >
             <div class="table-wrap">
-              <table>
+              <table class="phone-cards">
                 <thead>
                   <tr>
                     <th scope="col">Date</th>
@@ -66,10 +66,14 @@ export function PaymentsCard() {
                   <For each={answer.payments}>
                     {(payment) => (
                       <tr>
-                        <td>{dateTime(payment.createdAt)}</td>
-                        <td>{payment.provider === 'stripe' ? 'Card' : 'Deposit'}</td>
-                        <td class="num">{usd(payment.amountUsd)}</td>
-                        <td>
+                        <td data-label="Date">{dateTime(payment.createdAt)}</td>
+                        <td data-label="Method">
+                          {payment.provider === 'stripe' ? 'Card' : 'Deposit'}
+                        </td>
+                        <td class="num" data-label="Amount">
+                          {usd(payment.amountUsd)}
+                        </td>
+                        <td data-label="State">
                           <Badge tone={STATES[payment.state].tone}>
                             {STATES[payment.state].label}
                           </Badge>

@@ -23,7 +23,7 @@ export function Invites(props: { invites: TeamList['invites']; onChanged: () => 
         fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}
       >
         <div class="table-wrap">
-          <table class="team-table">
+          <table class="team-table phone-cards">
             <thead>
               <tr>
                 <th scope="col">E-mail address</th>
@@ -37,10 +37,12 @@ export function Invites(props: { invites: TeamList['invites']; onChanged: () => 
                 {(invite) => (
                   <tr>
                     <td>{invite.email}</td>
-                    <td>
+                    <td data-label="Role">
                       <Badge>{invite.role}</Badge>
                     </td>
-                    <td title={dateTime(invite.expiresAt)}>{relative(invite.expiresAt)}</td>
+                    <td data-label="Expires" title={dateTime(invite.expiresAt)}>
+                      {relative(invite.expiresAt)}
+                    </td>
                     <td>
                       <ConfirmButton
                         label="Withdraw"

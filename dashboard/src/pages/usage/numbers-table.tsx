@@ -11,7 +11,7 @@ export function NumbersTable(props: {
     <details class="numbers">
       <summary>{props.summary}</summary>
       <div class="table-wrap">
-        <table class="data">
+        <table class="data phone-cards">
           <thead>
             <tr>
               <th scope="col">Day (UTC)</th>
@@ -30,7 +30,11 @@ export function NumbersTable(props: {
                 <tr>
                   <th scope="row">{dayLabel(day)}</th>
                   <For each={props.columns}>
-                    {(column) => <td class="num">{column.cells[index()]}</td>}
+                    {(column) => (
+                      <td class="num" data-label={column.label}>
+                        {column.cells[index()]}
+                      </td>
+                    )}
                   </For>
                 </tr>
               )}
