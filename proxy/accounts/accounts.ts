@@ -88,6 +88,7 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
   const keys = await deps.sql<
     {
       id: string
+      limits_key_id: string
       prefix: string
       name: string
       status: string
@@ -95,7 +96,7 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
       monthly_limit_nano: number | null
     }[]
   >`
-    SELECT id, prefix, name, status, daily_limit_nano, monthly_limit_nano FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at`
+    SELECT id, limits_key_id, prefix, name, status, daily_limit_nano, monthly_limit_nano FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at`
   const spend = new Map(snapshot.keys.map((key) => [key.keyId, key]))
   return {
     accountId,
@@ -111,7 +112,8 @@ export async function showAccount(deps: OperatorDeps, accountId: string) {
     ledgerBalanceNano: ledger!.nano,
     ledgerBalanceUsd: nanoToUsd(ledger!.nano),
     keys: keys.map((key) => {
-      const live = spend.get(key.id)
+      // A key counts in its rotation lineage's windows: a rotated key and its replacement show the same.
+      const live = spend.get(key.limits_key_id)
       return {
         id: key.id,
         prefix: key.prefix,

@@ -34,13 +34,16 @@ export async function accountMoney(deps: OperatorDeps, accountId: string) {
   const names =
     busy.length === 0
       ? []
-      : await deps.sql<{ id: string; name: string; prefix: string }[]>`
-    SELECT id, name, prefix FROM api_keys WHERE account_id = ${accountId} AND id = ANY(${busy.map((key) => key.keyId)}::text[])`
-  const byId = new Map(names.map((row) => [row.id, row]))
+      : // Holds are counted per rotation lineage: each is shown as the lineage's newest key.
+        await deps.sql<{ lineage: string; id: string; name: string; prefix: string }[]>`
+    SELECT DISTINCT ON (limits_key_id) limits_key_id AS lineage, id, name, prefix FROM api_keys
+    WHERE account_id = ${accountId} AND limits_key_id = ANY(${busy.map((key) => key.keyId)}::text[])
+    ORDER BY limits_key_id, created_at DESC`
+  const byLineage = new Map(names.map((row) => [row.lineage, row]))
   const holds: KeyHolds[] = busy.map((key) => ({
-    keyId: key.keyId,
-    name: byId.get(key.keyId)?.name ?? '',
-    prefix: byId.get(key.keyId)?.prefix ?? '',
+    keyId: byLineage.get(key.keyId)?.id ?? key.keyId,
+    name: byLineage.get(key.keyId)?.name ?? '',
+    prefix: byLineage.get(key.keyId)?.prefix ?? '',
     inFlight: key.inFlight,
     heldNano: key.heldNano,
     heldUsd: nanoToUsd(key.heldNano),

@@ -1,6 +1,7 @@
 /**
  * Key rotation, shared by the API server's `POST /keys/:id/rotate` (authenticated by any key of the
- * account) and the admin API's: a new key with the old one's name, limits, models and guardrail, and the
+ * account) and the admin API's: a new key with the old one's name, limits, models and guardrail, counted
+ * in the same rate and spend windows as the old one (its lineage's, `limits_key_id`), and the
  * old key working for 24 more hours (spec: key rotation grace), then refused as 401 invalid_api_key by
  * the gateway, which compares `expires_at` with the same clock. A key already rotated, or revoked, is
  * not rotated again (409): its replacement is the key to rotate.
@@ -41,9 +42,9 @@ export async function rotateKey(
     }
     await tx`
       INSERT INTO api_keys (id, account_id, name, prefix, key_hash, rpm_limit, tpm_limit, concurrency_limit,
-                            daily_limit_nano, monthly_limit_nano, allowed_models, guardrail_id)
+                            daily_limit_nano, monthly_limit_nano, allowed_models, guardrail_id, limits_key_id)
       SELECT ${id}, account_id, name, ${prefix}, ${hash}, rpm_limit, tpm_limit, concurrency_limit,
-             daily_limit_nano, monthly_limit_nano, allowed_models, guardrail_id
+             daily_limit_nano, monthly_limit_nano, allowed_models, guardrail_id, limits_key_id
       FROM api_keys WHERE id = ${keyId}`
     await tx`UPDATE api_keys SET expires_at = ${expiresAt}, replaced_by = ${id} WHERE id = ${keyId}`
     return row

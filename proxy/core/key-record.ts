@@ -33,6 +33,11 @@ export type GuardrailRecord = {
 
 export type KeyRecord = {
   id: string
+  /**
+   * The key whose limits this one counts against: the first of its rotation lineage (itself unless it
+   * was made by rotating another), so that a rotation never starts fresh rate or spend windows.
+   */
+  limitsId: string
   accountId: string
   prefix: string
   hash: Uint8Array

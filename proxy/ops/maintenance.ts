@@ -72,17 +72,25 @@ export async function recoverOutbox(
 ): Promise<number> {
   const entries = await store.pendingLedger(olderThanMs)
   if (entries.length === 0) return 0
-  await insertLedger(sql, entries.flatMap(outboxRows))
-  await insertRequestLogs(sql, entries.flatMap(outboxRecord))
+  const recovered = entries.map((entry) => ({ entry, record: outboxRecord(entry) }))
+  // The store counts limits per rotation lineage; the request's own key is the one its log row names.
+  await insertLedger(
+    sql,
+    recovered.flatMap(({ entry, record }) => outboxRows(entry, record?.keyId ?? entry.keyId)),
+  )
+  await insertRequestLogs(
+    sql,
+    recovered.flatMap(({ record }) => (record ? [record] : [])),
+  )
   await store.ackRecovered(entries)
   log.info('outbox entries recovered into the ledger', { count: entries.length })
   return entries.length
 }
 
-function outboxRows(entry: LedgerEntry): LedgerRow[] {
+function outboxRows(entry: LedgerEntry, keyId: string): LedgerRow[] {
   const base = {
     accountId: entry.accountId,
-    keyId: entry.keyId,
+    keyId,
     requestId: entry.requestId,
     atMs: entry.atMs,
   }
@@ -107,13 +115,13 @@ function outboxRows(entry: LedgerEntry): LedgerRow[] {
 }
 
 /** The request's log row kept with the charge (its charged amount the one the store decided). */
-function outboxRecord(entry: LedgerEntry): RequestLogRow[] {
-  if (!entry.record) return []
+function outboxRecord(entry: LedgerEntry): RequestLogRow | undefined {
+  if (!entry.record) return undefined
   try {
-    return [{ ...(JSON.parse(entry.record) as RequestLogRow), chargedNano: entry.chargedNano }]
+    return { ...(JSON.parse(entry.record) as RequestLogRow), chargedNano: entry.chargedNano }
   } catch {
     log.warn('outbox entry with an unreadable request-log row', { requestId: entry.requestId })
-    return []
+    return undefined
   }
 }
 

@@ -27,7 +27,8 @@ export function keyAdmission(
 ): Pick<AdmitInput, 'accountId' | 'keyId' | 'keyLimits' | 'accountLimits' | 'guardrail'> {
   return {
     accountId: key.accountId,
-    keyId: key.id,
+    // Limits are counted per rotation lineage (the ledger and the log name the key itself).
+    keyId: key.limitsId,
     keyLimits: key.limits,
     accountLimits: key.accountLimits,
     guardrail: key.guardrail

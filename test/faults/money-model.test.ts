@@ -101,6 +101,7 @@ class Run extends Referee {
     this.same(created.status, 201, 'key created')
     this.model.keys.set(created.body.id, {
       id: created.body.id,
+      lineageId: created.body.id,
       accountId,
       secret: created.body.key,
       revoked: false,
@@ -543,16 +544,24 @@ class Run extends Referee {
     this.same(response.status, 201, 'rotation answered')
     this.same(body.oldKey.expiresAt, new Date(this.now + GRACE_MS).toISOString(), 'end of grace')
     target.expiresAt = this.now + GRACE_MS
-    this.model.keys.set(body.id, {
+    // The new key counts in its lineage's windows: its holds, requests in flight and charges are the
+    // lineage's, whichever key of it makes them.
+    const lineage = this.model.keys.get(target.lineageId)!
+    const rotated = {
       ...target,
       id: body.id,
       secret: body.key,
       expiresAt: null,
       limits: structuredClone(target.limits),
-      held: 0,
-      inFlight: 0,
-      charges: [],
-    })
+    }
+    for (const counter of ['held', 'inFlight', 'charges'] as const)
+      Object.defineProperty(rotated, counter, {
+        get: () => lineage[counter],
+        set: (value) => {
+          ;(lineage as Record<typeof counter, unknown>)[counter] = value
+        },
+      })
+    this.model.keys.set(body.id, rotated)
   }
 
   /** Revokes a key (not an account's last usable one, so that requests keep coming). */

@@ -17,7 +17,7 @@ export async function readAccountSeed(sql: Sql, accountId: string): Promise<Acco
     }[]
   >`
     WITH entries AS (SELECT * FROM ledger WHERE account_id = ${accountId}),
-    spend AS (
+    by_key AS (
       SELECT key_id,
              coalesce(sum(-amount_nano) FILTER (WHERE created_at >= date_trunc('day', now(), 'UTC')), 0)::bigint AS day,
              coalesce(sum(-amount_nano), 0)::bigint AS month
@@ -25,9 +25,15 @@ export async function readAccountSeed(sql: Sql, accountId: string): Promise<Acco
       WHERE kind = 'charge' AND key_id IS NOT NULL AND created_at >= date_trunc('month', now(), 'UTC')
       GROUP BY key_id
     ),
+    -- A key's spend windows are its rotation lineage's: the keys it was rotated from count in them.
+    spend AS (
+      SELECT k.limits_key_id AS key_id, sum(by_key.day)::bigint AS day, sum(by_key.month)::bigint AS month
+      FROM by_key JOIN api_keys k ON k.id = by_key.key_id
+      GROUP BY k.limits_key_id
+    ),
     guardrail_spend AS (
-      SELECT k.guardrail_id, sum(spend.month)::bigint AS month
-      FROM spend JOIN api_keys k ON k.id = spend.key_id
+      SELECT k.guardrail_id, sum(by_key.month)::bigint AS month
+      FROM by_key JOIN api_keys k ON k.id = by_key.key_id
       WHERE k.guardrail_id IS NOT NULL
       GROUP BY k.guardrail_id
     )

@@ -12,6 +12,8 @@ export type KeyRow = {
   /** End of the rotation grace; null for a key never rotated. */
   expires_at: Date | null
   replaced_by: string | null
+  /** The first key of its rotation lineage, whose rates, concurrency and spend it shares. */
+  limits_key_id: string
   rpm_limit: number | null
   tpm_limit: number | null
   concurrency_limit: number | null

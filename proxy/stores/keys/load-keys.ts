@@ -12,6 +12,7 @@ import type { KeyRow } from './key-row.ts'
 type Row = Pick<
   KeyRow,
   | 'id'
+  | 'limits_key_id'
   | 'account_id'
   | 'prefix'
   | 'status'
@@ -44,7 +45,7 @@ export async function loadKeysByPrefix(
   defaults: AccountLimits,
 ): Promise<KeyRecord[]> {
   const rows = await sql<Row[]>`
-    SELECT k.id, k.account_id, k.prefix, k.key_hash, k.status, k.expires_at,
+    SELECT k.id, k.limits_key_id, k.account_id, k.prefix, k.key_hash, k.status, k.expires_at,
            k.rpm_limit, k.tpm_limit, k.concurrency_limit, k.daily_limit_nano, k.monthly_limit_nano, k.allowed_models,
            a.status AS account_status, a.rpm_limit AS account_rpm_limit, a.tpm_limit AS account_tpm_limit,
            a.concurrency_limit AS account_concurrency_limit,
@@ -59,6 +60,7 @@ export async function loadKeysByPrefix(
     WHERE k.prefix = ${prefix}`
   return rows.map((row) => ({
     id: row.id,
+    limitsId: row.limits_key_id,
     accountId: row.account_id,
     prefix: row.prefix,
     hash: new Uint8Array(row.key_hash),

@@ -33,6 +33,11 @@ export type KeyLimits = Limits & {
 
 export type KeyModel = {
   id: string
+  /**
+   * The first key of its rotation lineage: a rotated key counts in its lineage's rate and spend windows
+   * (its `held`, `inFlight` and `charges` are the lineage's, shared by every key of it).
+   */
+  lineageId: string
   accountId: string
   secret: string
   revoked: boolean
@@ -56,6 +61,7 @@ export type AccountModel = {
 }
 
 /** A request counted in the rate windows. */
+/** `keyId`: the key's rotation lineage, whose windows it counts in. */
 type Counted = { at: number; accountId: string; keyId: string; tokens: number }
 
 /** An admitted request the model holds money for. */
@@ -165,7 +171,7 @@ export class MoneyModel {
       if (verdict === 'refuse') certain.push('usage_limit_exceeded')
       if (verdict === 'doubt') doubtful.push('usage_limit_exceeded')
     }
-    const ofKey = this.counted.filter((c) => c.keyId === known.id)
+    const ofKey = this.counted.filter((c) => c.keyId === known.lineageId)
     const ofAccount = this.counted.filter((c) => c.accountId === account.id)
     const { limits } = known
     if (limits.concurrency && known.inFlight >= limits.concurrency)
@@ -206,7 +212,7 @@ export class MoneyModel {
     account.inFlight += 1
     key.held += holdNano
     key.inFlight += 1
-    const counted = { at: this.admissionNow(), accountId: account.id, keyId: key.id, tokens }
+    const counted = { at: this.admissionNow(), accountId: account.id, keyId: key.lineageId, tokens }
     this.counted.push(counted)
     return { accountId: account.id, keyId: key.id, holdNano, counted }
   }

@@ -2,6 +2,8 @@
 // with the same settings, the old one accepted for 24 hours on the gateway's clock and then refused as
 // 401 invalid_api_key; another account's key is 404, a second rotation 409.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
+import { showAccount } from '../../../proxy/accounts/accounts.ts'
+import { readAccountSeed } from '../../../proxy/stores/admission/load-account.ts'
 import { admin, sessionFor } from '../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
@@ -74,6 +76,63 @@ describeWith('postgres', 'key rotation', () => {
     gw.app.operator.clock.now = () => start + 24 * HOUR
     expect(await chat(old.key)).toEqual({ status: 401, code: 'invalid_api_key' })
     expect(await chat(rotated.body.key)).toEqual({ status: 200, code: undefined })
+  })
+
+  test("a rotated key and its replacement share the key's spend and rate windows, so rotating again never adds to a cap", async () => {
+    // A request is held for USD 0.002 and charged far less: room for a few requests a day, and the
+    // rotations must not give the new keys a fresh day.
+    const cap = 2_100_000
+    const old = await gw.key(accountId, { dailyLimitNano: cap })
+    const spendUntilRefused = async (key: string) => {
+      for (let i = 0; i < 20; i++) {
+        const answer = await chat(key)
+        if (answer.status !== 200) return { ...answer, served: i }
+      }
+      throw new Error('never refused')
+    }
+    const refused = await spendUntilRefused(old.key)
+    expect(refused).toMatchObject({ status: 403, code: 'spend_limit_exceeded' })
+    expect(refused.served).toBeGreaterThan(0)
+    const first = await rotate(old.key, old.id)
+    expect(first.status).toBe(201)
+    expect(await chat(first.body.key)).toEqual({ status: 403, code: 'spend_limit_exceeded' })
+    const second = await rotate(first.body.key, first.body.id)
+    expect(second.status).toBe(201)
+    for (const key of [old.key, first.body.key, second.body.key])
+      expect(await chat(key)).toEqual({ status: 403, code: 'spend_limit_exceeded' })
+
+    // Requests per minute: six across the lineage, whichever of its keys sends them.
+    const fresh = await gw.key(accountId, { rpmLimit: 6 })
+    for (let i = 0; i < 3; i++) expect((await chat(fresh.key)).status).toBe(200)
+    const replacement = await rotate(fresh.key, fresh.id)
+    for (let i = 0; i < 3; i++) expect((await chat(replacement.body.key)).status).toBe(200)
+    expect(await chat(fresh.key)).toEqual({ status: 429, code: 'usage_limit_exceeded' })
+    expect(await chat(replacement.body.key)).toEqual({ status: 429, code: 'usage_limit_exceeded' })
+
+    // The operator's account view shows the lineage's spend on each of its keys.
+    const shown = new Map(
+      (await showAccount(gw.app.operator, accountId)).keys.map((key) => [key.id, key.daily]),
+    )
+    const spent = shown.get(old.id)!.spentNano
+    expect(spent).toBeGreaterThan(0)
+    expect(spent).toBeLessThanOrEqual(cap)
+    for (const id of [first.body.id, second.body.id]) expect(shown.get(id)!.spentNano).toBe(spent)
+  })
+
+  test("a store loaded from Postgres counts a lineage's charges, whichever of its keys made them, in one spend window", async () => {
+    const account = await gw.account('10')
+    const old = await gw.key(account)
+    expect((await chat(old.key)).status).toBe(200)
+    const rotated = await rotate(old.key, old.id)
+    expect((await chat(rotated.body.key)).status).toBe(200)
+    await gw.app.gateway.writer.drain()
+    const charges = await gw.app.operator.sql<{ key_id: string; nano: number }[]>`
+      SELECT key_id, -amount_nano AS nano FROM ledger WHERE account_id = ${account} AND kind = 'charge'`
+    // The ledger names the key that made each charge.
+    expect(charges.map((row) => row.key_id).sort()).toEqual([old.id, rotated.body.id].sort())
+    const total = charges.reduce((sum, row) => sum + Number(row.nano), 0)
+    const seed = await readAccountSeed(gw.app.operator.sql, account)
+    expect(seed.keySpend).toEqual([{ keyId: old.id, daySpentNano: total, monthSpentNano: total }])
   })
 
   test('any key of the account may rotate another of its keys; a key of another account gets 404', async () => {

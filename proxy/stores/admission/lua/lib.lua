@@ -7,7 +7,8 @@
                              requests and tokens per minute (window, current, previous), free requests of
                              the UTC day (fd, fc)
                   'k:K'  -> "held|conc|rw|rc|rp|tc|tp|dw|ds|mw|ms"  key K: the same, and spend of the
-                             UTC day (dw, ds) and month (mw, ms)
+                             UTC day (dw, ds) and month (mw, ms); K is the first key of the rotation
+                             lineage, whose windows every key rotated from it shares
                   'g:G'  -> "held|mw|ms"  guardrail G: open holds and spend of the UTC month
     holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs|guardrailId|free"
                   (open holds only; guardrailId may be empty; free is 1 for a request on the free allowance)
