@@ -20,7 +20,7 @@ export type AuthResult =
 const invalidKey = () =>
   new ServiceError(
     'invalid_api_key',
-    'Invalid API key. Send a valid key as "Authorization: Bearer svc-live-…"; create or rotate one in the dashboard.',
+    'Invalid API key. Send a valid key as "Authorization: Bearer svc-live-…" (Messages-style requests may send it as "x-api-key" instead); create or rotate one in the dashboard.',
   )
 
 /** The presented key, from the bearer header or (when the style allows it) x-api-key. */
