@@ -5,6 +5,7 @@
 import { A, useNavigate, useSearchParams } from '@solidjs/router'
 import { createSignal, Match, Show, Switch } from 'solid-js'
 import { dashboardPath } from '../../../shared/dashboard-path.ts'
+import { EMAIL_RULE } from '../../../shared/schemas/admin/field-rules.ts'
 import type { MailSent, SignedIn, WalletNonce } from '../../../shared/schemas/admin/sign-in.ts'
 import { api, get } from '../api.ts'
 import { forgetReads } from '../data.ts'
@@ -102,14 +103,17 @@ export default function SignIn() {
   )
 }
 
-/**
- * An address as the server takes it (shared/schemas/admin/sign-in.ts: 3 to 254 characters, something
- * on each side of one @, no spaces): a missing or malformed one is refused under the field.
- */
+const emailPattern = new RegExp(EMAIL_RULE.pattern)
+
+/** An address as the server takes it (EMAIL_RULE): a missing or malformed one is refused under the field. */
 function readEmail(text: string): string {
   const address = text.trim()
   if (!address) throw refuse('email', 'Enter your e-mail address.')
-  if (address.length > 254 || !/^[^\s@]+@[^\s@]+$/.test(address))
+  if (
+    address.length < EMAIL_RULE.minLength ||
+    address.length > EMAIL_RULE.maxLength ||
+    !emailPattern.test(address)
+  )
     throw refuse('email', 'Enter an e-mail address such as name@example.com.')
   return address
 }

@@ -131,3 +131,9 @@ export function nothingToChange(labels: readonly string[]): string {
   const list = labels.length > 1 ? `${labels.slice(0, -1).join(', ')} or ${last}` : last
   return `Nothing to change: give ${list}.`
 }
+
+/**
+ * An e-mail address as sign-in and invitations take it. Deliberately loose: the mail server is the
+ * judge; this only refuses what cannot be an address (no spaces, something on each side of one @).
+ */
+export const EMAIL_RULE = { minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+$' } as const

@@ -1,14 +1,9 @@
 /** Schemas of e-mail and wallet sign-in, shared by the site server and the dashboard. */
 import { Type, type Static } from '@sinclair/typebox'
+import { EMAIL_RULE } from './field-rules.ts'
 import { Role } from './session.ts'
 
-/** Deliberately loose: the mail server is the judge; this only refuses what cannot be an address. */
-export const Email = Type.String({
-  minLength: 3,
-  maxLength: 254,
-  pattern: '^[^\\s@]+@[^\\s@]+$',
-  description: 'An e-mail address',
-})
+export const Email = Type.String({ ...EMAIL_RULE, description: 'An e-mail address' })
 
 /** The dashboard page to land on after signing in: the link carries it (kept only if it is one). */
 const Next = Type.String({
