@@ -7,19 +7,7 @@
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
-import {
-  browserTest,
-  describeBrowser,
-  signedInAs,
-  startSite,
-  type Site,
-} from './helpers/browser.ts'
-
-/** A page signed in as the owner of a new account holding USD 5. */
-async function ownerPage(site: Site): Promise<{ page: Page; accountId: string }> {
-  const accountId = await site.gw.account('5')
-  return { page: await signedInAs(site, accountId, 'owner'), accountId }
-}
+import { browserTest, describeBrowser, ownerPage, startSite, type Site } from './helpers/browser.ts'
 
 /** The text of the field's message (the last of the ids its control is described by). */
 async function messageOf(page: Page, control: Locator): Promise<string | null> {

@@ -7,19 +7,7 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page, Request } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { usdToNano } from '../../shared/money.ts'
-import {
-  browserTest,
-  describeBrowser,
-  signedInAs,
-  startSite,
-  type Site,
-} from './helpers/browser.ts'
-
-/** A page signed in as the owner of a new account holding USD 5. */
-async function ownerPage(site: Site): Promise<{ page: Page; accountId: string }> {
-  const accountId = await site.gw.account('5')
-  return { page: await signedInAs(site, accountId, 'owner'), accountId }
-}
+import { browserTest, describeBrowser, ownerPage, startSite, type Site } from './helpers/browser.ts'
 
 /** Every request the page makes from now on, with when it was made. */
 function recordRequests(page: Page): { path: string; at: number }[] {

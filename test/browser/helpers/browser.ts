@@ -267,3 +267,9 @@ export async function signedInAs(
   await context.addCookies([{ name, value, url: site.siteUrl }])
   return page
 }
+
+/** A page signed in as the owner of a new account holding USD 5. */
+export async function ownerPage(site: Site): Promise<{ page: Page; accountId: string }> {
+  const accountId = await site.gw.account('5')
+  return { page: await signedInAs(site, accountId, 'owner'), accountId }
+}
