@@ -6,6 +6,7 @@
  * submit; from then on a field's problem goes away as soon as it is fixed.
  */
 import { createMemo, createSignal } from 'solid-js'
+import { EMAIL_RULE } from '../../shared/schemas/admin/field-rules.ts'
 import { ApiError } from './api.ts'
 
 /** A field refused by its name in the request (`param`), as the server refuses one. */
@@ -38,6 +39,8 @@ export function useFormCheck<T>(read: (field: ReadField) => T): {
   error: (param: string) => string | undefined
   /** On submit: what to send, or undefined when a field is refused (each then shows its problem). */
   take: () => T | undefined
+  /** After a form was sent and emptied: nothing shows again until the next submit. */
+  reset: () => void
 } {
   const [submitted, setSubmitted] = createSignal(false)
   const checked = createMemo(() => check(read))
@@ -51,7 +54,26 @@ export function useFormCheck<T>(read: (field: ReadField) => T): {
       const result = checked()
       return result.ok ? result.value : undefined
     },
+    reset: () => setSubmitted(false),
   }
+}
+
+const emailPattern = new RegExp(EMAIL_RULE.pattern)
+
+/**
+ * An e-mail address as the server takes it (EMAIL_RULE), without its surrounding spaces: a missing one is
+ * refused under the field with `missing`, one that cannot be an address with an example of one.
+ */
+export function readEmail(text: string, param: string, missing: string): string {
+  const address = text.trim()
+  if (!address) throw refuse(param, missing)
+  if (
+    address.length < EMAIL_RULE.minLength ||
+    address.length > EMAIL_RULE.maxLength ||
+    !emailPattern.test(address)
+  )
+    throw refuse(param, 'Enter an e-mail address such as name@example.com.')
+  return address
 }
 
 /** Moves focus to the form's first field marked invalid, so its problem is read out first. */

@@ -228,9 +228,12 @@ export function CopyButton(props: {
   text: string
   label: string
   variant?: ButtonProps['variant']
+  /** Whether the text may be copied: false leaves the clipboard alone (the page then shows why). */
+  check?: () => boolean
 }) {
   const [copied, setCopied] = createSignal(false)
   const copy = async () => {
+    if (props.check && !props.check()) return
     try {
       await navigator.clipboard.writeText(props.text)
     } catch {

@@ -2,8 +2,9 @@
 // place, with Try again, and nothing else on the page breaks; amounts of money show to the last
 // nano-USD the server states (a tiny charge never reads as "$0.00" or "-$0.00"); a time range that
 // ends before it starts is refused under its To field before anything is asked of the server; the
-// usage chart's axis leaves room for its dollar amounts; the new ticket and sign-in forms refuse an
-// empty or malformed field under it, with focus there, instead of the browser's own pop-ups.
+// usage chart's axis leaves room for its dollar amounts; the new ticket, ticket reply, sign-in, team
+// invitation and claim forms refuse an empty or malformed field under it, with focus there, instead of
+// the browser's own pop-ups, and a server's refusal of a field shows under that field too.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
@@ -283,6 +284,179 @@ describeBrowser(
         await page.getByText('Paste your dashboard link.').waitFor({ timeout: 5_000 })
         expect(await messageOf(page, link)).toBe('Paste your dashboard link.')
         expect(await focused(link)).toBe(true)
+      },
+    )
+
+    browserTest(
+      'an empty reply to a ticket is refused under its field, with focus there, and nothing is sent',
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        await page.goto('/dashboard/support')
+        await page.getByRole('button', { name: 'New ticket' }).click()
+        await page.getByLabel('Subject').fill('Streaming stops early')
+        await page.getByLabel('Message', { exact: true }).fill('The stream ends after a minute.')
+        await page.getByRole('button', { name: 'Send', exact: true }).click()
+        await page.getByRole('heading', { name: 'Streaming stops early' }).waitFor()
+        const writes = writesOf(page)
+        const reply = page.getByLabel('Your reply')
+        const send = page.getByRole('button', { name: 'Reply', exact: true })
+        expect(
+          await page
+            .locator('form:has(textarea[name="reply"])')
+            .evaluate((form) => (form as HTMLFormElement).noValidate),
+        ).toBe(true)
+        await send.click()
+        await page.getByText('Write your reply.').waitFor({ timeout: 5_000 })
+        expect(await messageOf(page, reply)).toBe('Write your reply.')
+        expect(await reply.getAttribute('aria-invalid')).toBe('true')
+        expect(await focused(reply)).toBe(true)
+
+        // Spaces are no reply either.
+        await reply.fill('   ')
+        await page.getByRole('button', { name: 'Refresh' }).focus()
+        await send.click()
+        await page.waitForFunction(
+          () => document.activeElement?.getAttribute('aria-invalid') === 'true',
+        )
+        expect(await focused(reply)).toBe(true)
+        expect(writes).toEqual([])
+
+        // The server's refusal of the reply shows under it as well.
+        const path = /\/admin\/v1\/support\/tickets\/[^/]+\/messages$/
+        await page.route(path, (route) =>
+          route.fulfill({
+            status: 400,
+            contentType: 'application/json',
+            body: JSON.stringify({
+              error: { code: 'invalid_request', message: 'The reply is too long.', param: 'body' },
+            }),
+          }),
+        )
+        await reply.fill('It still stops.')
+        expect(await reply.getAttribute('aria-invalid')).toBeNull()
+        await send.click()
+        await page.getByText('The reply is too long.').waitFor()
+        expect(await messageOf(page, reply)).toBe('The reply is too long.')
+        expect(await focused(reply)).toBe(true)
+        await page.unroute(path)
+
+        await send.click()
+        await page.locator('.message-body', { hasText: 'It still stops.' }).waitFor()
+        // The emptied box shows no problem until the next reply is sent.
+        expect(await reply.inputValue()).toBe('')
+        expect(await reply.getAttribute('aria-invalid')).toBeNull()
+        expect(writes.filter((write) => write.endsWith('/messages')).length).toBe(2)
+      },
+    )
+
+    browserTest(
+      'the team invitation refuses a missing or malformed address under the field, with focus there',
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        await site.gw.app.operator
+          .sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+        await page.goto('/dashboard/team')
+        const email = page.getByLabel('E-mail address')
+        const send = page.getByRole('button', { name: 'Send invitation' })
+        await send.waitFor()
+        const writes = writesOf(page)
+        expect(
+          await page
+            .locator('form:has(button:text("Send invitation"))')
+            .evaluate((form) => (form as HTMLFormElement).noValidate),
+        ).toBe(true)
+        await send.click()
+        await page.getByText('Enter the e-mail address to invite.').waitFor({ timeout: 5_000 })
+        expect(await messageOf(page, email)).toBe('Enter the e-mail address to invite.')
+        expect(await email.getAttribute('aria-invalid')).toBe('true')
+        expect(await focused(email)).toBe(true)
+
+        await email.fill('someone at example.com')
+        await send.focus()
+        await send.click()
+        await page.getByText('Enter an e-mail address such as name@example.com.').waitFor()
+        expect(await messageOf(page, email)).toBe(
+          'Enter an e-mail address such as name@example.com.',
+        )
+        expect(await focused(email)).toBe(true)
+        expect(writes).toEqual([])
+
+        // The server's refusal of the address shows under it as well.
+        await page.route(/\/admin\/v1\/team\/invites$/, (route) =>
+          route.fulfill({
+            status: 409,
+            contentType: 'application/json',
+            body: JSON.stringify({
+              error: {
+                code: 'conflict',
+                message: 'someone@people.test is already a member of this account',
+                param: 'email',
+              },
+            }),
+          }),
+        )
+        await email.fill('someone@people.test')
+        expect(await email.getAttribute('aria-invalid')).toBeNull()
+        await send.click()
+        await page.getByText('is already a member of this account').waitFor()
+        expect(await messageOf(page, email)).toBe(
+          'someone@people.test is already a member of this account',
+        )
+        expect(await focused(email)).toBe(true)
+        await page.unroute(/\/admin\/v1\/team\/invites$/)
+
+        await email.fill('invited@people.test')
+        await send.click()
+        await page.locator('tr', { hasText: 'invited@people.test' }).waitFor()
+        // The emptied field shows no problem until the next invitation is sent.
+        expect(await email.inputValue()).toBe('')
+        expect(await email.getAttribute('aria-invalid')).toBeNull()
+        expect(writes).toEqual(['POST /admin/v1/team/invites', 'POST /admin/v1/team/invites'])
+      },
+    )
+
+    browserTest(
+      'the claim command is not copied with a missing or malformed address: the field says why',
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        await page.goto('/dashboard/team')
+        const email = page.getByLabel('Your e-mail address')
+        const copy = page.getByRole('button', { name: 'Copy claim command' })
+        await copy.waitFor()
+        expect(
+          await page
+            .locator('.claim-steps form')
+            .evaluate((form) => (form as HTMLFormElement).noValidate),
+        ).toBe(true)
+        await page.evaluate(() => navigator.clipboard.writeText('untouched'))
+        await copy.click()
+        await page.getByText('Enter your e-mail address.').waitFor({ timeout: 5_000 })
+        expect(await messageOf(page, email)).toBe('Enter your e-mail address.')
+        expect(await focused(email)).toBe(true)
+
+        await email.fill('owner at people.test')
+        await copy.click()
+        await page.getByText('Enter an e-mail address such as name@example.com.').waitFor()
+        expect(await messageOf(page, email)).toBe(
+          'Enter an e-mail address such as name@example.com.',
+        )
+        expect(await focused(email)).toBe(true)
+        // Enter in the field checks it the same way, without the browser's pop-up.
+        await email.press('Enter')
+        expect(await messageOf(page, email)).toBe(
+          'Enter an e-mail address such as name@example.com.',
+        )
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe('untouched')
+
+        await email.fill('owner@people.test')
+        expect(await email.getAttribute('aria-invalid')).toBeNull()
+        await copy.click()
+        const shown = await page.locator('.claim-steps pre code').innerText()
+        expect(shown).toContain('owner@people.test')
+        expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(shown)
       },
     )
   },

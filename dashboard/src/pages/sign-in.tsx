@@ -5,11 +5,10 @@
 import { A, useNavigate, useSearchParams } from '@solidjs/router'
 import { createSignal, Match, Show, Switch } from 'solid-js'
 import { dashboardPath } from '../../../shared/dashboard-path.ts'
-import { EMAIL_RULE } from '../../../shared/schemas/admin/field-rules.ts'
 import type { MailSent, SignedIn, WalletNonce } from '../../../shared/schemas/admin/sign-in.ts'
 import { api, get } from '../api.ts'
 import { forgetReads } from '../data.ts'
-import { focusFirstInvalid, refuse, useFormCheck } from '../form-check.ts'
+import { focusFirstInvalid, readEmail, refuse, useFormCheck } from '../form-check.ts'
 import { TextField, fieldError, useSubmit } from '../forms.tsx'
 import { Button, ErrorNotice, Notice } from '../ui.tsx'
 
@@ -103,27 +102,14 @@ export default function SignIn() {
   )
 }
 
-const emailPattern = new RegExp(EMAIL_RULE.pattern)
-
-/** An address as the server takes it (EMAIL_RULE): a missing or malformed one is refused under the field. */
-function readEmail(text: string): string {
-  const address = text.trim()
-  if (!address) throw refuse('email', 'Enter your e-mail address.')
-  if (
-    address.length < EMAIL_RULE.minLength ||
-    address.length > EMAIL_RULE.maxLength ||
-    !emailPattern.test(address)
-  )
-    throw refuse('email', 'Enter an e-mail address such as name@example.com.')
-  return address
-}
-
 /** The mailed link carries `next`, so the confirm page lands where the user was going. */
 function EmailSignIn(props: { next: string }) {
   const [email, setEmail] = createSignal('')
   const [sent, setSent] = createSignal<string>()
   const submit = useSubmit()
-  const check = useFormCheck((field) => field(() => readEmail(email())))
+  const check = useFormCheck((field) =>
+    field(() => readEmail(email(), 'email', 'Enter your e-mail address.')),
+  )
   const error = () => check.error('email') ?? fieldError(submit.error(), 'email')
   const send = async (event: SubmitEvent) => {
     event.preventDefault()

@@ -1,6 +1,7 @@
 /**
  * One ticket: its conversation with support (operator answers included) and a reply box. A reply
- * reopens an answered or closed ticket. Answers arrive by e-mail too; Refresh shows new ones here.
+ * reopens an answered or closed ticket. Answers arrive by e-mail too; Refresh shows new ones here. An
+ * empty reply is refused under its field before anything is sent.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
@@ -8,7 +9,8 @@ import type { Ticket, TicketStatus } from '../../../../shared/schemas/admin/supp
 import { api } from '../../api.ts'
 import { getTicket } from '../../data.ts'
 import { dateTime, relative } from '../../format.ts'
-import { Field, fieldError, useSubmit } from '../../forms.tsx'
+import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
+import { Field, fieldError, formError, useSubmit } from '../../forms.tsx'
 import { createRefresh } from '../../reading.ts'
 import { Badge, Button, Card, CopyButton, ErrorNotice, Loaded, announce } from '../../ui.tsx'
 
@@ -87,21 +89,37 @@ export function TicketView(props: { ticketId: string; changed: () => void }) {
 function ReplyForm(props: { ticketId: string; replied: () => void }) {
   const [body, setBody] = createSignal('')
   const submit = useSubmit()
+  const check = useFormCheck((field) =>
+    field(() => {
+      const text = body().trim()
+      if (!text) throw refuse('body', 'Write your reply.')
+      return text
+    }),
+  )
+  /** The reply's problem: the form's own check first, then the server's refusal. */
+  const error = () => check.error('body') ?? fieldError(submit.error(), 'body')
   const send = async (event: SubmitEvent) => {
     event.preventDefault()
+    const form = event.currentTarget as HTMLFormElement
+    const text = check.take()
+    if (!text) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
     const next = await submit.run(() =>
       api<Ticket>('POST', `/support/tickets/${encodeURIComponent(props.ticketId)}/messages`, {
-        body: body().trim(),
+        body: text,
       }),
     )
-    if (!next) return
+    if (!next) return focusFirstInvalid(form)
     setBody('')
+    check.reset()
     props.replied()
     announce('Reply sent.')
   }
   return (
-    <form class="stack" onSubmit={send}>
-      <Field label="Your reply" error={fieldError(submit.error(), 'body')}>
+    <form class="stack" onSubmit={send} novalidate>
+      <Field label="Your reply" error={error()}>
         {(id, describedBy) => (
           <textarea
             id={id}
@@ -110,12 +128,13 @@ function ReplyForm(props: { ticketId: string; replied: () => void }) {
             required
             maxLength={20_000}
             aria-describedby={describedBy}
+            aria-invalid={error() ? 'true' : undefined}
             value={body()}
             onInput={(event) => setBody(event.currentTarget.value)}
           />
         )}
       </Field>
-      <Show when={submit.error() && !fieldError(submit.error(), 'body')}>
+      <Show when={formError(submit.error(), ['body'])}>
         <ErrorNotice error={submit.error()} />
       </Show>
       <div class="row">

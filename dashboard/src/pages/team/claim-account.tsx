@@ -2,10 +2,13 @@
  * Why an accountless account has no team, and how to claim it: `POST /me/claim` on the API server with
  * one of the account's keys. The API server is another host than this dashboard: the command names the
  * address the code samples use (the preset list's `baseUrl`), so it works as pasted but for the key.
+ * Copying the command with a missing or malformed address is refused under the address field, since the
+ * server would refuse the claim.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createSignal } from 'solid-js'
 import { getPresets } from '../../data.ts'
+import { focusFirstInvalid, readEmail, useFormCheck } from '../../form-check.ts'
 import { TextField } from '../../forms.tsx'
 import { Card, CopyButton, Loaded } from '../../ui.tsx'
 
@@ -26,6 +29,16 @@ export function claimCommand(baseUrl: string, email: string): string {
 export function ClaimAccount() {
   const [email, setEmail] = createSignal('')
   const presets = createAsync(() => getPresets())
+  const check = useFormCheck((field) =>
+    field(() => readEmail(email(), 'email', 'Enter your e-mail address.')),
+  )
+  let form!: HTMLFormElement
+  /** Whether the address is one the claim takes; if not, its problem shows and the field has the focus. */
+  const ready = () => {
+    if (check.take()) return true
+    focusFirstInvalid(form)
+    return false
+  }
   return (
     <Card title="Teams need an identity">
       <p>
@@ -37,28 +50,44 @@ export function ClaimAccount() {
       </p>
       <ol class="stack claim-steps">
         <li>
-          <p>
-            Send this request to the API server with one of the account's API keys: replace{' '}
-            <code>YOUR_API_KEY</code> with the key.
-          </p>
-          <TextField
-            label="Your e-mail address"
-            type="email"
-            autocomplete="email"
-            value={email()}
-            onValue={setEmail}
-            hint="Fills in the command; nothing is sent from here."
-          />
-          <Loaded data={presets} retry={() => revalidate(getPresets.key)}>
-            {(list) => (
-              <div class="code-block">
-                <pre>
-                  <code>{claimCommand(list.baseUrl, email())}</code>
-                </pre>
-                <CopyButton text={claimCommand(list.baseUrl, email())} label="Copy claim command" />
-              </div>
-            )}
-          </Loaded>
+          <form
+            ref={form}
+            novalidate
+            onSubmit={(event) => {
+              event.preventDefault()
+              ready()
+            }}
+          >
+            <p>
+              Send this request to the API server with one of the account's API keys: replace{' '}
+              <code>YOUR_API_KEY</code> with the key.
+            </p>
+            <TextField
+              label="Your e-mail address"
+              type="email"
+              name="email"
+              autocomplete="email"
+              required
+              value={email()}
+              onValue={setEmail}
+              error={check.error('email')}
+              hint="Fills in the command; nothing is sent from here."
+            />
+            <Loaded data={presets} retry={() => revalidate(getPresets.key)}>
+              {(list) => (
+                <div class="code-block">
+                  <pre>
+                    <code>{claimCommand(list.baseUrl, email())}</code>
+                  </pre>
+                  <CopyButton
+                    text={claimCommand(list.baseUrl, email())}
+                    label="Copy claim command"
+                    check={ready}
+                  />
+                </div>
+              )}
+            </Loaded>
+          </form>
         </li>
         <li>
           Open the confirmation link we e-mail to that address. The address is attached when you

@@ -1,10 +1,18 @@
-/** The team's pending invitations, and the owner's form to invite someone by e-mail. */
+/**
+ * The team's pending invitations, and the owner's form to invite someone by e-mail. A missing or
+ * malformed address is refused under its field before anything is sent.
+ */
 import { createSignal, For, Show } from 'solid-js'
 import type { MailSent } from '../../../../shared/schemas/admin/sign-in.ts'
-import type { InvitedRole, Team as TeamList } from '../../../../shared/schemas/admin/team.ts'
+import type {
+  Invite,
+  InvitedRole,
+  Team as TeamList,
+} from '../../../../shared/schemas/admin/team.ts'
 import { api } from '../../api.ts'
 import { dateTime, relative } from '../../format.ts'
-import { SelectField, TextField, fieldError, useSubmit } from '../../forms.tsx'
+import { focusFirstInvalid, readEmail, useFormCheck } from '../../form-check.ts'
+import { SelectField, TextField, fieldError, formError, useSubmit } from '../../forms.tsx'
 import { announce, Badge, Button, Card, ErrorNotice, Notice } from '../../ui.tsx'
 import { ConfirmButton } from '../../dialogs.tsx'
 import { OwnerActionsHeading, ROLE_OPTIONS, useTeamBlock } from './roles.tsx'
@@ -75,15 +83,28 @@ export function InviteForm(props: { onInvited: () => void }) {
   const [role, setRole] = createSignal<InvitedRole>('member')
   const [sent, setSent] = createSignal<string>()
   const submit = useSubmit()
+  const check = useFormCheck(
+    (field): Invite => ({
+      email: field(() => readEmail(email(), 'email', 'Enter the e-mail address to invite.')) ?? '',
+      role: role(),
+    }),
+  )
+  /** A field's problem: the form's own check first, then the server's refusal. */
+  const error = (param: string) => check.error(param) ?? fieldError(submit.error(), param)
   const invite = async (event: SubmitEvent) => {
     event.preventDefault()
+    const form = event.currentTarget as HTMLFormElement
     setSent(undefined)
-    const answer = await submit.run(() =>
-      api<MailSent>('POST', '/team/invites', { email: email().trim(), role: role() }),
-    )
-    if (!answer) return
+    const invitation = check.take()
+    if (!invitation) {
+      submit.clear()
+      return focusFirstInvalid(form)
+    }
+    const answer = await submit.run(() => api<MailSent>('POST', '/team/invites', invitation))
+    if (!answer) return focusFirstInvalid(form)
     setSent(answer.message)
     setEmail('')
+    check.reset()
     announce('Invitation sent.')
     props.onInvited()
   }
@@ -92,7 +113,7 @@ export function InviteForm(props: { onInvited: () => void }) {
       title="Invite someone"
       actions={<Badge tone={blocked() ? 'warn' : 'neutral'}>{blocked() ?? 'Owner only'}</Badge>}
     >
-      <form class="stack" onSubmit={invite}>
+      <form class="stack" onSubmit={invite} novalidate>
         <p class="small muted">
           We e-mail them a link. Opening it signs them in (creating their sign-in if they have none)
           and adds them with the role you choose.
@@ -108,7 +129,7 @@ export function InviteForm(props: { onInvited: () => void }) {
               required
               value={email()}
               onValue={setEmail}
-              error={fieldError(submit.error(), 'email')}
+              error={error('email')}
             />
             <SelectField
               label="Role"
@@ -116,9 +137,10 @@ export function InviteForm(props: { onInvited: () => void }) {
               value={role()}
               onValue={(value) => setRole(value as InvitedRole)}
               options={ROLE_OPTIONS}
+              error={error('role')}
             />
           </div>
-          <Show when={submit.error() && !fieldError(submit.error(), 'email')}>
+          <Show when={formError(submit.error(), FIELDS)}>
             <ErrorNotice error={submit.error()} />
           </Show>
           <Show when={sent()}>
@@ -143,3 +165,5 @@ export function InviteForm(props: { onInvited: () => void }) {
     </Card>
   )
 }
+
+const FIELDS = ['email', 'role'] as const
