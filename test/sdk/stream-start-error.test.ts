@@ -2,6 +2,8 @@
 // the fallback answers, and with none left the client gets the failure as an HTTP error its SDK can
 // retry, never a stream that began and broke. Read with the official SDKs.
 import Anthropic from '@anthropic-ai/sdk'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import OpenAI from 'openai'
 import {
@@ -24,6 +26,19 @@ const models = [
   testModel('openai/limited-first', 'fake?replay=openai/error-first&writes=event'),
   // Keep-alives, then the connection closes: nothing started.
   testModel('openai/silent', 'fake?replay=broken/keepalive-only&writes=event'),
+  // A start that shows the client nothing, then the error, each event its own write.
+  anthropicTestModel(
+    'anthropic/start-then-overloaded',
+    'fake?replay=anthropic/start-then-overloaded&writes=event&gap=20',
+  ),
+  testModel('openai/role-then-error', 'fake?replay=openai/role-then-error&writes=event&gap=20'),
+  // A start, then nothing for longer than the gateway waits after a start: the stream is handed over
+  // with the read still waiting, and nothing of it is lost.
+  anthropicTestModel(
+    'anthropic/slow-after-start',
+    'fake?replay=anthropic/text&writes=event&gap=280',
+  ),
+  testModel('openai/slow-after-role', 'fake?replay=openai/text&writes=event&gap=280'),
 ]
 
 describeWith('postgres', 'a stream whose first event is an error', () => {
@@ -89,7 +104,81 @@ describeWith('postgres', 'a stream whose first event is an error', () => {
     })
   }
 
+  test('an error right after a start that showed nothing yet: the fallback answers, in each style', async () => {
+    const stream = claude.messages.stream({
+      model: 'anthropic/start-then-overloaded',
+      fallbacks: ['anthropic/plain'],
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'Hello' }],
+    } as Anthropic.MessageStreamParams)
+    const message = await stream.finalMessage()
+    expect((await stream.withResponse()).response.headers.get('x-service-model')).toBe(
+      'anthropic/plain',
+    )
+    expect(message.content).toEqual([
+      expect.objectContaining({ type: 'text', text: 'w0 w1 w2 w3 w4 w5 ' }),
+    ])
+
+    const chat = await openai.chat.completions
+      .create({
+        model: 'openai/role-then-error',
+        models: ['openai/plain'],
+        messages: [{ role: 'user', content: 'Hello' }],
+        stream: true,
+      } as OpenAI.ChatCompletionCreateParamsStreaming)
+      .withResponse()
+    expect(chat.response.headers.get('x-service-model')).toBe('openai/plain')
+    let text = ''
+    for await (const chunk of chat.data) text += chunk.choices[0]?.delta.content ?? ''
+    expect(text).toBe('w0 w1 w2 w3 w4 w5 ')
+    await settled()
+  })
+
+  test('a start followed by a long silence: the stream goes on from where the wait stopped, whole', async () => {
+    const message = await claude.messages
+      .stream({
+        model: 'anthropic/slow-after-start',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'Hello' }],
+      })
+      .finalMessage()
+    expect(message.content).toEqual([
+      expect.objectContaining({ type: 'text', text: expect.stringMatching(/\S/) }),
+    ])
+    expect(message.stop_reason).toBe('end_turn')
+
+    const chat = await openai.chat.completions.create({
+      model: 'openai/slow-after-role',
+      messages: [{ role: 'user', content: 'Hello' }],
+      stream: true,
+    })
+    let text = ''
+    let finish: string | null | undefined
+    for await (const chunk of chat) {
+      text += chunk.choices[0]?.delta.content ?? ''
+      finish ??= chunk.choices[0]?.finish_reason
+    }
+    expect(text).toBe(expectedText('openai/text'))
+    expect(finish).toBe('stop')
+    await settled()
+  })
+
   describe('with no fallback left: an HTTP error before any stream, nothing charged', () => {
+    test('overloaded right after a start: 503 model_unavailable, not a stream that broke', async () => {
+      const error = await rejection(
+        claude.messages
+          .stream({
+            model: 'anthropic/start-then-overloaded',
+            max_tokens: 100,
+            messages: [{ role: 'user', content: 'Hello' }],
+          })
+          .finalMessage(),
+      )
+      expect(error).toBeInstanceOf(Anthropic.InternalServerError)
+      expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(503)
+      await settled()
+    })
+
     test('overloaded: 503 model_unavailable, which the SDK counts as retryable', async () => {
       const before = await balanceNano()
       const error = await rejection(
@@ -125,3 +214,13 @@ describeWith('postgres', 'a stream whose first event is an error', () => {
     })
   })
 })
+
+/** The text of a Chat Completions fixture's content deltas. */
+function expectedText(fixture: string): string {
+  const file = readFileSync(join(import.meta.dir, '../fixtures/upstream', `${fixture}.sse`), 'utf8')
+  return file
+    .split('\n')
+    .filter((line) => line.startsWith('data: {'))
+    .map((line) => JSON.parse(line.slice(6)).choices?.[0]?.delta?.content ?? '')
+    .join('')
+}

@@ -242,12 +242,16 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     if (!upstreamDone) void drainUpstream(options)
   }
 
+  /** A read the stream's start left waiting: taken before reading again. */
+  let waiting = options.head.pending
   /** The next bytes from the provider; undefined once the stream is ending (failed or aborted). */
   const read = async (
     controller: ReadableStreamDefaultController<Uint8Array>,
   ): Promise<Awaited<ReturnType<typeof options.reader.read>> | undefined> => {
     try {
-      const result = await options.reader.read()
+      const next = waiting ?? options.reader.read()
+      waiting = undefined
+      const result = await next
       if (result.done) upstreamDone = true
       return ended ? undefined : result
     } catch {
