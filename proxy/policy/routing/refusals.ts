@@ -1,7 +1,8 @@
 /**
  * The refusals of routing, each with a message that says what to change: an unknown model (with the
- * full ID when the client left out the author), an automatic choice with nothing to choose, a paid
- * fallback after Auto Free, and no usable route (paused, failing, or not allowed).
+ * full ID when the client left out the author, or the ID a typo most likely meant), an automatic
+ * choice with nothing to choose, a paid fallback after Auto Free, and no usable route (paused, failing,
+ * or not allowed).
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import type { Catalog } from '../../core/catalog/catalog-types.ts'
@@ -137,13 +138,83 @@ export function noRoute(
   )
 }
 
-/** A model ID the catalog does not have; a bare name is offered the models, automatic choices and aliases it may mean. */
+/**
+ * A model ID the catalog does not have, offered the IDs it most likely meant: for a bare name the full
+ * IDs it is the model part of; else the IDs it matches but for letter case or surrounding spaces, the
+ * same model under another author, or the nearest IDs within a typo or two. Built on refusals only.
+ */
 export function unknownModel(catalog: Catalog, id: string, param: string): ServiceError {
   const known = [...catalog.models.keys(), ...catalog.autos.keys(), ...catalog.aliases.keys()]
-  const hint = fullIdHint(id, bareNameMatches(id, known))
+  const bare = bareNameMatches(id, known)
+  const meant = bare.length > 0 ? bare : likelyMeant(id, known)
+  const hint = id.includes('/')
+    ? meant.length > 0
+      ? ` Did you mean ${meant.join(' or ')}?`
+      : ''
+    : fullIdHint(id, meant)
   return new ServiceError(
     'unknown_model',
     `Unknown model: ${id}.${hint} GET /v1/models lists every model.`,
     { param },
   )
+}
+
+/** The most suggestions an unknown model's refusal offers. */
+const MOST_SUGGESTIONS = 3
+
+/** The known IDs `id` most likely meant (a bare name is compared with the part after the author). */
+export function likelyMeant(id: string, known: string[]): string[] {
+  const wanted = id.trim().toLowerCase()
+  if (wanted === '') return []
+  const withAuthor = wanted.includes('/')
+  const comparable = (full: string) =>
+    (withAuthor ? full : full.slice(full.indexOf('/') + 1)).toLowerCase()
+  const same = known.filter((full) => comparable(full) === wanted)
+  if (same.length > 0) return same.slice(0, MOST_SUGGESTIONS)
+  if (withAuthor) {
+    const model = wanted.slice(wanted.indexOf('/') + 1)
+    const otherAuthor = known.filter(
+      (full) => full.slice(full.indexOf('/') + 1).toLowerCase() === model,
+    )
+    if (otherAuthor.length > 0) return otherAuthor.slice(0, MOST_SUGGESTIONS)
+  }
+  // A typo or two: one edit in a short name, up to two in a longer one.
+  const most = wanted.length < 8 ? 1 : 2
+  let best = most + 1
+  let nearest: string[] = []
+  for (const full of known) {
+    const distance = editDistance(wanted, comparable(full), most)
+    if (distance > most) continue
+    if (distance < best) {
+      best = distance
+      nearest = [full]
+    } else if (distance === best) nearest.push(full)
+  }
+  return nearest.slice(0, MOST_SUGGESTIONS)
+}
+
+/**
+ * Edits (insertion, deletion, substitution, swap of neighbours) from `a` to `b`, or `most + 1` once it
+ * is sure to exceed `most`: names whose lengths differ by more are not compared at all.
+ */
+function editDistance(a: string, b: string, most: number): number {
+  if (Math.abs(a.length - b.length) > most) return most + 1
+  let before: number[] = []
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    let smallest = i
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let value = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        value = Math.min(value, before[j - 2]! + 1)
+      row.push(value)
+      smallest = Math.min(smallest, value)
+    }
+    if (smallest > most) return most + 1
+    before = previous
+    previous = row
+  }
+  return Math.min(previous[b.length]!, most + 1)
 }

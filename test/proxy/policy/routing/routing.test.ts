@@ -1,6 +1,8 @@
 // Model choice end to end: fallbacks before and after the first byte, routes and provider preferences,
 // presets, automatic choice, Auto Free, aliases, access, breakers and pauses, on the real stores.
+import Anthropic from '@anthropic-ai/sdk'
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
 import type { ErrorCode } from '../../../../shared/errors.ts'
 import {
   readEvents,
@@ -478,6 +480,65 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect(auto.message).toContain('did you mean service/auto:free?')
       const alias = await expectError(await chat({ model: 'latest' }), 404, 'unknown_model')
       expect(alias.message).toContain('did you mean test/latest?')
+    })
+
+    test('a typo, a wrong letter case or a wrong author is offered the ID it most likely meant, in every style', async () => {
+      const fetch = (url: string | URL | Request, init?: RequestInit) =>
+        gw.app.api.handle(new Request(url, init))
+      const openai = new OpenAI({
+        baseURL: 'http://gateway.test/v1',
+        apiKey: key,
+        maxRetries: 0,
+        fetch,
+      })
+      const anthropic = new Anthropic({
+        baseURL: 'http://gateway.test',
+        apiKey: key,
+        maxRetries: 0,
+        fetch,
+      })
+      const refusal = async (call: Promise<unknown>) => {
+        const error = (await call.then(
+          () => undefined,
+          (failure: unknown) => failure,
+        )) as {
+          status: number
+          error: { code?: string; message: string; error?: { code: string; message: string } }
+        }
+        expect(error.status).toBe(404)
+        const body = error.error.error ?? error.error
+        expect(body.code).toBe('unknown_model')
+        return body.message
+      }
+      const chat = (model: string) =>
+        refusal(
+          openai.chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] }),
+        )
+      expect(await chat('test/chaep')).toContain('Did you mean test/cheap?')
+      expect(await chat('test/pricy')).toContain('Did you mean test/pricey?')
+      expect(await chat('Test/Cheap')).toContain('Did you mean test/cheap?')
+      expect(await chat('other/pricey')).toContain('Did you mean test/pricey?')
+      expect(await chat('service/auto:cod')).toContain('Did you mean service/auto:code?')
+      expect(await chat('chaep')).toContain(
+        'Model IDs have the form <author>/<model>; did you mean test/cheap?',
+      )
+      // Nothing near: no guess, only where the list is.
+      const far = await chat('acme/unrelated-model')
+      expect(far).not.toContain('mean')
+      expect(far).toContain('GET /v1/models')
+      expect(
+        await refusal(openai.responses.create({ model: 'test/chepa', input: 'hi' })),
+      ).toContain('Did you mean test/cheap?')
+      expect(
+        await refusal(
+          anthropic.messages.create({
+            model: 'test/cheap',
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'hi' }],
+            fallbacks: ['test/priecy'],
+          } as Anthropic.MessageCreateParamsNonStreaming),
+        ),
+      ).toContain('Did you mean test/pricey?')
     })
 
     test('service/auto picks the first candidate the key may use', async () => {
