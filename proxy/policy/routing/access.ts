@@ -14,12 +14,17 @@ export function mayUse(key: KeyRecord, modelId: string): boolean {
   )
 }
 
-/** 403 `model_not_allowed` naming which policy forbids the model, and a model the key may call instead. */
+/**
+ * 403 `model_not_allowed` naming which policy forbids the model, and a model the key may call instead:
+ * one that `servable` says has a provider to serve it (set up on this gateway and within the account's
+ * provider restrictions) when there is one, so the suggestion can be followed.
+ */
 export function notAllowed(
   key: KeyRecord,
   modelId: string,
   knownIds: Iterable<string>,
   param: string,
+  servable: (id: string) => boolean = () => true,
 ): ServiceError {
   const policy =
     key.allowedModels && !key.allowedModels.has(modelId)
@@ -28,12 +33,16 @@ export function notAllowed(
         ? "the key's guardrail"
         : "the account's routing restrictions"
   let suggestion: string | undefined
+  let unservable: string | undefined
   for (const id of knownIds) {
-    if (mayUse(key, id)) {
+    if (!mayUse(key, id)) continue
+    if (servable(id)) {
       suggestion = id
       break
     }
+    unservable ??= id
   }
+  suggestion ??= unservable
   const hint = suggestion
     ? ` This key may call, for example, ${suggestion}.`
     : ' No catalog model is allowed for this key.'

@@ -100,7 +100,18 @@ export function resolveRouting(
     if ('error' in model) return refused(model)
     if (freeOnly && !model.free) return refused(paidAfterFree(param, model.id))
     if (!mayUse(key, model.id))
-      return { ok: false, error: notAllowed(key, model.id, catalog.models.keys(), param) }
+      return {
+        ok: false,
+        error: notAllowed(key, model.id, catalog.models.keys(), param, (other) =>
+          catalog.models
+            .get(other)!
+            .routes.some(
+              (route) =>
+                route.provider.available &&
+                (!key.accountProviders || key.accountProviders.has(route.provider.id)),
+            ),
+        ),
+      }
     const missing = missingFeature(model, input.features)
     if (missing) {
       if (index === 0)

@@ -362,6 +362,33 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
 
+    test('the model a refusal suggests is one the account can be served: a provider it allows, set up on this gateway', async () => {
+      const account = await gw.account('1')
+      const own = (await gw.key(account)).key
+      // test/cheap comes first in the catalog, but only through `fake`, which the account excludes;
+      // test/unkeyed's provider has no key on this gateway.
+      await gw.app.gateway.sql`
+        UPDATE accounts SET allowed_models = ${['test/cheap', 'test/unkeyed', 'test/two-routes']},
+          allowed_providers = ${['fake-b', 'unkeyed']} WHERE id = ${account}`
+      await gw.app.gateway.keys.invalidate({ accountId: account })
+      const openai = new OpenAI({
+        baseURL: 'http://gateway.test/v1',
+        apiKey: own,
+        maxRetries: 0,
+        fetch: (url, init) => gw.app.api.handle(new Request(url, init)),
+      })
+      const refused = (await openai.chat.completions
+        .create({ model: 'test/pricey', messages: [{ role: 'user', content: 'hi' }] })
+        .catch((error: unknown) => error)) as InstanceType<typeof OpenAI.APIError>
+      expect(refused.status).toBe(403)
+      expect(refused.code).toBe('model_not_allowed')
+      expect(refused.message).toContain('This key may call, for example, test/two-routes.')
+      const followed = await openai.chat.completions
+        .create({ model: 'test/two-routes', messages: [{ role: 'user', content: 'hi' }] })
+        .withResponse()
+      expect(followed.response.headers.get('x-service-provider')).toBe('fake-b')
+    })
+
     test('a fallback outside the allowlist is refused, naming it', async () => {
       const account = await gw.account('1')
       const own = await gw.key(account, { allowedModels: ['test/cheap'] })
