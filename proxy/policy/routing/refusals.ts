@@ -47,10 +47,23 @@ export function autoUnresolvable(
       ),
     }
   }
+  // A candidate no provider may serve (none set up on this gateway, or none the account allows) will
+  // not come back by retrying.
+  const served = capable.some((candidate) =>
+    catalog.models
+      .get(candidate)!
+      .routes.some(
+        (route) =>
+          route.provider.available &&
+          (!key.accountProviders || key.accountProviders.has(route.provider.id)),
+      ),
+  )
   const why =
     usable.length === 0
       ? 'none of its candidates is allowed for this key'
-      : 'every allowed candidate is unavailable right now'
+      : capable.length > 0 && !served
+        ? "no provider set up on this gateway and allowed by the account's routing restrictions serves its allowed candidates"
+        : 'every allowed candidate is unavailable right now'
   const paid = free ? ' No paid model is used instead.' : ''
   return {
     error: new ServiceError(

@@ -589,6 +589,33 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
 
+    test("candidates left without a provider by the account's restrictions: auto_unresolvable says so rather than 'retry'", async () => {
+      const account = await gw.account('1')
+      const own = (await gw.key(account)).key
+      await gw.app.gateway
+        .sql`UPDATE accounts SET allowed_providers = ${['fake-b']} WHERE id = ${account}`
+      await gw.app.gateway.keys.invalidate({ accountId: account })
+      const anthropic = new Anthropic({
+        baseURL: 'http://gateway.test',
+        apiKey: own,
+        maxRetries: 0,
+        fetch: (url, init) => gw.app.api.handle(new Request(url, init)),
+      })
+      const refused = (await anthropic.messages
+        .create({
+          model: 'service/auto',
+          max_tokens: 10,
+          messages: [{ role: 'user', content: 'hi' }],
+        })
+        .catch((error: unknown) => error)) as InstanceType<typeof Anthropic.APIError>
+      expect(refused.status).toBe(503)
+      const error = (refused.error as { error: { code: string; message: string } }).error
+      expect(error.code).toBe('auto_unresolvable')
+      expect(error.message).toContain("allowed by the account's routing restrictions")
+      expect(error.message).not.toContain('unavailable right now')
+      expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
+    })
+
     test('every candidate of an automatic choice failing at its provider: 503 auto_unresolvable, nothing charged', async () => {
       const account = await gw.account('3')
       const own = (await gw.key(account)).key
