@@ -7,7 +7,8 @@
  * under the ID of the one it continues, so a long loop keeps each turn once; a read gathers the parts
  * back to the first. Writes leave the request path; a follow-up in the same process waits for its
  * predecessor's write, and one that reaches another process first reads again for a moment before it
- * calls the conversation missing, so a client chaining requests never finds the previous one gone.
+ * calls the conversation missing, so a client chaining requests never finds the previous one gone; a
+ * retrieval, a listing of input items or a deletion of a response made within the hour does the same.
  */
 import type { Sql } from 'postgres'
 import { log } from '../core/log.ts'
@@ -93,13 +94,13 @@ export class ResponseStore {
 
   /**
    * The parts of the stored conversation under `id` with the ID each was saved under, the first first;
-   * a miss is read again for `waitMs`.
+   * a miss is read again for `waitMs` (by default as a retrieval waits: see `untilWritten`).
    */
   async chain(
     id: string,
     accountId: string,
     style: StoredStyle,
-    waitMs = 0,
+    waitMs = recentId(id) ? this.options.followUpWaitMs : 0,
   ): Promise<{ id: string; part: unknown }[] | undefined> {
     await this.pending.get(id)
     const until = Date.now() + waitMs
@@ -124,18 +125,53 @@ export class ResponseStore {
         return parts.some((row) => row.part === null) ? undefined : parts
       }
       if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
+      if (await this.written(id, accountId, style)) return undefined
       await Bun.sleep(pause)
     }
   }
 
   /** A stored Responses-style response of this account, as the client received it. */
   async response(id: string, accountId: string): Promise<Record<string, unknown> | undefined> {
+    return this.untilWritten(id, accountId, async () => {
+      const [row] = await this.sql<{ response: string }[]>`
+        SELECT response::text AS response FROM stored_responses
+        WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses'
+          AND deleted_at IS NULL AND expires_at > now()`
+      return row && (JSON.parse(row.response) as Record<string, unknown>)
+    })
+  }
+
+  /**
+   * `read` of a response the client may have just been answered, retried while another process may still
+   * be writing it: a miss is read again, sooner then later, for `followUpWaitMs`, but only for an ID this
+   * gateway made within the last hour (its time is in it), so that an old or made-up ID is refused at once.
+   * Whether it waits depends on the ID alone, never on what is stored, so another account's response is
+   * answered as one that does not exist.
+   */
+  private async untilWritten<T>(
+    id: string,
+    accountId: string,
+    read: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
     await this.pending.get(id)
-    const [row] = await this.sql<{ response: string }[]>`
-      SELECT response::text AS response FROM stored_responses
-      WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses'
-        AND deleted_at IS NULL AND expires_at > now()`
-    return row && (JSON.parse(row.response) as Record<string, unknown>)
+    const until = recentId(id) ? Date.now() + this.options.followUpWaitMs : 0
+    for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+      const found = await read()
+      if (found !== undefined) return found
+      if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
+      if (await this.written(id, accountId, 'responses')) return undefined
+      await Bun.sleep(pause)
+    }
+  }
+
+  /**
+   * Whether this account's row under `id` is there in any state (deleted, past its retention): a miss on
+   * it is final, and waiting for a write could not change it. Another account's row is not looked at.
+   */
+  private async written(id: string, accountId: string, style: StoredStyle): Promise<boolean> {
+    const [row] = await this.sql`
+      SELECT 1 FROM stored_responses WHERE id = ${id} AND account_id = ${accountId} AND style = ${style}`
+    return row !== undefined
   }
 
   /**
@@ -146,7 +182,11 @@ export class ResponseStore {
    * whose earlier ones were deleted blanks theirs too.
    */
   async delete(id: string, accountId: string): Promise<boolean> {
-    await this.pending.get(id)
+    return (await this.untilWritten(id, accountId, () => this.deleteNow(id, accountId))) ?? false
+  }
+
+  /** One attempt of `delete`: true when deleted, undefined when there is none (yet). */
+  private async deleteNow(id: string, accountId: string): Promise<true | undefined> {
     // `line`: the response and the ones it continues; `needed`: every kept response of its chain but it,
     // and each one those continue.
     const rows = await this.sql<{ deleted: boolean }[]>`
@@ -169,7 +209,7 @@ export class ResponseStore {
         conversation = CASE WHEN s.id IN (SELECT id FROM needed) THEN s.conversation ELSE 'null'::json END
       WHERE s.id IN (SELECT id FROM line) AND (s.id = ${id} OR s.deleted_at IS NOT NULL)
       RETURNING s.id = ${id} AS deleted`
-    return rows.some((row) => row.deleted)
+    return rows.some((row) => row.deleted) || undefined
   }
 
   /**
@@ -188,4 +228,18 @@ export class ResponseStore {
             AND NOT EXISTS (SELECT 1 FROM stored_responses c WHERE c.parent_id = s.id)))`
     return rows.count
   }
+}
+
+/** How long after its request began a response may still be written (a long stream ends late). */
+const WRITTEN_WITHIN_MS = 60 * 60_000
+
+/**
+ * Whether `id` is a response ID this gateway made (`resp_` and the request's start time in base 36, eight
+ * digits) within the last hour.
+ */
+function recentId(id: string): boolean {
+  const match = /^resp_([0-9a-z]{8})/.exec(id)
+  if (!match) return false
+  const madeAtMs = Number.parseInt(match[1]!, 36)
+  return Math.abs(Date.now() - madeAtMs) < WRITTEN_WITHIN_MS
 }

@@ -3,6 +3,7 @@
 // written finds it once it is; on the embedded database, which only its own process writes, a missing one
 // is refused at once.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import OpenAI from 'openai'
 import { startTestGateway, testModel, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
 
@@ -124,6 +125,55 @@ function storedResponses(stores: Stores) {
         'previous_response_id',
       )
       expect(Date.now() - missingStarted).toBeGreaterThanOrEqual(2_500)
+    },
+  )
+
+  test.skipIf(embedded)(
+    'retrieve, input items and delete wait for a response just answered and still being written elsewhere (openai SDK)',
+    async () => {
+      const client = new OpenAI({ baseURL: `${urls.get(second)}/v1`, apiKey: key, maxRetries: 0 })
+      const [account] = await first.app.operator.sql<
+        { account_id: string }[]
+      >`SELECT account_id FROM api_keys ORDER BY created_at DESC LIMIT 1`
+      // A response ID as the gateway makes them (its request's start time first), written 300 ms later.
+      const landsLater = (input: string) => {
+        const id = `resp_${Date.now().toString(36)}0000${crypto.randomUUID().slice(0, 8)}`
+        const turns = [
+          { role: 'user', content: [{ type: 'text', text: input }] },
+          { role: 'assistant', text: 'earlier', toolCalls: [] },
+        ]
+        const landing = Bun.sleep(300).then(
+          () => first.app.operator.sql`
+          INSERT INTO stored_responses (id, root_id, account_id, conversation, response)
+          VALUES (${id}, ${id}, ${account!.account_id}, ${first.app.operator.sql.json(turns as never)}, ${first.app.operator.sql.json({ id, object: 'response', output: [] } as never)})`,
+        )
+        return { id, landing }
+      }
+
+      const retrieved = landsLater('retrieve me')
+      expect((await client.responses.retrieve(retrieved.id)).id).toBe(retrieved.id)
+      await retrieved.landing
+
+      const listed = landsLater('list me')
+      const items = await client.responses.inputItems.list(listed.id)
+      expect(items.data).toMatchObject([{ type: 'message', role: 'user' }])
+      await listed.landing
+
+      const deleted = landsLater('delete me')
+      await client.responses.delete(deleted.id)
+      await deleted.landing
+      // A response of the account that was deleted is gone at once: no write can bring it back.
+      const deletedAt = Date.now()
+      expect(
+        await client.responses.retrieve(deleted.id).catch((error: unknown) => error),
+      ).toBeInstanceOf(OpenAI.NotFoundError)
+      expect(Date.now() - deletedAt).toBeLessThan(1_000)
+
+      // An ID this gateway did not make within the hour is refused at once.
+      const started = Date.now()
+      const missing = await client.responses.retrieve('resp_never').catch((error: unknown) => error)
+      expect(missing).toBeInstanceOf(OpenAI.NotFoundError)
+      expect(Date.now() - started).toBeLessThan(1_000)
     },
   )
 
