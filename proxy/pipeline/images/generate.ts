@@ -11,7 +11,8 @@
  *  8. admit       hold = the price, open until the cost deadline → 429 / 403 / 402 / 502
  *  9. record      image_requests row, pending (the status endpoint can answer from here on)
  * 10. send        the next route only after a refused connection; never a second generation
- * 11. outcome     images: charge what was returned (≤ hold), row charged, the provider's JSON + usage.cost
+ * 11. outcome     (answered once the row is updated, so the status endpoint agrees with the answer)
+ *                 images: charge what was returned (≤ hold), row charged, the provider's JSON + usage.cost
  *                 error status: release, row failed, 502 `image_request_failed` (400 for the client's fault)
  *                 unknown (timeout, lost connection): the hold stays until the cost deadline, row pending, 502
  */
@@ -170,7 +171,19 @@ type Admitted = {
   costDeadline: Date
 }
 
-function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutcome): Response {
+/**
+ * The answer, once the request's row says the same: the status endpoint, asked right after it (by this
+ * process or another), reads the charge or the failure the client was just told about, not pending.
+ * The row's update follows the store's settle or release, as before; a failed update is logged and the
+ * answer goes out anyway (the row then ends at the sweep). A store that keeps failing (its settle retries
+ * for minutes) holds the answer back at most `ROW_WAIT_MS`.
+ */
+async function respond(
+  gw: Gateway,
+  call: Call,
+  admitted: Admitted,
+  outcome: ImageOutcome,
+): Promise<Response> {
   const { model, price, admittedAvailableNano } = admitted
   switch (outcome.kind) {
     case 'images': {
@@ -179,7 +192,12 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
       call.availableNano = admittedAvailableNano + call.holdNano - costNano
       call.status = 200
       const provider = outcome.route.provider.id
-      void finishCall(gw, call, { kind: 'charge', usage: NO_TOKENS, costNano, forgive: false })
+      const written = finishCall(gw, call, {
+        kind: 'charge',
+        usage: NO_TOKENS,
+        costNano,
+        forgive: false,
+      })
         .then(() => {
           // A settle that found its hold expired charged nothing: the sweep releases the row instead.
           if (costNano > 0 && call.chargedNano === 0) return
@@ -192,13 +210,14 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
       // usage.cost only beside the provider's own usage: the SDK's type says usage has token counts.
       if (typeof json.usage === 'object' && json.usage !== null)
         json.usage = { ...json.usage, cost: Number(nanoToUsd(costNano)) }
+      await atMost(written, ROW_WAIT_MS)
       return Response.json(json, { headers: headers(call, model, outcome.route, costNano) })
     }
     case 'refused':
     case 'unreachable': {
       const error = imageFailure(call.requestId, outcome)
       const provider = outcome.kind === 'refused' ? outcome.route.provider.id : null
-      void finishCall(gw, call, { kind: 'release' })
+      const written = finishCall(gw, call, { kind: 'release' })
         .then(() => markFailed(gw.sql, call.requestId, provider, error.code))
         .catch((failure) =>
           log.error('image request status not updated', {
@@ -207,6 +226,7 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
           }),
         )
       call.availableNano = admittedAvailableNano + call.holdNano
+      await atMost(written, ROW_WAIT_MS)
       return withHeaders(
         errorResponse(call, error, chatErrorBody),
         call,
@@ -217,13 +237,15 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
     case 'unknown': {
       keepHoldOpen(gw, call)
       void finishCall(gw, call, { kind: 'release' })
-      void markProvider(gw.sql, call.requestId, outcome.route.provider.id).catch((error) =>
-        log.error('image request provider not recorded', { requestId: call.requestId, error }),
+      const written = markProvider(gw.sql, call.requestId, outcome.route.provider.id).catch(
+        (error) =>
+          log.error('image request provider not recorded', { requestId: call.requestId, error }),
       )
       log.warn('image request outcome unknown; hold kept until the cost deadline', {
         requestId: call.requestId,
         provider: outcome.route.provider.id,
       })
+      await atMost(written, ROW_WAIT_MS)
       return withHeaders(
         errorResponse(
           call,
@@ -236,6 +258,16 @@ function respond(gw: Gateway, call: Call, admitted: Admitted, outcome: ImageOutc
       )
     }
   }
+}
+
+/** How long an answer waits for its row's update (the settle's first retries included). */
+const ROW_WAIT_MS = 2_000
+
+/** Waits for `promise` (which never rejects), but not longer than `ms`. */
+async function atMost(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))])
+  clearTimeout(timer)
 }
 
 /**

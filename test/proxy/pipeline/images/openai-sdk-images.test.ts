@@ -59,3 +59,45 @@ describeWith('postgres', 'openai SDK images', () => {
     expect((failure as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('size')
   })
 })
+
+describeWith(['postgres', 'redis'], 'openai SDK images: the status right after the answer', () => {
+  let gw: ImageGateway
+  let client: OpenAI
+  beforeAll(async () => {
+    gw = await startImageGateway({ store: 'redis', database: 'postgres' })
+    const { apiUrl } = gw.app.listen()
+    client = new OpenAI({
+      baseURL: `${apiUrl}/v1`,
+      apiKey: (await gw.key(await gw.account('10'))).key,
+      maxRetries: 0,
+    })
+  })
+  afterAll(() => gw.close())
+
+  const status = (requestId: string | null) =>
+    client.get<{ status: string; cost_usd: string }>('/images/status', {
+      query: { request_id: requestId },
+    })
+
+  test('reads the charge the answer reported, or its failure, never pending', async () => {
+    for (let i = 0; i < 8; i++) {
+      const { response } = await client.images
+        .generate({ model: 'test/image', prompt: 'a crane', quality: 'low' })
+        .withResponse()
+      expect(await status(response.headers.get('x-request-id'))).toMatchObject({
+        status: 'charged',
+        cost_usd: response.headers.get('x-service-cost-usd'),
+      })
+
+      const failure = await client.images
+        .generate({ model: 'test/image', prompt: 'a crane [[status=500]]' })
+        .then(() => undefined)
+        .catch((error: unknown) => error as InstanceType<typeof OpenAI.APIError>)
+      expect(failure?.code).toBe('image_request_failed')
+      expect(await status(failure!.headers!.get('x-request-id'))).toMatchObject({
+        status: 'failed',
+        cost_usd: '0',
+      })
+    }
+  })
+})
