@@ -2,7 +2,8 @@
  * `POST /v1/images/generations`: one image request, in the same straight line as a model request.
  *
  *  1. ceiling     in-process counter → 503 `overloaded`, before any hold
- *  2. body        32 MB, JSON, depth; the Images API envelope → 413 / 400 naming the field
+ *  2. body        32 MB, JSON, depth; the Images API envelope → 413 / 400 naming the field (401 first
+ *                 when the key is not valid)
  *  3. auth        key → 401 / 403 `account_suspended`
  *  4. resolve     catalog image model → 404 `unknown_model`, 400 for a chat model; access → 403 `model_not_allowed`
  *  5. guardrail   on the prompt: block → 403 `guardrail_blocked`; redact rewrites it
@@ -81,15 +82,27 @@ async function run(
     return response
   }
 
+  const authenticate = () => authenticateRequest(gw, request, { allowXApiKey: false, address })
+  // A request without a valid key is 401 whatever its body, as a model request is: a body refused here
+  // is answered with the key's refusal when there is one (and counts as an invalid-key attempt).
+  const refuseBody = async (error: ServiceError) => {
+    const auth = await authenticate()
+    call.key = auth.key
+    return refuse(auth.ok ? error : auth.error)
+  }
+
   const raw = await readJsonBody(request)
-  if (!raw.ok) return refuse(raw.error)
+  if (!raw.ok) return refuseBody(raw.error)
   const valid = validate(raw.value, imageEnvelope)
-  if (!valid.ok) return refuse(valid.error)
+  if (!valid.ok) return refuseBody(valid.error)
   const body = valid.value
   call.requestedModel = body.model
 
-  const auth = await authenticateRequest(gw, request, { allowXApiKey: false, address })
-  if (!auth.ok) return refuse(auth.error)
+  const auth = await authenticate()
+  if (!auth.ok) {
+    call.key = auth.key
+    return refuse(auth.error)
+  }
   const key = (call.key = auth.key)
 
   const model = resolveImageModel(gw.catalog, key, body.model)

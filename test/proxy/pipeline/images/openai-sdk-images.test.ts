@@ -51,6 +51,23 @@ describeWith('postgres', 'openai SDK images', () => {
     expect(error.message).toContain('/v1/images/status?request_id=req_')
   })
 
+  test('without a valid key, a request the gateway would refuse for its body raises AuthenticationError', async () => {
+    for (const apiKey of ['svc-live-1111111111111111111111111a', 'not-a-key']) {
+      const anonymous = new OpenAI({ baseURL: client.baseURL, apiKey, maxRetries: 0 })
+      for (const body of [
+        { model: 'test/image', prompt: 'a crane', n: 0 },
+        { model: 'test/image', prompt: 'a crane', unknown_field: 1 },
+        { model: 'test/image', prompt: '' },
+      ]) {
+        const failure = await anonymous.images
+          .generate(body as OpenAI.Images.ImageGenerateParamsNonStreaming)
+          .catch((error: unknown) => error)
+        expect(failure).toBeInstanceOf(OpenAI.AuthenticationError)
+        expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe('invalid_api_key')
+      }
+    }
+  })
+
   test('an unpriced size raises BadRequestError naming the field', async () => {
     const failure = await client.images
       .generate({ model: 'test/image', prompt: 'a crane', size: '1024x1792' })
