@@ -21,6 +21,18 @@ async function messageOf(page: Page, control: Locator): Promise<string | null> {
 const focused = (control: Locator) =>
   control.evaluate((element) => element === document.activeElement)
 
+/** Whether the form that `selector` finds leaves checking to the page (no browser pop-ups). */
+const checkedByPage = (page: Page, selector: string) =>
+  page.locator(selector).evaluate((form) => (form as HTMLFormElement).noValidate)
+
+/** `message` shows under `field`, which is marked invalid and has the focus. */
+async function expectRefusedUnder(page: Page, field: Locator, message: string): Promise<void> {
+  await page.getByText(message).first().waitFor({ timeout: 5_000 })
+  expect(await messageOf(page, field)).toBe(message)
+  expect(await field.getAttribute('aria-invalid')).toBe('true')
+  expect(await focused(field)).toBe(true)
+}
+
 /** The admin API's writes the page makes from now on (method and path). */
 function writesOf(page: Page): string[] {
   const writes: string[] = []
@@ -218,17 +230,10 @@ describeBrowser(
         const writes = writesOf(page)
         const subject = page.getByLabel('Subject')
         const message = page.getByLabel('Message', { exact: true })
-        expect(
-          await page
-            .locator('form:has(textarea)')
-            .evaluate((form) => (form as HTMLFormElement).noValidate),
-        ).toBe(true)
+        expect(await checkedByPage(page, 'form:has(textarea)')).toBe(true)
         await page.getByRole('button', { name: 'Send', exact: true }).click()
-        await page.getByText('Enter a subject.').waitFor({ timeout: 5_000 })
-        expect(await messageOf(page, subject)).toBe('Enter a subject.')
+        await expectRefusedUnder(page, subject, 'Enter a subject.')
         expect(await messageOf(page, message)).toBe('Write your message.')
-        expect(await subject.getAttribute('aria-invalid')).toBe('true')
-        expect(await focused(subject)).toBe(true)
 
         // Spaces are not a subject; the problem of a fixed field goes away at once.
         await subject.fill('   ')
@@ -258,9 +263,7 @@ describeBrowser(
         const email = page.getByLabel('E-mail address')
         const send = page.getByRole('button', { name: 'Send sign-in link' })
         await send.click()
-        await page.getByText('Enter your e-mail address.').waitFor({ timeout: 5_000 })
-        expect(await messageOf(page, email)).toBe('Enter your e-mail address.')
-        expect(await focused(email)).toBe(true)
+        await expectRefusedUnder(page, email, 'Enter your e-mail address.')
 
         await email.fill('someone at example.com')
         await send.click()
@@ -301,16 +304,9 @@ describeBrowser(
         const writes = writesOf(page)
         const reply = page.getByLabel('Your reply')
         const send = page.getByRole('button', { name: 'Reply', exact: true })
-        expect(
-          await page
-            .locator('form:has(textarea[name="reply"])')
-            .evaluate((form) => (form as HTMLFormElement).noValidate),
-        ).toBe(true)
+        expect(await checkedByPage(page, 'form:has(textarea[name="reply"])')).toBe(true)
         await send.click()
-        await page.getByText('Write your reply.').waitFor({ timeout: 5_000 })
-        expect(await messageOf(page, reply)).toBe('Write your reply.')
-        expect(await reply.getAttribute('aria-invalid')).toBe('true')
-        expect(await focused(reply)).toBe(true)
+        await expectRefusedUnder(page, reply, 'Write your reply.')
 
         // Spaces are no reply either.
         await reply.fill('   ')
@@ -362,16 +358,9 @@ describeBrowser(
         const send = page.getByRole('button', { name: 'Send invitation' })
         await send.waitFor()
         const writes = writesOf(page)
-        expect(
-          await page
-            .locator('form:has(button:text("Send invitation"))')
-            .evaluate((form) => (form as HTMLFormElement).noValidate),
-        ).toBe(true)
+        expect(await checkedByPage(page, 'form:has(button:text("Send invitation"))')).toBe(true)
         await send.click()
-        await page.getByText('Enter the e-mail address to invite.').waitFor({ timeout: 5_000 })
-        expect(await messageOf(page, email)).toBe('Enter the e-mail address to invite.')
-        expect(await email.getAttribute('aria-invalid')).toBe('true')
-        expect(await focused(email)).toBe(true)
+        await expectRefusedUnder(page, email, 'Enter the e-mail address to invite.')
 
         await email.fill('someone at example.com')
         await send.focus()
@@ -426,16 +415,10 @@ describeBrowser(
         const email = page.getByLabel('Your e-mail address')
         const copy = page.getByRole('button', { name: 'Copy claim command' })
         await copy.waitFor()
-        expect(
-          await page
-            .locator('.claim-steps form')
-            .evaluate((form) => (form as HTMLFormElement).noValidate),
-        ).toBe(true)
+        expect(await checkedByPage(page, '.claim-steps form')).toBe(true)
         await page.evaluate(() => navigator.clipboard.writeText('untouched'))
         await copy.click()
-        await page.getByText('Enter your e-mail address.').waitFor({ timeout: 5_000 })
-        expect(await messageOf(page, email)).toBe('Enter your e-mail address.')
-        expect(await focused(email)).toBe(true)
+        await expectRefusedUnder(page, email, 'Enter your e-mail address.')
 
         await email.fill('owner at people.test')
         await copy.click()
