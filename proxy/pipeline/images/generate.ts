@@ -214,12 +214,14 @@ async function respond(
         .then(() => {
           // A settle that found its hold expired charged nothing: the sweep releases the row instead.
           if (costNano > 0 && call.chargedNano === 0) return
-          return markCharged(gw.sql, call.requestId, provider, outcome.returned, call.chargedNano)
+          return markCharged(gw.sql, call.requestId, provider, returned, call.chargedNano)
         })
         .catch((error) =>
           log.error('image request status not updated', { requestId: call.requestId, error }),
         )
       const json = outcome.json
+      // A provider that made more images than asked: the client gets those it asked, and pays, for.
+      if (outcome.returned > returned) json.data = (json.data as unknown[]).slice(0, returned)
       // usage.cost only beside the provider's own usage: the SDK's type says usage has token counts.
       if (typeof json.usage === 'object' && json.usage !== null)
         json.usage = { ...json.usage, cost: Number(nanoToUsd(costNano)) }

@@ -154,6 +154,26 @@ for (const { store, database, needs } of storeSetups) {
         })
       })
 
+      test('more images than asked: only those asked for, and paid, are delivered', async () => {
+        const { accountId, key } = await customer()
+        const response = await gw.images(key, {
+          model: 'test/image',
+          prompt: 'two cats [[fewer=4]]',
+          n: 2,
+        })
+        expect(response.status).toBe(200)
+        expect(((await response.json()) as { data: unknown[] }).data).toHaveLength(2)
+        expect(response.headers.get('x-service-cost-usd')).toBe('0.084')
+        const requestId = response.headers.get('x-request-id')!
+        await balanced(accountId)
+        expect(await resolvedStatus(key, requestId)).toMatchObject({
+          status: 'charged',
+          cost_usd: '0.084',
+          images: 2,
+          images_returned: 2,
+        })
+      })
+
       test('an upstream 500 is 502 image_request_failed: nothing charged, the hold released, the request failed', async () => {
         const { accountId, key } = await customer()
         const response = await gw.images(key, {
