@@ -100,11 +100,9 @@ export class ResponseStore {
     id: string,
     accountId: string,
     style: StoredStyle,
-    waitMs = recentId(id) ? this.options.followUpWaitMs : 0,
+    waitMs?: number,
   ): Promise<{ id: string; part: unknown }[] | undefined> {
-    await this.pending.get(id)
-    const until = Date.now() + waitMs
-    for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+    return this.untilWritten(id, accountId, style, waitMs, async () => {
       // The row named, within its retention, then each row it continues, back to the whole one.
       const rows = await this.sql<{ id: string; parent_id: string | null; conversation: string }[]>`
         WITH RECURSIVE chain AS (
@@ -116,23 +114,20 @@ export class ResponseStore {
           JOIN chain ON s.id = chain.parent_id AND s.account_id = ${accountId} AND s.style = ${style}
         )
         SELECT id, parent_id, conversation::text AS conversation FROM chain ORDER BY depth DESC`
-      if (rows.length > 0) {
-        if (rows[0]!.parent_id !== null) return undefined
-        const parts = rows.map((row) => ({
-          id: row.id,
-          part: JSON.parse(row.conversation) as unknown,
-        }))
-        return parts.some((row) => row.part === null) ? undefined : parts
-      }
-      if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
-      if (await this.written(id, accountId, style)) return undefined
-      await Bun.sleep(pause)
-    }
+      if (rows.length === 0) return undefined
+      // A chain whose earlier parts are gone is a miss no wait can mend.
+      if (rows[0]!.parent_id !== null) return null
+      const parts = rows.map((row) => ({
+        id: row.id,
+        part: JSON.parse(row.conversation) as unknown,
+      }))
+      return parts.some((row) => row.part === null) ? null : parts
+    })
   }
 
   /** A stored Responses-style response of this account, as the client received it. */
   async response(id: string, accountId: string): Promise<Record<string, unknown> | undefined> {
-    return this.untilWritten(id, accountId, async () => {
+    return this.untilWritten(id, accountId, 'responses', undefined, async () => {
       const [row] = await this.sql<{ response: string }[]>`
         SELECT response::text AS response FROM stored_responses
         WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses'
@@ -143,23 +138,25 @@ export class ResponseStore {
 
   /**
    * `read` of a response the client may have just been answered, retried while another process may still
-   * be writing it: a miss is read again, sooner then later, for `followUpWaitMs`, but only for an ID this
-   * gateway made within the last hour (its time is in it), so that an old or made-up ID is refused at once.
-   * Whether it waits depends on the ID alone, never on what is stored, so another account's response is
-   * answered as one that does not exist.
+   * be writing it: a miss (undefined; null is a final one) is read again, sooner then later, for `waitMs`,
+   * by default `followUpWaitMs` but only for an ID this gateway made within the last hour (its time is in
+   * it), so that an old or made-up ID is refused at once. Whether it waits depends on the ID alone, never
+   * on what is stored, so another account's response is answered as one that does not exist.
    */
   private async untilWritten<T>(
     id: string,
     accountId: string,
-    read: () => Promise<T | undefined>,
+    style: StoredStyle,
+    waitMs: number = recentId(id) ? this.options.followUpWaitMs : 0,
+    read: () => Promise<T | null | undefined>,
   ): Promise<T | undefined> {
     await this.pending.get(id)
-    const until = recentId(id) ? Date.now() + this.options.followUpWaitMs : 0
+    const until = Date.now() + waitMs
     for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
       const found = await read()
-      if (found !== undefined) return found
+      if (found !== undefined) return found ?? undefined
       if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
-      if (await this.written(id, accountId, 'responses')) return undefined
+      if (await this.written(id, accountId, style)) return undefined
       await Bun.sleep(pause)
     }
   }
@@ -182,7 +179,10 @@ export class ResponseStore {
    * whose earlier ones were deleted blanks theirs too.
    */
   async delete(id: string, accountId: string): Promise<boolean> {
-    return (await this.untilWritten(id, accountId, () => this.deleteNow(id, accountId))) ?? false
+    const deleted = await this.untilWritten(id, accountId, 'responses', undefined, () =>
+      this.deleteNow(id, accountId),
+    )
+    return deleted ?? false
   }
 
   /** One attempt of `delete`: true when deleted, undefined when there is none (yet). */
