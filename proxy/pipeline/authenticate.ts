@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.ts'
 import type { KeyCache } from '../stores/keys/key-cache.ts'
 import { invalidKeyRefusal, type InvalidKeyLimits } from '../policy/invalid-keys.ts'
 import type { KeyRecord } from '../core/key-record.ts'
+import type { Call } from '../core/call.ts'
 import { log } from '../core/log.ts'
 
 /** A refusal carries the key when it was found (a suspended account's): its balance goes on the answer. */
@@ -95,4 +96,19 @@ export async function authenticateRequest(
     error: await invalidKeyRefusal(gw.invalidKeys, options.address(), auth.error),
     key: auth.key,
   }
+}
+
+/**
+ * What a request whose body was refused before its key was checked is told: a request without a valid
+ * key is 401 whatever its body (the spec's rule 6), so the key's refusal when there is one, else the
+ * body's. A key found goes on the call: it is the account's request, in its activity like any other.
+ */
+export async function bodyRefusal(
+  call: Call,
+  auth: AuthResult | Promise<AuthResult>,
+  error: ServiceError,
+): Promise<ServiceError> {
+  const result = await auth
+  call.key = result.key
+  return result.ok ? error : result.error
 }

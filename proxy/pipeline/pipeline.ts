@@ -39,7 +39,7 @@ import type { ClientStyle } from './styles/client-style.ts'
 import type { Conversation } from '../core/neutral/conversation.ts'
 import { admitRequest, keyAdmission } from './admit.ts'
 import { respondWithAnswer } from './answer.ts'
-import { authenticateRequest, checkKey } from './authenticate.ts'
+import { authenticateRequest, bodyRefusal, checkKey } from './authenticate.ts'
 import type { KeyRecord } from '../core/key-record.ts'
 import { newCall, type Call } from '../core/call.ts'
 import { estimate } from './estimate.ts'
@@ -114,14 +114,8 @@ async function run<Body>(
     as
       ? checkKey(as, gw.clock.now())
       : authenticateRequest(gw, request, { allowXApiKey: style.allowXApiKey, address })
-  // A request without a valid key is 401 whatever its body (the spec's rule 6): a body refused at
-  // stage 2 is answered with the key's refusal when there is one. With a valid key it is the account's
-  // request, in its activity like any other, its ID one to quote to support.
-  const refuseBody = async (error: ServiceError) => {
-    const auth = await authenticate()
-    call.key = auth.key
-    return refuse(auth.ok ? error : auth.error)
-  }
+  const refuseBody = async (error: ServiceError) =>
+    refuse(await bodyRefusal(call, authenticate(), error))
 
   const raw = await readJsonBody(request)
   if (!raw.ok) return refuseBody(raw.error)

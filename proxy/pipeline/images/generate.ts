@@ -22,7 +22,7 @@ import { nanoToUsd } from '../../../shared/money.ts'
 import type { Route } from '../../core/catalog/catalog-types.ts'
 import type { ImageModel } from '../../core/catalog/catalog-types.ts'
 import { admitRequest, keyAdmission } from '../admit.ts'
-import { authenticateRequest } from '../authenticate.ts'
+import { authenticateRequest, bodyRefusal } from '../authenticate.ts'
 import { withinCeiling, type Frame } from '../endpoint.ts'
 import { newCall, type Call } from '../../core/call.ts'
 import type { Gateway } from '../gateway.ts'
@@ -83,13 +83,10 @@ async function run(
   }
 
   const authenticate = () => authenticateRequest(gw, request, { allowXApiKey: false, address })
-  // A request without a valid key is 401 whatever its body, as a model request is: a body refused here
-  // is answered with the key's refusal when there is one (and counts as an invalid-key attempt).
-  const refuseBody = async (error: ServiceError) => {
-    const auth = await authenticate()
-    call.key = auth.key
-    return refuse(auth.ok ? error : auth.error)
-  }
+  // A body refused here is answered with the key's refusal when there is one (and counts as an
+  // invalid-key attempt).
+  const refuseBody = async (error: ServiceError) =>
+    refuse(await bodyRefusal(call, authenticate(), error))
 
   const raw = await readJsonBody(request)
   if (!raw.ok) return refuseBody(raw.error)
