@@ -156,7 +156,8 @@ export class ResponseStore {
       const found = await read()
       if (found !== undefined) return found ?? undefined
       if (this.options.retentionDays === 0 || Date.now() + pause > until) return undefined
-      if (await this.written(id, accountId, style)) return undefined
+      // Written by now but missed: read once more, as the write may have landed since the read above.
+      if (await this.written(id, accountId, style)) return (await read()) ?? undefined
       await Bun.sleep(pause)
     }
   }
