@@ -7,10 +7,11 @@
  *     the chain's head, and records each transfer to a deposit address as a pending payment, once per
  *     chain, transaction hash and log index; a sender on the sanctions list holds it uncredited and
  *     suspends the account;
- *  2. credits each pending transfer whose transaction receipt (the canonical one) carries the transfer
- *     and has the confirmations; one whose transaction left the chain fails;
- *  3. checks the credited transfers still inside the reorganisation window: one whose transaction is no
- *     longer in the chain (a reorganisation) is reversed.
+ *  2. checks the credited transfers still inside the reorganisation window: one whose transaction is no
+ *     longer in the chain, or no longer carries the transfer at its log index (a reorganisation mined it
+ *     elsewhere), is reversed;
+ *  3. credits each pending transfer whose transaction receipt (the canonical one) carries the transfer
+ *     at its log index and has the confirmations; one whose transaction left the chain fails.
  *
  * The cursor stays a reorganisation window behind the head, so recent blocks are read again; recording
  * and crediting are idempotent, so rounds may overlap, repeat, or run in several processes.
@@ -19,6 +20,7 @@ import {
   createPublicClient,
   http,
   parseAbiItem,
+  toEventSelector,
   type Address,
   type Hash,
   type PublicClient,
@@ -40,6 +42,7 @@ import type { SanctionsList } from './sanctions.ts'
 const TRANSFER = parseAbiItem(
   'event Transfer(address indexed from, address indexed to, uint256 value)',
 )
+const TRANSFER_TOPIC = toEventSelector(TRANSFER).toLowerCase()
 /** Most blocks one getLogs call asks for. */
 const MAX_RANGE = 2_000n
 /** Most recipients one getLogs call filters on. */
@@ -103,8 +106,10 @@ export class DepositWatcher {
   private async work(): Promise<void> {
     const head = await this.client.getBlockNumber()
     await this.readLogs(head)
-    await this.confirmPending(head)
+    // Reversals before credits: a transfer a reorganisation moved is taken back under its old place
+    // before it is credited under its new one, so the balance never holds it twice.
     await this.checkCredited(head)
+    await this.confirmPending(head)
   }
 
   private async readLogs(head: bigint): Promise<void> {
@@ -230,13 +235,13 @@ export class DepositWatcher {
   private async confirmPending(head: bigint): Promise<void> {
     for (const payment of await this.watched('pending')) {
       const receipt = await this.receiptOf(payment.detail.txHash)
-      if (!receipt) {
-        // Its transaction left the chain: after the window it is not coming back as it was.
+      if (!receipt || !carries(receipt, payment.detail)) {
+        // Its transaction left the chain, or is now in another place (its transfer, if any, is
+        // recorded under its new log index): after the window it is not coming back as it was.
         if (BigInt(payment.detail.blockNumber) + this.window < head)
           await failPayment(this.deps.sql, 'chain', payment.external_id)
         continue
       }
-      if (!carries(receipt, payment.detail)) continue
       if (head - receipt.blockNumber + 1n >= BigInt(this.deposits.confirmations))
         await creditPayment(this.deps, 'chain', payment.external_id)
     }
@@ -286,13 +291,20 @@ export function nanoOf(value: bigint, token: Pick<DepositToken, 'decimals'>): nu
   return Number((value * 1_000_000_000n) / scale)
 }
 
-/** Whether a successful receipt still holds the transfer (same token, recipient and value). */
+/**
+ * Whether a successful receipt still holds the transfer at the log index it was recorded under (same
+ * token, event, recipient and value). The log index is the payment's identity: a reorganisation that
+ * mines the transaction again elsewhere in a block moves its logs, and the transfer is then recorded,
+ * and credited, under its new index, so the old record must no longer count as carried.
+ */
 function carries(receipt: TransactionReceipt, transfer: TransferDetail): boolean {
   if (receipt.status !== 'success') return false
-  return receipt.logs.some(
-    (entry) =>
-      entry.address.toLowerCase() === transfer.token.toLowerCase() &&
-      entry.topics[2]?.toLowerCase().endsWith(transfer.to.slice(2).toLowerCase()) &&
-      BigInt(entry.data) === BigInt(transfer.value),
+  const entry = receipt.logs.find((candidate) => candidate.logIndex === transfer.logIndex)
+  return (
+    entry !== undefined &&
+    entry.address.toLowerCase() === transfer.token.toLowerCase() &&
+    entry.topics[0]?.toLowerCase() === TRANSFER_TOPIC &&
+    entry.topics[2]?.toLowerCase().endsWith(transfer.to.slice(2).toLowerCase()) === true &&
+    BigInt(entry.data) === BigInt(transfer.value)
   )
 }

@@ -9,6 +9,7 @@ import solc from 'solc'
 import {
   createTestClient,
   createWalletClient,
+  encodeFunctionData,
   http,
   publicActions,
   type Address,
@@ -21,6 +22,8 @@ const DIR = import.meta.dir
 const ROOT = join(DIR, '..', '..', '..')
 /** Hardhat's first default account (a publicly known test key). */
 const FUNDED_KEY: Hex = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80'
+/** Hardhat's second default account (also publicly known): another sender in the same block. */
+const OTHER_KEY: Hex = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
 
 let compiled: Promise<{ abi: unknown[]; bytecode: Hex }> | undefined
 
@@ -88,6 +91,11 @@ export async function startLocalChain() {
   const account = privateKeyToAccount(FUNDED_KEY)
   const transport = http(rpcUrl)
   const wallet = createWalletClient({ account, transport, chain: undefined }).extend(publicActions)
+  const other = createWalletClient({
+    account: privateKeyToAccount(OTHER_KEY),
+    transport,
+    chain: undefined,
+  }).extend(publicActions)
   const test = createTestClient({ mode: 'hardhat', transport })
   const chain = {
     id: 31337,
@@ -122,6 +130,33 @@ export async function startLocalChain() {
       })
       return (await wallet.waitForTransactionReceipt({ hash })).blockNumber
     },
+    /** A signed transfer from the sender, not sent: the same transaction can be sent again after a revert. */
+    async signTransfer(tokenAddress: Address, to: Address, amount: bigint): Promise<Hex> {
+      const request = await wallet.prepareTransactionRequest({
+        to: tokenAddress,
+        data: encodeFunctionData({ abi: token.abi, functionName: 'transfer', args: [to, amount] }),
+        chain,
+      })
+      return wallet.signTransaction({ ...request, chain } as never)
+    },
+    /** Sends a signed transaction; with automining off it waits in the pool for `mine`. */
+    sendRaw: (serializedTransaction: Hex) => wallet.sendRawTransaction({ serializedTransaction }),
+    /**
+     * A zero-value transfer of `tokenAddress` from the second account (which holds none), paying a
+     * higher tip so it comes first in the next block: it moves the logs of the block's later transactions.
+     */
+    async sendFiller(tokenAddress: Address): Promise<Hex> {
+      return other.writeContract({
+        address: tokenAddress,
+        abi: token.abi,
+        functionName: 'transfer',
+        args: ['0x000000000000000000000000000000000000dEaD', 0n],
+        maxPriorityFeePerGas: 50_000_000_000n,
+        maxFeePerGas: 500_000_000_000n,
+        chain,
+      })
+    },
+    setAutomine: (enabled: boolean) => test.setAutomine(enabled),
     mine: (blocks: number) => test.mine({ blocks }),
     blockNumber: () => wallet.getBlockNumber(),
     snapshot: () => test.snapshot(),

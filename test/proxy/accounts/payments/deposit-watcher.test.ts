@@ -115,6 +115,35 @@ describe('deposits on a local chain', () => {
     ])
   })
 
+  test('a reorganisation that moves a credited transfer to another block and log index credits it once', async () => {
+    const { accountId, address } = await depositor()
+    const before = await chain.snapshot()
+    const signed = await chain.signTransfer(token, address, 5n * UNIT)
+    await chain.sendRaw(signed)
+    await chain.mine(3)
+    await watcher.round()
+    expect(await statesOf(accountId)).toEqual(['credited'])
+    // The chain goes on from before the transfer; the same transaction is mined again, now after
+    // another transfer of the token in its block, so its log has another index there.
+    await chain.revert(before)
+    await chain.setAutomine(false)
+    try {
+      await chain.sendFiller(token)
+      await chain.sendRaw(signed)
+      await chain.mine(1)
+    } finally {
+      await chain.setAutomine(true)
+    }
+    await chain.mine(6)
+    await watcher.round()
+    await watcher.round()
+    const { snapshot, ledger } = await settledAccount(gw, accountId)
+    expect(snapshot.balanceNano).toBe(5 * USD)
+    expect(snapshot.balanceNano).toBe(sumOf(ledger))
+    const payments = await listPayments(gw.app.operator.sql, accountId)
+    expect(payments.filter((payment) => payment.state === 'credited')).toHaveLength(1)
+  })
+
   test('other tokens and other addresses are not credited; a listed sender is held and suspends', async () => {
     const { accountId, address } = await depositor()
     await chain.transfer(otherToken, address, 50n * UNIT)
