@@ -125,13 +125,30 @@ function outboxRecord(entry: LedgerEntry): RequestLogRow | undefined {
   }
 }
 
+/** How often a round reconciles the credits of the last day rather than of the last 15 minutes. */
+const WIDE_RECONCILE_MS = 10 * 60_000
+/** When each store last had the credits of the whole day reconciled (in this process). */
+const wideReconciledAt = new WeakMap<AdmissionStore, number>()
+
+/**
+ * Applies recent credits and adjustments to the live balance, once each (the store ignores those it
+ * has): one whose live credit was lost (a process stopped after Postgres recorded it, or the store did
+ * not answer, for minutes or hours) reaches the balance once the store answers again. Each round looks at
+ * the last 15 minutes; every ten minutes, and in a process's first round, at the last day, so a credit
+ * lost during a long outage is not left out while most rounds stay one call per recent credit. A day
+ * stays inside what the store remembers (applied entries for three days; the entries of the last two
+ * days are marked applied when an account is loaded from Postgres), so an entry is never applied twice.
+ */
 async function reconcileCredits(sql: Sql, store: AdmissionStore): Promise<void> {
+  const wide = Date.now() - (wideReconciledAt.get(store) ?? 0) >= WIDE_RECONCILE_MS
+  const window = wide ? '1 day' : '15 minutes'
   const credits = await sql<{ account_id: string; request_id: string; amount_nano: number }[]>`
     SELECT account_id, request_id, amount_nano FROM ledger
-    WHERE kind IN ('credit', 'adjustment') AND created_at > now() - interval '15 minutes'`
+    WHERE kind IN ('credit', 'adjustment') AND created_at > now() - ${window}::interval`
   for (const credit of credits) {
     const result = await store.credit(credit.account_id, credit.request_id, credit.amount_nano)
     if (result.status === 'applied')
       log.warn('credit applied late to the live balance', { entryId: credit.request_id })
   }
+  if (wide) wideReconciledAt.set(store, Date.now())
 }

@@ -9,6 +9,8 @@ import {
   recordPayment,
   reversePayment,
 } from '../../../../proxy/accounts/payments/payments.ts'
+import { runMaintenance } from '../../../../proxy/ops/maintenance.ts'
+import { loadAccount } from '../../../../proxy/stores/admission/load-account.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
 import { describeWith, uniqueName } from '../../../helpers/services.ts'
@@ -106,6 +108,45 @@ for (const { store, database, needs } of storeSetups) {
         expect(refused.status).toBe(402)
         // A credit after it is a payment of its own; this one stays reversed.
         expect((await creditPayment(deps(), 'stripe', payment.externalId))?.changed).toBe(false)
+      })
+
+      test('a credit the live balance missed while the admission store did not answer is applied later, also after a long outage', async () => {
+        const accountId = await gw.account('0')
+        const { sql, store, inflight } = gw.app.gateway
+        await loadAccount(sql, store, accountId)
+        const unreachable = new Proxy(store, {
+          get: (target, name) =>
+            name === 'credit'
+              ? () => Promise.reject(new Error('admission store unreachable'))
+              : Reflect.get(target, name).bind(target),
+        })
+        const payment = await pending(accountId, 3 * USD)
+        // The payment is credited in Postgres; its live credit does not arrive.
+        await expect(
+          creditPayment({ sql, store: unreachable }, 'stripe', payment.externalId),
+        ).rejects.toThrow('unreachable')
+        // Another payment whose live credit was lost an hour before the store answered again.
+        const earlier = await pending(accountId, 2 * USD)
+        await sql.begin(async (tx) => {
+          await tx`
+            INSERT INTO ledger (account_id, request_id, kind, amount_nano, reason, created_at)
+            VALUES (${accountId}, ${`${earlier.id}:credit`}, 'credit', ${2 * USD}, 'payment', now() - interval '1 hour')`
+          await tx`
+            UPDATE payments SET state = 'credited', credit_entry_id = ${`${earlier.id}:credit`}
+            WHERE id = ${earlier.id}`
+        })
+        expect((await store.snapshot(accountId)).balanceNano).toBe(0)
+        // The store answers again: the maintenance round of a process that has not looked at the whole
+        // day yet (its first) applies both, and a round after it applies nothing again.
+        const answering = new Proxy(store, {
+          get: (target, name) => Reflect.get(target, name).bind(target),
+        })
+        await runMaintenance({ sql, store: answering, inflight })
+        await runMaintenance({ sql, store: answering, inflight })
+        await runMaintenance({ sql, store, inflight })
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(snapshot.balanceNano).toBe(5 * USD)
+        expect(snapshot.balanceNano).toBe(sumOf(ledger))
       })
 
       test('a payment that never succeeded is never credited; an unknown one changes nothing', async () => {
