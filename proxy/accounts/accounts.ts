@@ -3,6 +3,7 @@
  * a ledger row in Postgres, then applied to the live balance once (the admission store remembers which
  * ledger entries it applied), so a retried or racing credit cannot count twice.
  */
+import type { TransactionSql } from 'postgres'
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
 import { loadAccount } from '../stores/admission/load-account.ts'
@@ -42,9 +43,17 @@ export async function creditAccount(
   }
   await requireAccount(deps, accountId)
   const entryId = newCreditId()
-  await deps.sql`
-    INSERT INTO ledger (account_id, request_id, kind, amount_nano, reason)
-    VALUES (${accountId}, ${entryId}, 'credit', ${amountNano}, ${reason})`
+  await deps.sql.begin(async (tx) => {
+    if (await wouldOverflow(tx, accountId, amountNano))
+      throw new ServiceError(
+        'invalid_request',
+        `A credit of ${nanoToUsd(amountNano)} USD would take the balance of ${accountId} past ${nanoToUsd(Number.MAX_SAFE_INTEGER)} USD, the most an account can hold.`,
+        { param: 'amountNano' },
+      )
+    await tx`
+      INSERT INTO ledger (account_id, request_id, kind, amount_nano, reason)
+      VALUES (${accountId}, ${entryId}, 'credit', ${amountNano}, ${reason})`
+  })
   const availableNano = await applyToBalance(deps, accountId, entryId, amountNano)
   return {
     accountId,
@@ -54,6 +63,25 @@ export async function creditAccount(
     availableNano,
     availableUsd: nanoToUsd(availableNano),
   }
+}
+
+/**
+ * Whether a credit of `amountNano` would take the account's ledger balance past the largest amount a
+ * balance can hold (2^53 - 1 nano-USD): past it the account could no longer be read or loaded for
+ * admission. Called in the transaction that writes the credit: it locks the account's row first, so
+ * credits of one account are checked and written one at a time and two cannot both pass the check.
+ */
+export async function wouldOverflow(
+  tx: TransactionSql,
+  accountId: string,
+  amountNano: number,
+): Promise<boolean> {
+  await tx`SELECT 1 FROM accounts WHERE id = ${accountId} FOR UPDATE`
+  // A statement of its own, after the lock: it sees every credit committed before the lock was granted.
+  const [row] = await tx<{ over: boolean }[]>`
+    SELECT coalesce(sum(amount_nano), 0) + ${amountNano}::bigint > ${Number.MAX_SAFE_INTEGER}::bigint AS over
+    FROM ledger WHERE account_id = ${accountId}`
+  return row!.over
 }
 
 /**

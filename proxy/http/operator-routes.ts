@@ -9,7 +9,6 @@ import type { TSchema } from '@sinclair/typebox'
 import { openapi } from '@elysiajs/openapi'
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../shared/errors.ts'
-import { nanoToUsd } from '../../shared/money.ts'
 import { ApiKeyChanges } from '../../shared/schemas/admin/keys.ts'
 import {
   Credit,
@@ -81,22 +80,6 @@ function parse<T>(body: unknown, spec: Envelope<T>): T {
   return result.value
 }
 
-/**
- * Refuses a credit that would take the account's ledger balance past the largest amount a balance can
- * hold (2^53 - 1 nano-USD): past it the account could no longer be read or loaded for admission.
- */
-async function refuseOverflow(deps: AdminDeps, accountId: string, amountNano: number) {
-  const [ledger] = await deps.sql<{ over: boolean }[]>`
-    SELECT coalesce(sum(amount_nano), 0) + ${amountNano}::bigint > ${Number.MAX_SAFE_INTEGER}::bigint AS over
-    FROM ledger WHERE account_id = ${accountId}`
-  if (ledger?.over)
-    throw new ServiceError(
-      'invalid_request',
-      `A credit of ${nanoToUsd(amountNano)} USD would take the balance of ${accountId} past ${nanoToUsd(Number.MAX_SAFE_INTEGER)} USD, the most an account can hold.`,
-      { param: 'amountNano' },
-    )
-}
-
 /** How long the admission store may take to answer a ping before an operation on balances is refused. */
 const STORE_CHECK_MS = 1_000
 
@@ -166,7 +149,7 @@ export function operatorRoutes(deps: AdminDeps, token: string) {
     })
     .post('/accounts/:id/credits', async ({ params, body }) => {
       const input = parse(body, envelopes.credit)
-      await refuseOverflow(deps, params.id, input.amountNano)
+      // A credit past the most a balance holds is refused by creditAccount, in the transaction that writes it.
       await requireAdmissionStore(deps, 'nothing was credited', params.id)
       return creditAccount(deps, params.id, input.amountNano, input.reason ?? 'operator credit')
     })

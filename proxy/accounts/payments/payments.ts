@@ -10,7 +10,8 @@
 import type { Sql } from 'postgres'
 import { ServiceError } from '../../../shared/errors.ts'
 import { nanoToUsd } from '../../../shared/money.ts'
-import { applyToBalance } from '../accounts.ts'
+import { log } from '../../core/log.ts'
+import { applyToBalance, wouldOverflow } from '../accounts.ts'
 import { newPaymentId } from '../ids.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 
@@ -115,6 +116,19 @@ export async function creditPayment(
       SELECT * FROM payments WHERE provider = ${provider} AND external_id = ${externalId} FOR UPDATE`
     if (!row) return undefined
     if (!from.includes(row.state)) return { row, entryId: undefined }
+    if (await wouldOverflow(tx, row.account_id, row.amount_nano)) {
+      const message = `Payment ${row.id} of ${nanoToUsd(row.amount_nano)} USD would take the balance of ${row.account_id} past ${nanoToUsd(Number.MAX_SAFE_INTEGER)} USD, the most an account can hold.`
+      if (options.fromHeld) throw new ServiceError('conflict', message)
+      // Held for the operator (payments release once the balance has room, or reject): never lost,
+      // never past what a balance holds.
+      log.warn('a payment past the most a balance can hold: held for the operator', {
+        paymentId: row.id,
+        accountId: row.account_id,
+      })
+      const [held] = await tx<Row[]>`
+        UPDATE payments SET state = 'held', updated_at = now() WHERE id = ${row.id} RETURNING *`
+      return { row: held!, entryId: undefined }
+    }
     const entryId = `${row.id}:credit`
     await tx`
       INSERT INTO ledger (account_id, request_id, kind, amount_nano, reason)

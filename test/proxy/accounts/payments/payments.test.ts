@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import {
   creditPayment,
+  decideHeld,
   failPayment,
   listPayments,
   recordPayment,
@@ -147,6 +148,26 @@ for (const { store, database, needs } of storeSetups) {
         const { snapshot, ledger } = await settledAccount(gw, accountId)
         expect(snapshot.balanceNano).toBe(5 * USD)
         expect(snapshot.balanceNano).toBe(sumOf(ledger))
+      })
+
+      test('a payment that would take the balance past the most it can hold is held for the operator, not credited', async () => {
+        const accountId = await gw.account('0')
+        const payments = await Promise.all([5, 5].map(() => pending(accountId, 5_000_000 * USD)))
+        const outcomes = await Promise.all(
+          payments.map((payment) => creditPayment(deps(), 'stripe', payment.externalId)),
+        )
+        expect(outcomes.map((outcome) => outcome?.payment.state).sort()).toEqual([
+          'credited',
+          'held',
+        ])
+        const held = outcomes.find((outcome) => outcome?.payment.state === 'held')!.payment
+        await expect(decideHeld(deps(), held.id, 'release')).rejects.toMatchObject({
+          code: 'conflict',
+        })
+        const { snapshot, ledger } = await settledAccount(gw, accountId)
+        expect(snapshot.balanceNano).toBe(5_000_000 * USD)
+        expect(snapshot.balanceNano).toBe(sumOf(ledger))
+        expect((await decideHeld(deps(), held.id, 'reject')).state).toBe('failed')
       })
 
       test('a payment that never succeeded is never credited; an unknown one changes nothing', async () => {

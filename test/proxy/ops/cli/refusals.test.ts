@@ -58,6 +58,29 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
     expect((await gw.chat(key, { model: 'test/cheap', messages: hello })).status).toBe(200)
   })
 
+  test('concurrent credits that together pass the most a balance can hold: one is written, the others refused', async () => {
+    const accountId = await gw.account('0')
+    const credit = () =>
+      fetch(`${siteUrl}/operator/v1/accounts/${accountId}/credits`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${gw.app.operatorToken}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({ amountNano: 5_000_000_000_000_000 }),
+      })
+    const answers = await Promise.all(Array.from({ length: 10 }, credit))
+    expect(answers.map((answer) => answer.status).sort()).toEqual([
+      200, 400, 400, 400, 400, 400, 400, 400, 400, 400,
+    ])
+    const refused = answers.find((answer) => answer.status === 400)!
+    expect(((await refused.json()) as { error: { param: string } }).error.param).toBe('amountNano')
+    const shown = await admin('account', 'show', '--account', accountId)
+    expect(shown.code).toBe(0)
+    expect(shown.json.ledgerBalanceNano).toBe(5_000_000_000_000_000)
+    expect(shown.json.balanceNano).toBe(5_000_000_000_000_000)
+  })
+
   test('a number too large for its option is refused before anything is sent', async () => {
     const rpm = await admin('key', 'update', 'key_x', '--rpm', '99999999999999999999')
     expect(rpm.code).toBe(2)
