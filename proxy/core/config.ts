@@ -442,6 +442,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const config = converted as Static<typeof ConfigSchema>
   const trusted = parseNetworks(config.TRUSTED_PROXIES ?? '')
   problems.push(...trusted.problems.map((problem) => `TRUSTED_PROXIES: ${problem}`))
+  if (problems.length === 0) problems.push(...conflicts(config))
   if (problems.length > 0)
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`)
   return {
@@ -454,7 +455,44 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
 }
 
+/** URL settings and the schemes each accepts (a value is never echoed: it may hold a password). */
+const URL_SCHEMES: [keyof Static<typeof ConfigSchema>, string[], string][] = [
+  ['DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'],
+  ['REDIS_URL', ['redis', 'rediss', 'redis+cluster', 'rediss+cluster'], 'redis://host:6379'],
+  ['SMTP_URL', ['smtp', 'smtps'], 'smtp://user:password@host:587'],
+  ['PUBLIC_API_URL', ['http', 'https'], 'https://api.example.com'],
+  ['PUBLIC_SITE_URL', ['http', 'https'], 'https://example.com'],
+]
+
+/** Settings each valid alone that do not work together, or a URL of the wrong kind. */
+function conflicts(config: Static<typeof ConfigSchema>): string[] {
+  const problems: string[] = []
+  for (const [name, schemes, example] of URL_SCHEMES) {
+    const value = String(config[name] ?? '')
+    const scheme = /^([a-z][a-z0-9+.-]*):\/\/[^/?#\s]/i.exec(value)?.[1]?.toLowerCase()
+    if (value && !(scheme && schemes.includes(scheme)))
+      problems.push(
+        `${name}: not a ${schemes.map((s) => `${s}://`).join(' or ')} URL (such as ${example})`,
+      )
+  }
+  if (config.PORT !== 0 && config.PORT === config.SITE_PORT)
+    problems.push(
+      `PORT and SITE_PORT: both are ${config.PORT}; the API server and the site server each need their own port`,
+    )
+  if (Boolean(config.STRIPE_SECRET_KEY) !== Boolean(config.STRIPE_WEBHOOK_SECRET))
+    problems.push(
+      `${config.STRIPE_SECRET_KEY ? 'STRIPE_WEBHOOK_SECRET' : 'STRIPE_SECRET_KEY'}: card top-ups need both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (or neither, for no card payments)`,
+    )
+  if (usdToNano(config.TOPUP_MIN_USD)! > usdToNano(config.TOPUP_MAX_USD)!)
+    problems.push(
+      `TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (${config.TOPUP_MIN_USD}) is above the largest (${config.TOPUP_MAX_USD})`,
+    )
+  return problems
+}
+
 function describe(schema: unknown, fallback: string): string {
+  if ((schema as { pattern?: string }).pattern === USD_AMOUNT_PATTERN)
+    return 'must be an amount in USD, in digits with at most 9 decimals, such as 5 or 0.25'
   const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
   if (!options) return fallback
   return `expected one of ${options.map((option) => option.const).join(', ')}`

@@ -54,4 +54,57 @@ describe('config', () => {
       PORT: 9000,
     })
   })
+
+  test('a dollar setting written otherwise is refused saying how to write one', () => {
+    expect(() => loadConfig({ KEY_DAILY_LIMIT_USD: '-5' })).toThrow(
+      'KEY_DAILY_LIMIT_USD: must be an amount in USD, in digits with at most 9 decimals, such as 5 or 0.25 (got "-5")',
+    )
+  })
+
+  test('a URL setting of the wrong kind is refused naming it, without echoing its value', () => {
+    const refusal = (env: Record<string, string>) => {
+      try {
+        loadConfig(env)
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError)
+        return (error as Error).message
+      }
+      throw new Error('expected a ConfigError')
+    }
+    expect(refusal({ DATABASE_URL: 'db.internal:5432/gateway' })).toBe(
+      'Invalid configuration:\n  DATABASE_URL: not a postgres:// or postgresql:// URL (such as postgres://user:password@host:5432/database)',
+    )
+    expect(refusal({ REDIS_URL: 'http://secret@cache:6379' })).not.toContain('secret')
+    expect(refusal({ REDIS_URL: 'http://cache:6379' })).toContain(
+      'REDIS_URL: not a redis:// or rediss:// or redis+cluster:// or rediss+cluster:// URL',
+    )
+    expect(refusal({ SMTP_URL: 'mail.example.com' })).toContain(
+      'SMTP_URL: not a smtp:// or smtps://',
+    )
+    expect(refusal({ PUBLIC_SITE_URL: 'example.com' })).toContain('PUBLIC_SITE_URL: not a http://')
+    expect(
+      loadConfig({
+        DATABASE_URL: 'postgresql://u:p@db:5432/g',
+        REDIS_URL: 'rediss+cluster://10.0.0.1:6379,10.0.0.2:6379',
+        SMTP_URL: 'smtps://u:p@mail:465',
+        PUBLIC_SITE_URL: 'https://example.com',
+      }).REDIS_URL,
+    ).toBe('rediss+cluster://10.0.0.1:6379,10.0.0.2:6379')
+  })
+
+  test('settings that do not work together are refused naming both', () => {
+    expect(() => loadConfig({ PORT: '9000', SITE_PORT: '9000' })).toThrow(
+      'PORT and SITE_PORT: both are 9000; the API server and the site server each need their own port',
+    )
+    expect(loadConfig({ PORT: '0', SITE_PORT: '0' }).PORT).toBe(0)
+    expect(() => loadConfig({ STRIPE_SECRET_KEY: 'sk_test_x' })).toThrow(
+      'STRIPE_WEBHOOK_SECRET: card top-ups need both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET',
+    )
+    expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_x' })).toThrow(
+      'STRIPE_SECRET_KEY: card top-ups need both',
+    )
+    expect(() => loadConfig({ TOPUP_MIN_USD: '100', TOPUP_MAX_USD: '5' })).toThrow(
+      'TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (100) is above the largest (5)',
+    )
+  })
 })
