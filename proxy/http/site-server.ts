@@ -93,8 +93,18 @@ const PAGE_HEADERS = {
   ].join('; '),
 }
 
+/**
+ * Paths of the servers' APIs, never the dashboard's: an unknown one (a mistyped operator path, the model
+ * API asked on the site server) is a JSON 404, not the dashboard page with 200.
+ */
+const API_PATH = /^\/*(operator|admin|api|v1|webhooks)(\/|$)/
+
 /** A built dashboard file, or index.html for client-side routes (so a hard refresh of any page works). */
 export async function dashboardFile(dir: string, path: string): Promise<Response> {
+  if (API_PATH.test(path))
+    return siteError(
+      new ServiceError('not_found', `No endpoint at GET /${path.replace(/^\/+/, '')}.`),
+    )
   const parts = path.split('/').filter(Boolean)
   const headers = { 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' }
   // Never a path outside the build, nor its hidden files (the build manifest under .vite/).

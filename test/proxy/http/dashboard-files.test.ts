@@ -1,5 +1,6 @@
 // The site server's dashboard files: built assets with long caching, index.html for every client-side
-// route (a hard refresh of any page works), nothing outside the build or hidden in it.
+// route (a hard refresh of any page works), nothing outside the build or hidden in it; an API's unknown
+// path is a JSON 404.
 import { beforeAll, expect, test } from 'bun:test'
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -46,6 +47,25 @@ test('client-side routes, unknown paths, hidden files and escapes all get index.
     expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'")
     expect(response.headers.get('x-content-type-options')).toBe('nosniff')
   }
+})
+
+test('an unknown path of an API is a JSON 404 naming it, not the dashboard page', async () => {
+  for (const path of [
+    'operator/v1/account/acct_x',
+    'operator/v1',
+    'admin/v1/nothing',
+    'api/v1/model',
+    'v1/models',
+    'webhooks/paypal',
+  ]) {
+    const response = await dashboardFile(dir, path)
+    expect(response.status).toBe(404)
+    expect(response.headers.get('content-type')).toBe('application/json')
+    expect(await response.json()).toEqual({
+      error: { code: 'not_found', message: `No endpoint at GET /${path}.`, param: null },
+    })
+  }
+  expect((await dashboardFile(dir, 'operators')).status).toBe(200)
 })
 
 test('without a build, a clear 503', async () => {
