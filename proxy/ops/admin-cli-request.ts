@@ -2,7 +2,7 @@
  * One operator command's request to the operator API and what the command line prints for its answer:
  * the answer's JSON on success; otherwise one JSON error on stderr, the server's own or one saying what
  * to check when the server cannot be reached, does not answer in time, refuses the token or is not the
- * operator API.
+ * operator API (another service, or the gateway's API server).
  */
 
 /** How long the command line waits for an answer before it gives up. */
@@ -35,6 +35,12 @@ export async function send(
         : `No server at ${base} (${(error as Error).message}). Start it with bun run start, or set SITE_URL (or SITE_PORT) to where its site server listens.`,
     )
   }
+  // Every answer of the API server carries x-request-id; the site server's never do.
+  if (response.headers.has('x-request-id'))
+    return failure(
+      'not_operator_api',
+      `${base} is the gateway's API server (PORT), not its site server, which serves the operator API: set SITE_URL (or SITE_PORT) to the site server.`,
+    )
   const answer = parseJson(text)
   if (answer === undefined)
     return failure(

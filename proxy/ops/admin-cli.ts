@@ -73,7 +73,7 @@ async function main(): Promise<number> {
   }
   const request = route(positionals, values)
   const config = loadConfig()
-  const base = process.env.SITE_URL?.replace(/\/$/, '') ?? `http://127.0.0.1:${config.SITE_PORT}`
+  const base = siteBase(process.env.SITE_URL, config.SITE_PORT)
   const tokenFile = Bun.file(storedSecretPath(config.DATA_DIR, 'operatorToken'))
   const token = config.ADMIN_TOKEN
     ? { value: config.ADMIN_TOKEN, source: 'ADMIN_TOKEN' }
@@ -89,6 +89,16 @@ async function main(): Promise<number> {
   if (sent.stdout) console.log(sent.stdout)
   if (sent.stderr) console.error(sent.stderr)
   return sent.code
+}
+
+/** Where the site server is: SITE_URL (an http or https URL, without a trailing slash), else SITE_PORT on this host. */
+function siteBase(siteUrl: string | undefined, sitePort: number): string {
+  if (!siteUrl) return `http://127.0.0.1:${sitePort}`
+  if (!/^https?:\/\/[^/?#\s]/i.test(siteUrl) || !URL.canParse(siteUrl))
+    throw new UsageError(
+      `SITE_URL must be the site server's http:// or https:// URL, such as http://127.0.0.1:8081 (got ${siteUrl})`,
+    )
+  return siteUrl.replace(/\/+$/, '')
 }
 
 /** The command's words (the first raw argument until they are read): a usage error shows their group's usage. */

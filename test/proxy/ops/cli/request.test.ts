@@ -1,7 +1,9 @@
 // The command line's request: a server that takes the connection and never answers does not keep the
-// operator waiting past the timeout.
+// operator waiting past the timeout; the gateway's API server named instead of its site server, or a
+// SITE_URL that is not a URL, is named with what to set.
 import { expect, test } from 'bun:test'
 import { send } from '../../../../proxy/ops/admin-cli-request.ts'
+import { runAdminCli } from '../../../helpers/admin-cli.ts'
 
 test('a server that never answers is given up on after the timeout, naming the address', async () => {
   const silent = Bun.listen({
@@ -26,5 +28,50 @@ test('a server that never answers is given up on after the timeout, naming the a
     })
   } finally {
     silent.stop(true)
+  }
+})
+
+test('the API server named instead of the site server is named so, with the setting to change', async () => {
+  // What the API server answers on any path it does not serve: JSON, with its request ID.
+  const api = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (request) =>
+      Response.json(
+        {
+          error: {
+            message: `No endpoint at GET ${new URL(request.url).pathname}.`,
+            type: 'invalid_request_error',
+            param: null,
+            code: 'not_found',
+          },
+        },
+        { status: 404, headers: { 'x-request-id': 'req_1' } },
+      ),
+  })
+  try {
+    const base = api.url.origin
+    const sent = await send(
+      base,
+      { value: 't', source: 'ADMIN_TOKEN' },
+      { method: 'GET', path: '/accounts/acct_x' },
+    )
+    expect(sent.code).toBe(1)
+    expect(JSON.parse(sent.stderr!).error).toEqual({
+      code: 'not_operator_api',
+      message: `${base} is the gateway's API server (PORT), not its site server, which serves the operator API: set SITE_URL (or SITE_PORT) to the site server.`,
+    })
+  } finally {
+    await api.stop(true)
+  }
+})
+
+test('a SITE_URL that is not an http URL is refused before anything is sent', async () => {
+  for (const siteUrl of ['127.0.0.1:8081', 'localhost', 'ftp://127.0.0.1:8081']) {
+    const result = await runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: 't' }, ['provider', 'list'])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toStartWith(
+      `SITE_URL must be the site server's http:// or https:// URL, such as http://127.0.0.1:8081 (got ${siteUrl})`,
+    )
   }
 })
