@@ -209,7 +209,8 @@ export async function findPayments(
 }
 
 /**
- * The operator's decision on a held payment (a sanctions-screening hit): `release` credits it, `reject`
+ * The operator's decision on a held payment (a sanctions-screening hit, a card session paid in another
+ * amount or currency, a payment past the most a balance holds): `release` credits it, `reject`
  * fails it. A payment that is not held → 409, naming its state.
  */
 export async function decideHeld(
@@ -228,7 +229,7 @@ export async function decideHeld(
   return (await failPayment(deps.sql, row.provider, row.external_id, { fromHeld: true }))!
 }
 
-/** Holds a pending payment uncredited for the operator (a sanctions-screening hit). */
+/** Holds a pending payment uncredited for the operator (a sanctions-screening hit, a mismatched card payment). */
 export async function holdPayment(
   sql: Sql,
   provider: PaymentProvider,

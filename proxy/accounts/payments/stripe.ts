@@ -2,7 +2,8 @@
  * Card top-ups through Stripe Checkout. The owner asks for an amount within TOPUP_MIN_USD..TOPUP_MAX_USD;
  * a Checkout Session is created for it and recorded as a pending payment (the session id is the
  * payment's identity). Stripe's signed webhook events then move the payment: a completed, paid session
- * (or an asynchronous payment that succeeded) credits it; an expired session or a failed asynchronous
+ * (or an asynchronous payment that succeeded) credits it, or holds it for the operator when it was paid
+ * in another amount or currency than started; an expired session or a failed asynchronous
  * payment fails it; a fully refunded charge reverses it; a dispute suspends the account (the spec's
  * chargeback trigger) until the operator lifts it. Every event may arrive again, late, or out of order:
  * the payment's state decides what it still changes (payments.ts).
@@ -17,6 +18,7 @@ import { suspendAccount } from '../suspension.ts'
 import {
   creditPayment,
   failPayment,
+  holdPayment,
   recordPayment,
   reversePayment,
   type Payment,
@@ -158,7 +160,8 @@ async function applyEvent(
       await deps.sql`
         UPDATE payments SET detail = detail || ${deps.sql.json({ paymentIntent: paymentIntentOf(session) } as never)}
         WHERE provider = 'stripe' AND external_id = ${session.id}`
-      await creditPayment(deps, 'stripe', session.id)
+      if (recorded === 'mismatch') await holdPayment(deps.sql, 'stripe', session.id)
+      else await creditPayment(deps, 'stripe', session.id)
       return true
     }
     case 'checkout.session.expired':
@@ -192,13 +195,17 @@ async function applyEvent(
   }
 }
 
-/** The session's payment, recorded when it was started here; a session started elsewhere is logged. */
+/**
+ * The session's payment, recorded when it was started here; a session started elsewhere is logged.
+ * 'mismatch' when the paid session names another currency or amount than the one started (the money
+ * received is not the credit asked for): it is held for the operator, who releases or rejects it.
+ */
 async function knownSession(
   deps: Pick<OperatorDeps, 'sql'>,
   session: Stripe.Checkout.Session,
-): Promise<boolean> {
-  const [row] = await deps.sql<{ amount_nano: number }[]>`
-    SELECT amount_nano FROM payments WHERE provider = 'stripe' AND external_id = ${session.id}`
+): Promise<boolean | 'mismatch'> {
+  const [row] = await deps.sql<{ amount_nano: number; currency: string }[]>`
+    SELECT amount_nano, currency FROM payments WHERE provider = 'stripe' AND external_id = ${session.id}`
   if (!row) {
     log.warn('a paid Checkout Session this gateway did not start: not credited', {
       sessionId: session.id,
@@ -206,14 +213,17 @@ async function knownSession(
     })
     return false
   }
-  if (session.amount_total !== null && session.amount_total * NANO_PER_CENT !== row.amount_nano) {
+  const currency = session.currency ?? row.currency
+  const amount = session.amount_total
+  if (
+    currency.toLowerCase() !== row.currency ||
+    (amount !== null && amount !== undefined && amount * NANO_PER_CENT !== row.amount_nano)
+  ) {
     log.warn(
-      'a Checkout Session paid another amount than it was started for: credited as started',
-      {
-        sessionId: session.id,
-        paidCents: session.amount_total,
-      },
+      'a Checkout Session paid another amount or currency than it was started for: held for the operator',
+      { sessionId: session.id, paidAmount: amount, paidCurrency: currency },
     )
+    return 'mismatch'
   }
   return true
 }

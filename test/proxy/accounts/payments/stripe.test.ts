@@ -4,6 +4,7 @@
 // dispute, and nothing unsigned, wrongly signed or stale changes money. Stripe's API is a local stand-in
 // (the card network cannot be reached from here); everything else is the gateway as it runs.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { decideHeld } from '../../../../proxy/accounts/payments/payments.ts'
 import { confirmSecrets } from '../../../../proxy/accounts/people/accountless.ts'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
@@ -183,6 +184,29 @@ describe('card top-ups through Stripe', () => {
     await deliver(completed(sessionOf(other.url), 'pi_partial', 900))
     expect((await deliver(charge('charge.refunded', 'pi_partial', 900, 100))).status).toBe(200)
     expect((await settledAccount(gw, accountId)).snapshot.balanceNano).toBe(9 * USD)
+  })
+
+  test('a session paid in another amount or currency is held for the operator, not credited as started', async () => {
+    const accountId = await gw.account('0')
+    const less = await startTopUp(accountId, 10 * USD)
+    const yen = await startTopUp(accountId, 10 * USD)
+    expect((await deliver(completed(sessionOf(less.url), 'pi_less', 100))).status).toBe(200)
+    const inYen = completed(sessionOf(yen.url), 'pi_yen', 1000)
+    Object.assign(inYen.data.object, { currency: 'jpy' })
+    expect((await deliver(inYen)).status).toBe(200)
+    const payments = await admin(gw, 'GET', '/admin/v1/billing/payments', {
+      cookie: await owner(accountId),
+    })
+    expect(
+      ((await payments.json()) as { payments: { state: string }[] }).payments.map((p) => p.state),
+    ).toEqual(['held', 'held'])
+    expect((await settledAccount(gw, accountId)).snapshot.balanceNano).toBe(0)
+    // The operator decides: released, it is credited as started, once.
+    await decideHeld(gw.app.operator, less.paymentId, 'release')
+    expect((await deliver(completed(sessionOf(less.url), 'pi_less', 100))).status).toBe(200)
+    const { snapshot, ledger } = await settledAccount(gw, accountId)
+    expect(snapshot.balanceNano).toBe(10 * USD)
+    expect(snapshot.balanceNano).toBe(sumOf(ledger))
   })
 
   test('a dispute suspends the account: a request running finishes, the next get 403 account_suspended', async () => {
