@@ -18,6 +18,7 @@ const models = [
   anthropicTestModel('anthropic/tools', 'fake?tools=1'),
   anthropicTestModel('anthropic/noargs', 'fake?tools=1&noargs=1'),
   testModel('openai/interleaved', 'fake?tools=2&argsChunks=4&interleave=1'),
+  testModel('openai/interleaved-started', 'fake?tools=2&argsChunks=4&interleave=2'),
   testModel('openai/whole-calls', 'fake?tools=2&wholeCalls=1'),
   testModel('openai/stop-with-calls', 'fake?tools=2&finish=stop'),
   anthropicTestModel('anthropic/cut-call', 'fake?replay=anthropic/tool-cut'),
@@ -337,54 +338,84 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
       { location: 'Tokyo', unit: 'c' },
     ]
 
-    test('responses: each function call item gets its own arguments, and no delta after its done', async () => {
-      const stream = openai.responses.stream({
-        model: 'openai/interleaved',
-        input: 'Weather and time?',
-        tools: tools.map((tool) => ({
-          type: 'function' as const,
-          name: tool.name,
-          parameters: tool.input_schema,
-          strict: false,
-        })),
-      })
-      const finished = new Set<number>()
-      const late: number[] = []
-      for await (const event of stream) {
-        if (event.type === 'response.output_item.done') finished.add(event.output_index)
-        if (
-          event.type === 'response.function_call_arguments.delta' &&
-          finished.has(event.output_index)
+    // interleaved: every call starts, then the fragments take turns; interleaved-started: a call starts
+    // after the previous one's first fragment, then the fragments take turns.
+    for (const model of ['openai/interleaved', 'openai/interleaved-started']) {
+      test(`responses (${model}): each function call item gets its own arguments, whole when done, and no delta after its done`, async () => {
+        const stream = openai.responses.stream({
+          model,
+          input: 'Weather and time?',
+          tools: tools.map((tool) => ({
+            type: 'function' as const,
+            name: tool.name,
+            parameters: tool.input_schema,
+            strict: false,
+          })),
+        })
+        const finished = new Set<number>()
+        const late: number[] = []
+        const done: unknown[] = []
+        const itemsDone: unknown[] = []
+        for await (const event of stream) {
+          if (event.type === 'response.output_item.done') {
+            finished.add(event.output_index)
+            if (event.item.type === 'function_call')
+              itemsDone.push(JSON.parse(event.item.arguments))
+          }
+          if (event.type === 'response.function_call_arguments.done')
+            done.push(JSON.parse(event.arguments))
+          if (
+            event.type === 'response.function_call_arguments.delta' &&
+            finished.has(event.output_index)
+          )
+            late.push(event.output_index)
+        }
+        const calls = (await stream.finalResponse()).output.flatMap((item) =>
+          item.type === 'function_call' ? [JSON.parse(item.arguments)] : [],
         )
-          late.push(event.output_index)
-      }
-      const calls = (await stream.finalResponse()).output.flatMap((item) =>
-        item.type === 'function_call' ? [JSON.parse(item.arguments)] : [],
-      )
-      expect(calls).toEqual(expected)
-      expect(late).toEqual([])
-    })
-
-    test('messages: each tool_use block gets its own input, and no delta after its stop', async () => {
-      const stream = anthropic.messages.stream({
-        model: 'openai/interleaved',
-        max_tokens: 100,
-        messages: [{ role: 'user', content: 'Weather and time?' }],
-        tools,
+        expect(calls).toEqual(expected)
+        expect(done).toEqual(expected)
+        expect(itemsDone).toEqual(expected)
+        expect(late).toEqual([])
       })
-      const stopped = new Set<number>()
-      const late: number[] = []
-      for await (const event of stream) {
-        if (event.type === 'content_block_stop') stopped.add(event.index)
-        if (event.type === 'content_block_delta' && stopped.has(event.index)) late.push(event.index)
-      }
-      const message = await stream.finalMessage()
-      expect(message.stop_reason).toBe('tool_use')
-      expect(message.content.map((block) => block.type === 'tool_use' && block.input)).toEqual(
-        expected,
-      )
-      expect(late).toEqual([])
-    })
+
+      test(`messages (${model}): each tool_use block gets its own input, blocks one after another, and no delta after its stop`, async () => {
+        const stream = anthropic.messages.stream({
+          model,
+          max_tokens: 100,
+          messages: [{ role: 'user', content: 'Weather and time?' }],
+          tools,
+        })
+        const stopped = new Set<number>()
+        const late: number[] = []
+        let open: number | undefined
+        const overlapping: number[] = []
+        const blocks: unknown[] = []
+        stream.on('contentBlock', (block) => {
+          if (block.type === 'tool_use') blocks.push(block.input)
+        })
+        for await (const event of stream) {
+          if (event.type === 'content_block_start') {
+            if (open !== undefined) overlapping.push(event.index)
+            open = event.index
+          }
+          if (event.type === 'content_block_stop') {
+            stopped.add(event.index)
+            open = undefined
+          }
+          if (event.type === 'content_block_delta' && stopped.has(event.index))
+            late.push(event.index)
+        }
+        const message = await stream.finalMessage()
+        expect(message.stop_reason).toBe('tool_use')
+        expect(message.content.map((block) => block.type === 'tool_use' && block.input)).toEqual(
+          expected,
+        )
+        expect(blocks).toEqual(expected)
+        expect(late).toEqual([])
+        expect(overlapping).toEqual([])
+      })
+    }
   })
 
   describe('OpenAI-compatible servers that stream calls their own way', () => {

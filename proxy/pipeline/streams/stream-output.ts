@@ -31,6 +31,21 @@ export type StreamOutput = {
   fail(error: ServiceError): string
 }
 
+/**
+ * Whether a tool call's streamed arguments are whole: a JSON value that parses. Until then more
+ * fragments may follow, also after another call started (parallel calls whose fragments take turns).
+ */
+export function argumentsWhole(text: string): boolean {
+  const end = text.trimEnd().at(-1)
+  if (end !== '}' && end !== ']') return false
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /** An SSE comment: every SSE reader skips it, and it keeps the connection and its proxies awake. */
 export const KEEP_ALIVE_COMMENT = ': keep-alive\n\n'
 

@@ -94,10 +94,15 @@ export function openaiStream(plan: Plan, includeUsage: boolean): Step[] {
   } else if (plan.options.has('interleave')) {
     // As some OpenAI-compatible servers stream parallel calls: every call starts, then their
     // argument fragments take turns.
-    plan.toolCalls.forEach(start)
+    // With interleave=2 a call starts only with its first fragment, after the previous call's.
+    const startsFirst = plan.options.get('interleave') !== '2'
+    if (startsFirst) plan.toolCalls.forEach(start)
     const all = plan.toolCalls.map(parts)
     for (let at = 0; at < Math.max(0, ...all.map((list) => list.length)); at++)
-      all.forEach((list, index) => list[at] !== undefined && argument(index, list[at]!))
+      all.forEach((list, index) => {
+        if (at === 0 && !startsFirst) start(plan.toolCalls[index]!, index)
+        if (list[at] !== undefined) argument(index, list[at]!)
+      })
   } else
     plan.toolCalls.forEach((call, index) => {
       start(call, index)

@@ -12,7 +12,8 @@
  *   refusal=1      the words are a refusal: `refusal` instead of `content` (OpenAI style only)
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
  *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
- *   interleave=1   stream: all tool calls start, then their fragments take turns (OpenAI style only)
+ *   interleave=1   stream: all tool calls start, then their fragments take turns (OpenAI style only);
+ *                  interleave=2: each call starts with its first fragment, then the fragments take turns
  *   wholeCalls=1   stream: all tool calls whole in one delta, without `index` (OpenAI style only)
  *   noargs=1       tool calls without arguments: `{}` in a whole answer; a stream sends none (OpenAI
  *                  style) or one empty `partial_json` (Anthropic style), as the providers do

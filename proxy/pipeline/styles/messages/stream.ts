@@ -6,7 +6,7 @@
 import type { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import { stopReasonFromFinish } from '../../../providers/anthropic/stop-reason.ts'
-import { sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
+import { argumentsWhole, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
 import type { FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext } from '../client-style.ts'
 import { messageId } from './answer.ts'
@@ -23,12 +23,14 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
   let started = false
   let nextBlock = 0
   /**
-   * The blocks not stopped yet, in index order. A block stops when the next one starts, except a tool
-   * block that has no input yet: some providers start every parallel call before they stream the
-   * arguments of any, which then take turns.
+   * The blocks not stopped yet, in order. Only the first is started (it has its index): the style's
+   * blocks follow one another, so a block that begins while another is still going waits, its deltas
+   * kept, until that one is done. A text block is done when another block begins; a tool block once its
+   * arguments are whole JSON, as some providers start a parallel call before the previous one's
+   * arguments are complete and then stream the fragments of both in turns.
    */
-  let open: { index: number; kind: 'text' | 'tool'; input?: boolean }[] = []
-  const toolBlocks = new Map<number, number>()
+  let blocks: Block[] = []
+  const toolBlocks = new Map<number, Block>()
   let finish: { reason: FinishReason; stopSequence: string | null } = {
     reason: 'stop',
     stopSequence: null,
@@ -50,19 +52,43 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
       message: { ...message, usage: { input_tokens: 0, output_tokens: 0 } },
     })
   }
-  /** Stops the open blocks; `keepWaiting`: not the tool blocks without input yet. */
-  const close = (keepWaiting = false) => {
-    const waiting = (block: (typeof open)[number]) =>
-      keepWaiting && block.kind === 'tool' && !block.input
-    const closing = open.filter((block) => !waiting(block))
-    open = open.filter(waiting)
-    return closing.map(({ index }) => named('content_block_stop', { index })).join('')
+  const delta = (index: number, kind: Block['kind'], text: string) =>
+    named('content_block_delta', {
+      index,
+      delta:
+        kind === 'text'
+          ? { type: 'text_delta', text }
+          : { type: 'input_json_delta', partial_json: text },
+    })
+  /**
+   * Writes what the blocks allow: the first one started and its kept deltas sent, then stopped and the
+   * next one written if another follows it and it is done (`all`: the answer ended, every block is).
+   * The last block written stays open unless `all`.
+   */
+  const write = (all = false) => {
+    let out = ''
+    for (;;) {
+      const first = blocks[0]
+      if (!first) return out
+      if (first.index === undefined) {
+        first.index = nextBlock++
+        out += named('content_block_start', { index: first.index, content_block: first.block })
+      }
+      for (const text of first.deltas) out += delta(first.index, first.kind, text)
+      first.deltas = []
+      const done = first.kind === 'text' || argumentsWhole(first.arguments)
+      if (!all && (blocks.length === 1 || !done)) return out
+      if (all && blocks.length === 1 && first.stopped === 'open') return out
+      out += named('content_block_stop', { index: first.index })
+      first.stopped = 'stopped'
+      blocks.shift()
+    }
   }
-  const begin = (kind: 'text' | 'tool', block: Record<string, unknown>) => {
-    const out = close(true)
-    const index = nextBlock++
-    open.push({ index, kind })
-    return out + named('content_block_start', { index, content_block: block })
+  /** Stops every block, the waiting ones written first. */
+  const close = () => {
+    const out = write(true)
+    blocks = []
+    return out
   }
 
   return {
@@ -74,29 +100,37 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             if (event.model) model = event.model
             out += start()
             break
-          case 'text':
+          case 'text': {
             out += start()
-            if (open.at(-1)?.kind !== 'text') out += begin('text', { type: 'text', text: '' })
-            out += named('content_block_delta', {
-              index: open.at(-1)!.index,
-              delta: { type: 'text_delta', text: event.text },
+            let block = blocks.at(-1)
+            if (block?.kind !== 'text') {
+              block = newBlock('text', { type: 'text', text: '' })
+              blocks.push(block)
+            }
+            block.deltas.push(event.text)
+            out += write()
+            break
+          }
+          case 'tool_start': {
+            out += start()
+            const block = newBlock('tool', {
+              type: 'tool_use',
+              id: event.id,
+              name: event.name,
+              input: {},
             })
+            blocks.push(block)
+            toolBlocks.set(event.index, block)
+            out += write()
             break
-          case 'tool_start':
-            out +=
-              start() +
-              begin('tool', { type: 'tool_use', id: event.id, name: event.name, input: {} })
-            toolBlocks.set(event.index, open.at(-1)!.index)
-            break
+          }
           case 'tool_arguments': {
-            const index = toolBlocks.get(event.index)
-            const block = open.find((candidate) => candidate.index === index)
-            if (block) block.input = true
-            if (index !== undefined)
-              out += named('content_block_delta', {
-                index,
-                delta: { type: 'input_json_delta', partial_json: event.text },
-              })
+            const block = toolBlocks.get(event.index)
+            // A stopped block's arguments were whole: nothing can follow them.
+            if (!block || block.stopped === 'stopped') break
+            block.arguments += event.text
+            block.deltas.push(event.text)
+            out += write()
             break
           }
           case 'finish':
@@ -123,9 +157,38 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
         messageStop()
       )
     },
-    fail: errorEvent,
+    fail(error: ServiceError) {
+      // What was counted as delivered reaches the client: the waiting blocks are written, the last
+      // one left open, as the answer broke off in it.
+      const last = blocks.at(-1)
+      if (last) last.stopped = 'open'
+      const out = write(true)
+      blocks = []
+      return out + errorEvent(error)
+    },
   }
 }
+
+type Block = {
+  kind: 'text' | 'tool'
+  /** The `content_block_start` block. */
+  block: Record<string, unknown>
+  /** The block's index, once started. */
+  index?: number
+  /** Deltas not sent yet. */
+  deltas: string[]
+  /** A tool block's arguments so far. */
+  arguments: string
+  /** `open`: left open when the stream fails. */
+  stopped?: 'stopped' | 'open'
+}
+
+const newBlock = (kind: Block['kind'], block: Record<string, unknown>): Block => ({
+  kind,
+  block,
+  deltas: [],
+  arguments: '',
+})
 
 export function messagesPassthroughStream(): StreamOutput {
   let deltaSent = false

@@ -9,6 +9,7 @@
 import type { ServiceError } from '../../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import {
+  argumentsWhole,
   KEEP_ALIVE_COMMENT,
   sse,
   type Final,
@@ -44,8 +45,8 @@ export function responsesStreamOutput(
   const tools = new Map<number, Open>()
   /**
    * The items not done yet, in output order. An item is done when the next one is added, except a
-   * function call that has no arguments yet: some providers start every parallel call before they
-   * stream the arguments of any, which then take turns.
+   * function call whose arguments are not whole JSON yet: some providers start a parallel call before
+   * the previous one's arguments are complete (or before any), and then stream their fragments in turns.
    */
   let open: Open[] = []
 
@@ -61,7 +62,8 @@ export function responsesStreamOutput(
     )
   }
   const add = (item: OutputItem, toolIndex?: number) => {
-    const waiting = (at: Open) => at.item.type === 'function_call' && at.item.arguments === ''
+    const waiting = (at: Open) =>
+      at.item.type === 'function_call' && !argumentsWhole(at.item.arguments)
     let out = open
       .filter((at) => !waiting(at))
       .map((at) => done(at, 'completed'))
@@ -188,7 +190,8 @@ export function responsesStreamOutput(
           }
           case 'tool_arguments': {
             const tool = tools.get(next.index)
-            if (tool?.item.type !== 'function_call') break
+            // A done call's arguments were whole: nothing can follow them.
+            if (tool?.item.type !== 'function_call' || tool.item.status !== 'in_progress') break
             tool.item.arguments += next.text
             out += event('response.function_call_arguments.delta', {
               item_id: tool.item.id,
