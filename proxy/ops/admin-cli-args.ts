@@ -78,6 +78,13 @@ export function nano(
   return amount
 }
 
+/** A required amount of dollars above 0 (a credit) as integer nano-USD. */
+export function positiveNano(values: Values, name: 'usd'): number {
+  const amount = nano(values, name) ?? missing(name)
+  if (amount === 0) throw new UsageError(`--${name} must be more than 0 (got ${values[name]})`)
+  return amount
+}
+
 /** A spend cap or budget in nano-USD, or null for `none`. */
 export function cap(
   values: Values,

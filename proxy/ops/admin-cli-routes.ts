@@ -22,6 +22,7 @@ import {
   nano,
   options,
   positional,
+  positiveNano,
   required,
   UsageError,
   type Values,
@@ -47,7 +48,7 @@ export function route(
         method: 'POST',
         path: `/accounts/${encodeURIComponent(required(values, 'account'))}/credits`,
         body: {
-          amountNano: nano(values, 'usd') ?? missing('usd'),
+          amountNano: positiveNano(values, 'usd'),
           reason: values.reason as string | undefined,
         } satisfies Credit,
       }

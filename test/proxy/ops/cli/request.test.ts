@@ -1,6 +1,6 @@
 // The command line's request: a server that takes the connection and never answers does not keep the
 // operator waiting past the timeout; the gateway's API server named instead of its site server, or a
-// SITE_URL that is not a URL, is named with what to set.
+// SITE_URL that is not a URL, or a credit of nothing, is named with what to set.
 import { expect, test } from 'bun:test'
 import { send } from '../../../../proxy/ops/admin-cli-request.ts'
 import { runAdminCli } from '../../../helpers/admin-cli.ts'
@@ -73,5 +73,20 @@ test('a SITE_URL that is not an http URL is refused before anything is sent', as
     expect(result.stderr).toStartWith(
       `SITE_URL must be the site server's http:// or https:// URL, such as http://127.0.0.1:8081 (got ${siteUrl})`,
     )
+  }
+})
+
+test('a credit of nothing is refused in dollars, before anything is sent', async () => {
+  for (const usd of ['0', '0.000000000']) {
+    const result = await runAdminCli({ SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }, [
+      'credit',
+      '--account',
+      'acct_x',
+      '--usd',
+      usd,
+    ])
+    expect(result.code).toBe(2)
+    expect(result.stderr).toStartWith(`--usd must be more than 0 (got ${usd})`)
+    expect(result.stderr).toContain('credit --account ID --usd N')
   }
 })
