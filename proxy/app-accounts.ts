@@ -8,7 +8,7 @@ import { cardPayments } from './accounts/payments/stripe.ts'
 import { SanctionsList } from './accounts/payments/sanctions.ts'
 import { depositSettings } from './accounts/payments/deposits.ts'
 import { DepositWatcher } from './accounts/payments/deposit-watcher.ts'
-import type { Config } from './core/config.ts'
+import { ConfigSchema, type Config } from './core/config.ts'
 import type { Gateway } from './pipeline/gateway.ts'
 import type { RecordWriter } from './stores/ledger/record-writer.ts'
 import type { AdminDeps } from './http/admin/admin-deps.ts'
@@ -19,7 +19,7 @@ import { resolveAltchaKey } from './accounts/people/altcha-key.ts'
 import { CreditAlerts } from './accounts/alerts/credit-alerts.ts'
 import { resolveVapidKeys } from './accounts/alerts/vapid-keys.ts'
 import { MemoryChatLock, RedisChatLock } from './accounts/playground/chat-lock.ts'
-import { freeChatModel } from './accounts/playground/free-model.ts'
+import { checkFreeChatModel, freeChatModel } from './accounts/playground/free-model.ts'
 
 export type AccountSide = {
   admin: AdminDeps
@@ -60,6 +60,11 @@ export async function buildAccountSide(
   })
   // Credit alerts are checked off the request path, after the writer committed an account's charges.
   writer.onCharged = (accountIds) => alerts.charged(accountIds)
+  checkFreeChatModel(
+    gateway.catalog,
+    config.FREE_CHAT_MODEL,
+    config.FREE_CHAT_MODEL === ConfigSchema.properties.FREE_CHAT_MODEL.default,
+  )
   const admin: AdminDeps = {
     ...operator,
     config,
@@ -79,7 +84,7 @@ export async function buildAccountSide(
     cards: cardPayments(config),
     deposits: depositSettings(config),
     sanctions: config.SANCTIONS_LIST_FILE
-      ? new SanctionsList(config.SANCTIONS_LIST_FILE)
+      ? await SanctionsList.open(config.SANCTIONS_LIST_FILE)
       : undefined,
   }
   const watcher =

@@ -4,6 +4,7 @@
  * token. Browsers bind a subscription to the public key, so the pair must not change: several
  * hosts must share it through the settings.
  */
+import { ConfigError } from '../../core/config.ts'
 import { storedSecret, storedSecretPath } from '../../stores/stored-secrets.ts'
 
 export type VapidKeys = { publicKey: string; privateKey: string; subject: string }
@@ -21,7 +22,7 @@ export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys
   const subject = vapidSubject(config)
   if (config.VAPID_PUBLIC_KEY || config.VAPID_PRIVATE_KEY) {
     if (!config.VAPID_PUBLIC_KEY || !config.VAPID_PRIVATE_KEY)
-      throw new Error(
+      throw new ConfigError(
         'VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY must be set together (or neither, to generate a pair under DATA_DIR).',
       )
     checkKeys(
@@ -44,7 +45,7 @@ export async function resolveVapidKeys(config: VapidSettings): Promise<VapidKeys
 function vapidSubject(config: VapidSettings): string {
   if (config.VAPID_SUBJECT) {
     if (!/^(mailto:|https:\/\/)/.test(config.VAPID_SUBJECT))
-      throw new Error('VAPID_SUBJECT must be a mailto: address or an https: URL.')
+      throw new ConfigError('VAPID_SUBJECT must be a mailto: address or an https: URL.')
     return config.VAPID_SUBJECT
   }
   if (config.PUBLIC_SITE_URL.startsWith('https://')) return new URL(config.PUBLIC_SITE_URL).origin
@@ -57,7 +58,7 @@ function checkKeys(publicKey: string, privateKey: string, where: string): void {
   const length = (text: string) =>
     /^[A-Za-z0-9_-]+$/.test(text) ? Buffer.from(text, 'base64url').length : -1
   if (length(publicKey) !== 65 || length(privateKey) !== 32) {
-    throw new Error(
+    throw new ConfigError(
       `${where}: not a VAPID key pair (base64url, 65-byte public key and 32-byte private key; generate one with \`bunx web-push generate-vapid-keys\`).`,
     )
   }

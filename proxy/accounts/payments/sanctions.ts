@@ -6,6 +6,7 @@
  * suspended account keeps. A file that cannot be read keeps the last list it gave, with a warning.
  */
 import { readFile, stat } from 'node:fs/promises'
+import { ConfigError } from '../../core/config.ts'
 import { log } from '../../core/log.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 import { suspendAccount } from '../suspension.ts'
@@ -16,6 +17,23 @@ export class SanctionsList {
   private reading: Promise<void> | undefined
 
   constructor(readonly path: string) {}
+
+  /**
+   * The list at start: a file that cannot be read then stops the start naming SANCTIONS_LIST_FILE, rather
+   * than leaving screening on an empty list with a warning at the first sign-in.
+   */
+  static async open(path: string): Promise<SanctionsList> {
+    try {
+      await readFile(path, 'utf8')
+    } catch (error) {
+      throw new ConfigError(
+        `SANCTIONS_LIST_FILE (${path}) cannot be read: ${(error as Error).message}. Screening needs its list: fix the path, or leave SANCTIONS_LIST_FILE empty for no screening.`,
+      )
+    }
+    const list = new SanctionsList(path)
+    await list.current()
+    return list
+  }
 
   /** Whether the address (any case) is on the list. */
   async has(address: string): Promise<boolean> {

@@ -4,6 +4,8 @@
  * request, which free chat never makes. And which one it uses when the user names none.
  */
 import type { Catalog } from '../../core/catalog/catalog-types.ts'
+import { ConfigError } from '../../core/config.ts'
+import { log } from '../../core/log.ts'
 
 /** Alias hops followed, as the resolver follows them. */
 const MAX_ALIAS_HOPS = 3
@@ -26,6 +28,27 @@ export function freeChatModel(catalog: Catalog, configured: string): string {
     (model) => model.free && model.routes.some((route) => route.provider.builtin !== undefined),
   )
   return builtin?.id ?? configured
+}
+
+/**
+ * Checks FREE_CHAT_MODEL at start. One the operator set that is no free choice of the catalog (an
+ * unknown ID, a paid model) stops the start naming it; the default, which another catalog may not
+ * have, is only warned about when free chat has nothing free to use (it is then refused).
+ */
+export function checkFreeChatModel(catalog: Catalog, configured: string, isDefault: boolean): void {
+  const used = freeChatModel(catalog, configured)
+  if (isFreeChoice(catalog, isDefault ? used : configured)) return
+  const target = aliasTarget(catalog, configured)
+  const what = catalog.models.has(target)
+    ? 'a paid model'
+    : 'not a model or automatic choice of the catalog'
+  if (!isDefault)
+    throw new ConfigError(
+      `FREE_CHAT_MODEL: ${configured} is ${what}; free chat uses only a free model or a free automatic choice (such as service/auto:free).`,
+    )
+  log.warn(
+    `FREE_CHAT_MODEL (${configured}, the default) is ${what}: free playground chat is refused; set it to a free model of the catalog`,
+  )
 }
 
 function aliasTarget(catalog: Catalog, id: string): string {

@@ -1,7 +1,8 @@
 // `bun run start` on a port another process holds, a running gateway's included (its servers bind with
 // SO_REUSEPORT, which would let a second one share the port silently): it stops with one line naming
 // the port and the setting that moves it, without a stack trace. A store it cannot reach stops it naming
-// the setting that points at the store, its password hidden.
+// the setting that points at the store, its password hidden; so does an address it cannot listen on, a
+// sanctions list it cannot read and a free-chat model that is nothing free in the catalog.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -102,4 +103,37 @@ test('a store that cannot be reached stops the start naming the setting that poi
     `DATABASE_URL (postgres://postgres:***@127.0.0.1:${port}/postgres) cannot be used: `,
   )
   expect(String(database!.msg)).not.toContain('secret')
+})
+
+test('an address nothing can listen on stops the start naming HOST', async () => {
+  const [failure] = await refusedStart({ PORT: '0', SITE_PORT: '0', HOST: 'not-a-host' })
+  expect(String(failure!.msg)).toStartWith('HOST (not-a-host) cannot be listened on: ')
+  expect(String(failure!.msg)).toEndWith(
+    'Set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 to serve other hosts).',
+  )
+  expect(failure!.error).toBeUndefined()
+})
+
+test('a sanctions list that cannot be read stops the start instead of screening against nothing', async () => {
+  const path = join(dir, 'no-such-list.txt')
+  const [failure] = await refusedStart({ PORT: '0', SITE_PORT: '0', SANCTIONS_LIST_FILE: path })
+  expect(String(failure!.msg)).toStartWith(`SANCTIONS_LIST_FILE (${path}) cannot be read: `)
+  expect(failure!.error).toBeUndefined()
+})
+
+test('a free-chat model that is unknown or paid stops the start naming FREE_CHAT_MODEL', async () => {
+  const [unknown] = await refusedStart({
+    PORT: '0',
+    SITE_PORT: '0',
+    FREE_CHAT_MODEL: 'nobody/nothing',
+  })
+  expect(unknown!.msg).toBe(
+    'FREE_CHAT_MODEL: nobody/nothing is not a model or automatic choice of the catalog; free chat uses only a free model or a free automatic choice (such as service/auto:free).',
+  )
+  const [paid] = await refusedStart({
+    PORT: '0',
+    SITE_PORT: '0',
+    FREE_CHAT_MODEL: 'openai/gpt-4o-mini',
+  })
+  expect(String(paid!.msg)).toStartWith('FREE_CHAT_MODEL: openai/gpt-4o-mini is a paid model;')
 })

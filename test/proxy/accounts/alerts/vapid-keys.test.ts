@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import webpush from 'web-push'
 import { checkPushEndpoint } from '../../../../proxy/accounts/alerts/alert-settings.ts'
 import { resolveVapidKeys } from '../../../../proxy/accounts/alerts/vapid-keys.ts'
+import { ConfigError } from '../../../../proxy/core/config.ts'
 import { storedSecretPath } from '../../../../proxy/stores/stored-secrets.ts'
 import { rejection } from '../../../helpers/settle.ts'
 
@@ -56,6 +57,15 @@ describe('VAPID keys', () => {
         await refused({ VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: pair.privateKey }),
       ).toContain('not a VAPID key pair')
       expect(await refused({ VAPID_SUBJECT: 'ops@example.com' })).toContain('VAPID_SUBJECT')
+      // Settings' refusals: the start logs their message alone, without a stack trace.
+      for (const values of <Record<string, string>[]>[
+        { VAPID_PUBLIC_KEY: pair.publicKey },
+        { VAPID_PUBLIC_KEY: 'abc', VAPID_PRIVATE_KEY: pair.privateKey },
+        { VAPID_SUBJECT: 'ops@example.com' },
+      ])
+        expect(await rejection(resolveVapidKeys(settings(dataDir, values)))).toBeInstanceOf(
+          ConfigError,
+        )
     } finally {
       await rm(dataDir, { recursive: true, force: true })
     }
