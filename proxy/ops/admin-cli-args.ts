@@ -39,6 +39,25 @@ export const options = {
   help: { type: 'boolean', short: 'h' },
 } as const
 
+/**
+ * The arguments with a negative number given to an option that takes a value joined to it
+ * (`--usd -1` as `--usd=-1`), so that it is refused as the value it is, naming the option's range,
+ * rather than read as an unknown option.
+ */
+export function joinNegativeNumbers(args: string[]): string[] {
+  const joined: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const name = /^--([a-z-]+)$/.exec(args[i]!)?.[1]
+    const next = args[i + 1]
+    const takesValue = (options as Record<string, { type: string }>)[name ?? '']?.type === 'string'
+    if (takesValue && next !== undefined && /^-\d/.test(next)) {
+      joined.push(`${args[i]}=${next}`)
+      i++
+    } else joined.push(args[i]!)
+  }
+  return joined
+}
+
 export type Values = Partial<Record<keyof typeof options, string | boolean>>
 
 export class UsageError extends Error {}

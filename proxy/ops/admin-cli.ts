@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../core/config.ts'
 import { storedSecretPath } from '../stores/stored-secrets.ts'
-import { options, UsageError } from './admin-cli-args.ts'
+import { joinNegativeNumbers, options, UsageError } from './admin-cli-args.ts'
 import { send } from './admin-cli-request.ts'
 import { route } from './admin-cli-routes.ts'
 
@@ -61,14 +61,14 @@ Environment: SITE_URL (default http://127.0.0.1:$SITE_PORT), ADMIN_TOKEN (defaul
 
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
-    args: Bun.argv.slice(2),
+    args: joinNegativeNumbers(Bun.argv.slice(2)),
     options,
     allowPositionals: true,
     strict: true,
   })
   words = positionals
   if (values.help) {
-    console.log(usage)
+    console.log(positionals.length > 0 ? usageOf(positionals) : usage)
     return 0
   }
   const request = route(positionals, values)

@@ -1,9 +1,11 @@
 // The command line's request: a server that takes the connection and never answers does not keep the
 // operator waiting past the timeout; the gateway's API server named instead of its site server, or a
-// SITE_URL that is not a URL, or a credit of nothing, is named with what to set.
+// SITE_URL that is not a URL, a credit of nothing or a negative number is named with what to set; a
+// command's --help shows its own usage.
 import { expect, test } from 'bun:test'
 import { send } from '../../../../proxy/ops/admin-cli-request.ts'
 import { runAdminCli } from '../../../helpers/admin-cli.ts'
+import { runInRepository } from '../../../helpers/server-process.ts'
 
 test('a server that never answers is given up on after the timeout, naming the address', async () => {
   const silent = Bun.listen({
@@ -89,4 +91,32 @@ test('a credit of nothing is refused in dollars, before anything is sent', async
     expect(result.stderr).toStartWith(`--usd must be more than 0 (got ${usd})`)
     expect(result.stderr).toContain('credit --account ID --usd N')
   }
+})
+
+test('a negative number is refused as a value out of range, naming the option', async () => {
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  const credit = await runAdminCli(env, ['credit', '--account', 'acct_x', '--usd', '-1'])
+  expect(credit.code).toBe(2)
+  expect(credit.stderr).toStartWith('--usd must be an amount in USD from 0 to 9007199.254740991')
+  const rpm = await runAdminCli(env, ['key', 'create', '--account', 'acct_x', '--rpm', '-5'])
+  expect(rpm.code).toBe(2)
+  expect(rpm.stderr).toStartWith('--rpm must be a whole number up to 1000000000 (got -5)')
+})
+
+test('--help after a command shows that command’s usage; alone, every command', async () => {
+  const help = async (...args: string[]) => {
+    const { code, stdout } = await runInRepository(['bun', 'proxy/ops/admin-cli.ts', ...args], {
+      PATH: process.env.PATH!,
+    })
+    expect(code).toBe(0)
+    return stdout
+  }
+  const key = await help('key', 'create', '--help')
+  expect(key).toContain('key create --account ID')
+  expect(key).toContain('key revoke --id ID')
+  expect(key).not.toContain('preset set')
+  const all = await help('--help')
+  expect(all).toContain('key create --account ID')
+  expect(all).toContain('preset set ACCOUNT_ID SLUG')
+  expect(all).toContain('support close TICKET_ID')
 })
