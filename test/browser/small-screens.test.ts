@@ -169,6 +169,90 @@ describeBrowser(
     )
 
     browserTest(
+      'on a phone, presets, guardrails and routing fit, with their actions and form fields on screen',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner')
+        await page.setViewportSize(PHONE)
+        await page.goto('/dashboard/presets')
+        await page.getByRole('heading', { name: 'Presets' }).waitFor()
+        const write = (method: string, path: string, body: unknown) =>
+          page.evaluate(
+            async ([method, path, body]) =>
+              (
+                await fetch(`/admin/v1${path}`, {
+                  method,
+                  headers: { 'content-type': 'application/json' },
+                  body: JSON.stringify(body),
+                })
+              ).status,
+            [method, path, body] as const,
+          )
+        expect(
+          await write('PUT', '/presets/support-bot-with-a-long-preset-name', {
+            model: 'test/cheap',
+            fallbacks: ['test/cheap'],
+            params: { temperature: 0.2, max_tokens: 4096, stop: ['###', 'END OF ANSWER'] },
+          }),
+        ).toBe(201)
+        expect(
+          await write('POST', '/guardrails', {
+            name: 'Customer data protection for production traffic',
+            budgetNano: 50_000_000_000,
+            filters: [
+              { detector: 'email', action: 'redact' },
+              { detector: 'secret', action: 'block' },
+              {
+                detector: 'keywords',
+                action: 'redact',
+                keywords: ['confidential', 'internal only', 'do not distribute'],
+                name: 'sensitive words',
+              },
+            ],
+          }),
+        ).toBe(201)
+        expect(
+          await write('PUT', '/routing', { models: ['test/cheap'], providers: ['fake'] }),
+        ).toBe(200)
+
+        await page.goto('/dashboard/presets')
+        const preset = '@preset/support-bot-with-a-long-preset-name'
+        const remove = page.getByRole('button', { name: `Delete ${preset}` })
+        await remove.waitFor()
+        expect(await inView(remove)).toBe(true)
+        expect(await inView(page.getByRole('button', { name: `Edit ${preset}` }))).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+
+        await page.goto('/dashboard/guardrails')
+        const edit = page.getByRole('button', {
+          name: 'Edit Customer data protection for production traffic',
+        })
+        await edit.waitFor()
+        expect(await inView(edit)).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+        // Every field of every filter fits in the dialog: none runs past its right edge.
+        await edit.click()
+        const dialog = page.getByRole('dialog')
+        await dialog.getByRole('button', { name: 'Remove filter 3' }).waitFor()
+        const outside = await dialog.evaluate((element) => {
+          const box = element.getBoundingClientRect()
+          return [...element.querySelectorAll('input, select, textarea, button')]
+            .filter((control) => control.getBoundingClientRect().right > box.right)
+            .map((control) => control.id || control.textContent)
+        })
+        expect(outside).toEqual([])
+        await page.keyboard.press('Escape')
+
+        await page.goto('/dashboard/routing')
+        const save = page.getByRole('button', { name: 'Save routing' })
+        await save.waitFor()
+        expect(await inView(save)).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+      },
+    )
+
+    browserTest(
       'on a desktop, the keys are still a table with its column headers',
       () => site,
       async () => {

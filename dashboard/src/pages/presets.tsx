@@ -110,7 +110,7 @@ function PresetTable(props: {
 }) {
   return (
     <div class="table-wrap">
-      <table class="policy-table">
+      <table class="policy-table phone-cards">
         <thead>
           <tr>
             <th scope="col">Preset</th>
@@ -133,8 +133,10 @@ function PresetTable(props: {
                     <CopyButton text={preset.id} label={`Copy ${preset.id}`} variant="ghost" />
                   </div>
                 </th>
-                <td class="mono small">{preset.model}</td>
-                <td class="small">
+                <td class="mono small" data-label="Model">
+                  {preset.model}
+                </td>
+                <td class="small" data-label="Fallbacks">
                   <Show
                     when={preset.fallbacks.length > 0}
                     fallback={<span class="muted">None</span>}
@@ -146,10 +148,10 @@ function PresetTable(props: {
                     </ol>
                   </Show>
                 </td>
-                <td class="small">
+                <td class="small" data-label="Defaults">
                   <ParamList preset={preset} />
                 </td>
-                <td class="small">
+                <td class="small" data-label="Updated">
                   <time datetime={preset.updatedAt} title={dateTime(preset.updatedAt)}>
                     {relative(preset.updatedAt)}
                   </time>
