@@ -306,7 +306,7 @@ async function reaching<T>(setting: string, where: string, open: () => Promise<T
   try {
     return await open()
   } catch (error) {
-    if (error instanceof MigrationError) throw error
+    if (error instanceof MigrationError || error instanceof ConfigError) throw error
     const reason = error instanceof Error ? error.message : String(error)
     throw new ConfigError(
       `${setting} (${where}) cannot be used: ${reason.replace(/\.$/, '')}. Check that it is running and reachable, or change ${setting}.`,

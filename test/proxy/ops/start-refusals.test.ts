@@ -2,7 +2,8 @@
 // SO_REUSEPORT, which would let a second one share the port silently): it stops with one line naming
 // the port and the setting that moves it, without a stack trace. A store it cannot reach stops it naming
 // the setting that points at the store, its password hidden; so does an address it cannot listen on, a
-// sanctions list it cannot read and a free-chat model that is nothing free in the catalog.
+// sanctions list it cannot read, a free-chat model that is nothing free in the catalog, and a DATA_DIR
+// whose embedded database a running gateway holds.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -136,4 +137,36 @@ test('a free-chat model that is unknown or paid stops the start naming FREE_CHAT
     FREE_CHAT_MODEL: 'openai/gpt-4o-mini',
   })
   expect(String(paid!.msg)).toStartWith('FREE_CHAT_MODEL: openai/gpt-4o-mini is a paid model;')
+})
+
+test('a DATA_DIR whose embedded database a running gateway holds is refused, on other ports too', async () => {
+  const dataDir = join(dir, 'running')
+  const [failure] = await refusedStart({ PORT: '0', SITE_PORT: '0', DATA_DIR: dataDir })
+  expect(String(failure!.msg)).toStartWith(
+    `DATA_DIR (${dataDir}) is in use by another gateway (process `,
+  )
+  expect(String(failure!.msg)).toContain('Stop that one first, or give this one another DATA_DIR')
+  expect(failure!.error).toBeUndefined()
+  // The running gateway keeps its database.
+  expect((await fetch(`${running.siteUrl}/readyz`)).status).toBe(200)
+})
+
+test('the claim a killed gateway left on its DATA_DIR is taken over by the next start', async () => {
+  const dataDir = join(dir, 'killed')
+  const first = await startServerProcess({ ...env(), DATA_DIR: dataDir, PORT: '0', SITE_PORT: '0' })
+  first.process.kill('SIGKILL')
+  await first.process.exited
+  expect(await Bun.file(join(dataDir, 'embedded.lock')).exists()).toBe(true)
+  const second = await startServerProcess({
+    ...env(),
+    DATA_DIR: dataDir,
+    PORT: '0',
+    SITE_PORT: '0',
+  })
+  try {
+    expect((await fetch(`${second.siteUrl}/readyz`)).status).toBe(200)
+  } finally {
+    second.process.kill('SIGKILL')
+    await second.process.exited
+  }
 })
