@@ -300,7 +300,7 @@ function publicUrl(configured: string, actual: URL): string {
 /**
  * Opens a store; one that cannot be reached or used stops the start naming the setting that points at
  * it, rather than with the driver's message alone ("Connection is closed."). A migration's own error is
- * already its own message.
+ * already its own message, as is a setting's (a DATA_DIR another gateway holds).
  */
 async function reaching<T>(setting: string, where: string, open: () => Promise<T>): Promise<T> {
   try {
@@ -309,7 +309,7 @@ async function reaching<T>(setting: string, where: string, open: () => Promise<T
     if (error instanceof MigrationError || error instanceof ConfigError) throw error
     const reason = error instanceof Error ? error.message : String(error)
     throw new ConfigError(
-      `${setting} (${where}) cannot be used: ${reason.replace(/\.$/, '')}. Check that it is running and reachable, or change ${setting}.`,
+      `${setting} (${where}) cannot be used: ${reason.replace(/\.$/, '')}. ${setting === 'DATA_DIR' ? 'Check that it is a directory this process may write' : 'Check that it is running and reachable'}, or change ${setting}.`,
     )
   }
 }

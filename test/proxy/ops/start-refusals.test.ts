@@ -170,3 +170,13 @@ test('the claim a killed gateway left on its DATA_DIR is taken over by the next 
     await second.process.exited
   }
 })
+
+test('a DATA_DIR that cannot be written stops the start saying what to check', async () => {
+  const file = join(dir, 'a-file')
+  await Bun.write(file, 'not a directory')
+  const [failure] = await refusedStart({ PORT: '0', SITE_PORT: '0', DATA_DIR: join(file, 'data') })
+  expect(String(failure!.msg)).toStartWith(`DATA_DIR (${join(file, 'data')}) cannot be used: `)
+  expect(String(failure!.msg)).toEndWith(
+    'Check that it is a directory this process may write, or change DATA_DIR.',
+  )
+})
