@@ -76,8 +76,8 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
       }
       for (const text of first.deltas) out += delta(first.index, first.kind, text)
       first.deltas = []
-      const done = first.kind === 'text' || argumentsWhole(first.arguments)
-      if (!all && (blocks.length === 1 || !done)) return out
+      if (!all && blocks.length === 1) return out
+      if (!all && first.kind === 'tool' && !argumentsWhole(first.arguments)) return out
       if (all && blocks.length === 1 && first.stopped === 'open') return out
       out += named('content_block_stop', { index: first.index })
       first.stopped = 'stopped'
