@@ -73,7 +73,7 @@ export function shapeProblems(data: unknown): CatalogProblem[] {
     .filter((error) => !seen.has(error.path) && seen.add(error.path))
     .map((error) => ({
       path: pointerPath(error.path),
-      message: choices(error.schema) ?? error.message,
+      message: choices(error.schema) ?? expected(error) ?? error.message,
     }))
 }
 
@@ -85,6 +85,22 @@ function pointerPath(pointer: string): FieldPath {
     .split('/')
     .map((step) => step.replaceAll('~1', '/').replaceAll('~0', '~'))
     .map((step) => (/^\d+$/.test(step) ? Number(step) : step))
+}
+
+/** A string of the wrong form, said in words rather than as its pattern, with what was written. */
+function expected(error: { schema: unknown; value: unknown; path: string }): string | undefined {
+  const { expects, pattern, not } = error.schema as {
+    expects?: string
+    pattern?: string
+    not?: unknown
+  }
+  if (!expects) return undefined
+  // A key no entry may have (Never): the key is what was written.
+  if (not !== undefined)
+    return `expected ${expects} (got ${JSON.stringify(pointerPath(error.path).at(-1))})`
+  if (!pattern || typeof error.value !== 'string') return undefined
+  if (new RegExp(pattern).test(error.value)) return undefined
+  return `expected ${expects} (got ${JSON.stringify(error.value)})`
 }
 
 /** A choice among fixed values, named: "expected one of openai, anthropic". */

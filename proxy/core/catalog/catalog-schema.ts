@@ -7,15 +7,23 @@ import { TOKENIZERS } from './tokenizers.ts'
 
 const Price = Type.Number({ minimum: 0, description: 'USD per million tokens' })
 
-const ProviderId = Type.String({ pattern: '^[a-z0-9][a-z0-9-]*$' })
+const ProviderId = Type.String({
+  pattern: '^[a-z0-9][a-z0-9-]*$',
+  expects: 'lowercase letters, digits and hyphens, such as openai',
+})
 
 /** A provider reached over HTTP, with the environment variable that holds its key (none: it takes no key). */
 export const CatalogHttpProvider = Type.Object(
   {
     id: ProviderId,
     style: Type.Union([Type.Literal('openai'), Type.Literal('anthropic')]),
-    baseUrl: Type.String({ pattern: '^https?://' }),
-    apiKeyEnv: Type.Optional(Type.String({ pattern: '^[A-Z_][A-Z0-9_]*$' })),
+    baseUrl: Type.String({ pattern: '^https?://', expects: 'an http:// or https:// URL' }),
+    apiKeyEnv: Type.Optional(
+      Type.String({
+        pattern: '^[A-Z_][A-Z0-9_]*$',
+        expects: 'an environment variable name in capitals, such as OPENAI_API_KEY',
+      }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -39,10 +47,15 @@ export const CatalogRoute = Type.Object(
 const MAX_MODEL_TOKENS = 100_000_000
 
 const ModelId = '^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._:-]*$'
+const modelId = {
+  pattern: ModelId,
+  expects:
+    'author/model in lowercase letters, digits, dots, hyphens and underscores, such as openai/gpt-4o-mini',
+}
 
 export const CatalogModel = Type.Object(
   {
-    id: Type.String({ pattern: ModelId }),
+    id: Type.String(modelId),
     name: Type.Optional(Type.String()),
     // Bounded so that one request's tokens fit the records' integer columns (below 2^31).
     contextLength: Type.Integer({ minimum: 1, maximum: MAX_MODEL_TOKENS }),
@@ -89,14 +102,17 @@ export type CatalogModel = Static<typeof CatalogModel>
 
 /** Another name for a model; the target may itself be an alias (at most three steps). */
 export const CatalogAlias = Type.Object(
-  { id: Type.String({ pattern: ModelId }), target: Type.String() },
+  { id: Type.String(modelId), target: Type.String() },
   { additionalProperties: false },
 )
 
 /** An automatic choice (`service/auto`, `service/auto:<variant>`): the first usable candidate answers. */
 export const CatalogAuto = Type.Object(
   {
-    id: Type.String({ pattern: '^service/auto(:[a-z0-9-]+)?$' }),
+    id: Type.String({
+      pattern: '^service/auto(:[a-z0-9-]+)?$',
+      expects: 'service/auto or service/auto:<variant>',
+    }),
     candidates: Type.Array(Type.String(), { minItems: 1 }),
     /** Auto Free: free candidates only, drawing on the free allowance; its refusals never reach a paid model. */
     free: Type.Optional(Type.Boolean()),
@@ -107,11 +123,15 @@ export const CatalogAuto = Type.Object(
 /** An image model: USD per image by "<size>/<quality>" (e.g. "1024x1024/standard"). */
 export const CatalogImageModel = Type.Object(
   {
-    id: Type.String({ pattern: ModelId }),
+    id: Type.String(modelId),
     name: Type.Optional(Type.String()),
     routes: Type.Array(CatalogRoute, { minItems: 1 }),
+    // A price under a key of another form would be ignored: refused, saying the form.
     prices: Type.Record(Type.String({ pattern: '^\\d+x\\d+/[a-z]+$' }), Price, {
       minProperties: 1,
+      additionalProperties: Type.Never({
+        expects: 'a price key as <width>x<height>/<quality>, such as 1024x1024/standard',
+      }),
     }),
     defaultSize: Type.String(),
     defaultQuality: Type.String(),

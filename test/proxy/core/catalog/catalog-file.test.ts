@@ -116,6 +116,26 @@ describe('catalog file errors', () => {
     )
   })
 
+  test('a field of the wrong form says in words what it takes, with what was written', async () => {
+    const url = changed('baseUrl: "http://127.0.0.1:1/v1"', 'baseUrl: "127.0.0.1:1/v1"')
+    expect(await failure(url)).toContain(
+      `:${at(url, 'baseUrl')}: providers[1].baseUrl: expected an http:// or https:// URL (got "127.0.0.1:1/v1")`,
+    )
+    const key = changed('apiKeyEnv: P_KEY', 'apiKeyEnv: p-key')
+    expect(await failure(key)).toContain(
+      `providers[1].apiKeyEnv: expected an environment variable name in capitals, such as OPENAI_API_KEY (got "p-key")`,
+    )
+    const id = changed('  - id: a/first\n', '  - id: First\n')
+    expect(await failure(id)).toContain(
+      `:${at(id, 'id: First')}: models[1].id: expected author/model in lowercase letters`,
+    )
+    const size = changed('1024x1024/hd: 0.08', 'large: 0.08')
+    expect(await failure(size)).toContain(
+      `images[0].prices.large: expected a price key as <width>x<height>/<quality>, such as 1024x1024/standard (got "large")`,
+    )
+    expect(await failure(id)).not.toContain('Expected string to match')
+  })
+
   test('problems found after the shape is checked are placed too', async () => {
     const text = changed('candidates: [a/first,', 'candidates: [a/third,')
       .replace('1024x1024/hd: 0.08', '1024x1024/hd: 0.0800000000001')
