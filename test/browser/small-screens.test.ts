@@ -1,5 +1,7 @@
-// The dashboard on a phone (390 px wide), in a real browser: no page scrolls sideways, and a table's
-// rows become cards whose actions and amounts are on screen; the wide desktop table stays a table.
+// The dashboard on a phone (390 px wide), a tablet (700 and 820 px, the navigation above the page) and
+// a desktop window with the navigation beside it, in a real browser: no page or table scrolls sideways,
+// and a table with too little room for its columns shows its rows as cards whose actions and amounts
+// are on screen; the wide desktop table stays a table.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { testModel } from '../helpers/gateway.ts'
@@ -12,6 +14,8 @@ import {
 } from './helpers/browser.ts'
 
 const PHONE = { width: 390, height: 844 }
+/** Tablets held upright (the navigation above the page) and a small desktop (the navigation beside it). */
+const NARROWER_THAN_TABLES = [700, 820, 1024]
 
 /** Whether the element is wholly inside the window, left to right. */
 async function inView(locator: Locator): Promise<boolean> {
@@ -41,7 +45,13 @@ describeBrowser(
   () => {
     let site: Site
     beforeAll(async () => {
-      site = await startSite({ database: 'embedded', models: [testModel('test/cheap', 'fake')] })
+      site = await startSite({
+        database: 'embedded',
+        models: [
+          testModel('test/cheap', 'fake'),
+          testModel('test/a-long-model-name-for-enterprise-reasoning-v2', 'fake'),
+        ],
+      })
     })
     afterAll(() => site?.close())
 
@@ -164,6 +174,92 @@ describeBrowser(
         const withdraw = page.getByRole('button', { name: /^Withdraw the invitation/ })
         await withdraw.waitFor()
         expect(await inView(withdraw)).toBe(true)
+        expect(await sidewaysScrolling(page)).toEqual([])
+      },
+    )
+
+    browserTest(
+      'on a tablet and on a small desktop, each key is a card with its actions on screen',
+      () => site,
+      async () => {
+        const page = await phoneWithKeys()
+        for (const width of NARROWER_THAN_TABLES) {
+          await page.setViewportSize({ width, height: 900 })
+          await page.goto('/dashboard/keys')
+          const revoke = page.getByRole('button', { name: 'Revoke Production backend server' })
+          await revoke.waitFor()
+          for (const name of ['Edit', 'Rotate', 'Revoke'])
+            expect(
+              await inView(page.getByRole('button', { name: `${name} Staging` })),
+              `${name} Staging at ${width} px`,
+            ).toBe(true)
+          expect(await inView(revoke), `at ${width} px`).toBe(true)
+          expect(await sidewaysScrolling(page), `at ${width} px`).toEqual([])
+        }
+      },
+    )
+
+    browserTest(
+      'on a tablet, the activity list and the ledger fit, and on a desktop the activity list shows its last column',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const { id, key } = await site.gw.key(accountId, {
+          name: 'developer-laptop-jane.doe@example-company.com',
+        })
+        const page = await signedInAs(site, accountId, 'owner')
+        await page.goto('/dashboard/guardrails')
+        await page.getByRole('heading', { name: 'Guardrails' }).waitFor()
+        // A guardrail that redacts, so a row's status names what it redacted.
+        const assigned = await page.evaluate(async (keyId) => {
+          const write = (method: string, path: string, body: unknown) =>
+            fetch(`/admin/v1${path}`, {
+              method,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            })
+          const created = await write('POST', '/guardrails', {
+            name: 'Personal data',
+            filters: [{ detector: 'email', action: 'redact' }],
+          })
+          const { id } = (await created.json()) as { id: string }
+          return (await write('PATCH', `/keys/${keyId}`, { guardrailId: id })).status
+        }, id)
+        expect(assigned).toBe(200)
+        for (const [model, content] of [
+          ['test/cheap', 'hello'],
+          ['test/a-long-model-name-for-enterprise-reasoning-v2', 'write to someone@example.com'],
+        ]) {
+          const answer = await site.gw.chat(key, { model, messages: [{ role: 'user', content }] })
+          expect(answer.status).toBe(200)
+          await answer.text()
+        }
+
+        for (const width of NARROWER_THAN_TABLES) {
+          await page.setViewportSize({ width, height: 900 })
+          await page.goto('/dashboard/activity')
+          const askSupport = page.getByRole('link', { name: /Ask support/ }).first()
+          await askSupport.waitFor()
+          expect(await inView(askSupport), `at ${width} px`).toBe(true)
+          expect(await sidewaysScrolling(page), `activity at ${width} px`).toEqual([])
+
+          await page.goto('/dashboard/billing')
+          const ledger = page.locator('table').filter({ has: page.getByText('Ledger entries') })
+          const charge = ledger.getByRole('cell', { name: /^-\$0\.0000/ }).first()
+          await charge.waitFor()
+          expect(await inView(charge), `at ${width} px`).toBe(true)
+          expect(await sidewaysScrolling(page), `billing at ${width} px`).toEqual([])
+          // Each named line of a card has a value: an entry with no reason says so.
+          expect(await ledger.locator('td[data-label]:empty').count()).toBe(0)
+        }
+
+        // A desktop with the navigation beside the page: the whole table, as a table.
+        await page.setViewportSize({ width: 1280, height: 900 })
+        await page.goto('/dashboard/activity')
+        const status = page.getByRole('columnheader', { name: 'Status' })
+        await status.waitFor()
+        expect(await status.isVisible()).toBe(true)
+        expect(await inView(status)).toBe(true)
         expect(await sidewaysScrolling(page)).toEqual([])
       },
     )

@@ -14,12 +14,15 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
   const served = () => item().servedModel ?? item().model ?? '—'
   return (
     <tr>
-      <td class="nowrap" data-label="Time">
+      <td data-label="Time">
+        {/* The time goes under the date where the column is narrow, so the list fits beside the navigation. */}
         <time datetime={item().time} title={item().time}>
-          {new Date(item().time).toLocaleString(undefined, {
-            dateStyle: 'medium',
-            timeStyle: 'medium',
-          })}
+          <span class="nowrap">
+            {new Date(item().time).toLocaleDateString(undefined, { dateStyle: 'medium' })},
+          </span>{' '}
+          <span class="nowrap">
+            {new Date(item().time).toLocaleTimeString(undefined, { timeStyle: 'medium' })}
+          </span>
         </time>
         <div class="small muted">
           {item().apiStyle}
@@ -77,7 +80,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
         <Badge tone={failed() ? 'bad' : 'good'}>{item().status}</Badge>
         <Show when={item().errorCode}>
           {(code) => (
-            <div class="small mono" title={errorWords[code() as ErrorCode] ?? code()}>
+            <div class="small mono break" title={errorWords[code() as ErrorCode] ?? code()}>
               {code()}
             </div>
           )}

@@ -159,7 +159,7 @@ function LedgerRow(props: { entry: LedgerEntry }) {
         </div>
       </td>
       <td class="small" data-label="Reason" title={entry().reason ?? undefined}>
-        {entry().reason ? (REASONS[entry().reason!] ?? entry().reason) : ''}
+        {entry().reason ? (REASONS[entry().reason!] ?? entry().reason) : '—'}
       </td>
     </tr>
   )
