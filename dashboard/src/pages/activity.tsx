@@ -101,7 +101,7 @@ export default function Activity() {
         }
       >
         <div class="table-wrap">
-          <table class="activity-table phone-cards">
+          <table class="activity-table narrow-cards">
             <caption class="visually-hidden">Requests, newest first</caption>
             <thead>
               <tr>

@@ -110,7 +110,7 @@ function PresetTable(props: {
 }) {
   return (
     <div class="table-wrap">
-      <table class="policy-table phone-cards">
+      <table class="policy-table narrow-cards">
         <thead>
           <tr>
             <th scope="col">Preset</th>

@@ -96,7 +96,7 @@ function Members(props: { members: TeamMember[]; onChanged: () => void }) {
     <Card title="Members">
       <Show when={props.members.length > 0} fallback={<Empty title="No members yet" />}>
         <div class="table-wrap">
-          <table class="team-table phone-cards">
+          <table class="team-table narrow-cards">
             <thead>
               <tr>
                 <th scope="col">Member</th>

@@ -227,7 +227,7 @@ function GroupCard(props: {
         axis={(value) => axisUsd.format(value)}
       />
       <div class="table-wrap">
-        <table class="data phone-cards">
+        <table class="data narrow-cards">
           <caption class="visually-hidden">{`Totals by ${props.what} over the last ${props.period} days`}</caption>
           <thead>
             <tr>

@@ -95,7 +95,7 @@ export function LedgerCard() {
         }
       >
         <div class="table-wrap">
-          <table class="data phone-cards">
+          <table class="data narrow-cards">
             <caption class="visually-hidden">Ledger entries, newest first</caption>
             <thead>
               <tr>

@@ -51,7 +51,7 @@ export function PaymentsCard() {
             fallback={<p class="small muted">No payments yet.</p>}
           >
             <div class="table-wrap">
-              <table class="phone-cards">
+              <table class="narrow-cards">
                 <thead>
                   <tr>
                     <th scope="col">Date</th>

@@ -1,6 +1,6 @@
 /**
  * The account's keys as a table: name and prefix, status (with the end of a rotation grace), limits,
- * models, guardrail, last use, and the row's actions; on a phone, each key a card with its actions in view.
+ * models, guardrail, last use, and the row's actions; where the table is narrow, each key a card with its actions in view.
  * Never a secret: the list has none.
  */
 import { A } from '@solidjs/router'
@@ -30,7 +30,7 @@ export function KeyTable(props: Props) {
     props.keys.filter((key) => key.status === 'active' || key.status === 'in_grace').length
   return (
     <div class="table-wrap">
-      <table class="policy-table phone-cards">
+      <table class="policy-table narrow-cards">
         <thead>
           <tr>
             <th scope="col">Name</th>

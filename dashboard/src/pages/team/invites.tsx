@@ -31,7 +31,7 @@ export function Invites(props: { invites: TeamList['invites']; onChanged: () => 
         fallback={<p class="muted small">No invitations are waiting to be accepted.</p>}
       >
         <div class="table-wrap">
-          <table class="team-table phone-cards">
+          <table class="team-table narrow-cards">
             <thead>
               <tr>
                 <th scope="col">E-mail address</th>

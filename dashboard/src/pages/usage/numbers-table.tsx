@@ -11,7 +11,7 @@ export function NumbersTable(props: {
     <details class="numbers">
       <summary>{props.summary}</summary>
       <div class="table-wrap">
-        <table class="data phone-cards">
+        <table class="data narrow-cards">
           <thead>
             <tr>
               <th scope="col">Day (UTC)</th>
