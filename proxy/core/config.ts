@@ -483,6 +483,10 @@ function conflicts(config: Static<typeof ConfigSchema>): string[] {
     problems.push(
       `${config.STRIPE_SECRET_KEY ? 'STRIPE_WEBHOOK_SECRET' : 'STRIPE_SECRET_KEY'}: card top-ups need both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET (or neither, for no card payments)`,
     )
+  if (config.IMAGE_COST_DEADLINE_MS <= config.UPSTREAM_TIMEOUT_MS)
+    problems.push(
+      `IMAGE_COST_DEADLINE_MS and UPSTREAM_TIMEOUT_MS: an image request's hold (${config.IMAGE_COST_DEADLINE_MS} ms) must outlast the request itself (${config.UPSTREAM_TIMEOUT_MS} ms), or it is released while the provider may still bill it`,
+    )
   if (usdToNano(config.TOPUP_MIN_USD)! > usdToNano(config.TOPUP_MAX_USD)!)
     problems.push(
       `TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (${config.TOPUP_MIN_USD}) is above the largest (${config.TOPUP_MAX_USD})`,

@@ -103,6 +103,12 @@ describe('config', () => {
     expect(() => loadConfig({ STRIPE_WEBHOOK_SECRET: 'whsec_x' })).toThrow(
       'STRIPE_SECRET_KEY: card top-ups need both',
     )
+    expect(() => loadConfig({ IMAGE_COST_DEADLINE_MS: '60000' })).toThrow(
+      "IMAGE_COST_DEADLINE_MS and UPSTREAM_TIMEOUT_MS: an image request's hold (60000 ms) must outlast the request itself (110000 ms)",
+    )
+    expect(loadConfig({ IMAGE_COST_DEADLINE_MS: '60000', UPSTREAM_TIMEOUT_MS: '30000' }).PORT).toBe(
+      8080,
+    )
     expect(() => loadConfig({ TOPUP_MIN_USD: '100', TOPUP_MAX_USD: '5' })).toThrow(
       'TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (100) is above the largest (5)',
     )
