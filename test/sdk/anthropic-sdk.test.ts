@@ -15,6 +15,7 @@ const models = [
   testModel('openai/plain', 'fake?tokens=6&cached=2'),
   testModel('openai/parallel', 'fake?tools=2&argsChunks=4'),
   testModel('openai/failing', 'fake?status=500'),
+  testModel('openai/refusal', 'fake?tokens=3&refusal=1'),
   anthropicTestModel('anthropic/plain', 'fake?tokens=6&cached=2&cacheWrite=1'),
   anthropicTestModel('anthropic/parallel', 'fake?tools=2&argsChunks=4'),
   anthropicTestModel('anthropic/broken', 'fake?tokens=10&errorAfter=2'),
@@ -129,6 +130,20 @@ describeWith('postgres', 'anthropic SDK', () => {
       })
     })
   }
+
+  test('a refusal of an OpenAI-style provider stops as refusal, its words the text, streamed or not', async () => {
+    const params = {
+      model: 'openai/refusal',
+      max_tokens: 100,
+      messages: [{ role: 'user' as const, content: 'Something it declines' }],
+    }
+    const answer = await client.messages.create(params)
+    expect(answer.stop_reason).toBe('refusal')
+    expect(answer.content).toEqual([{ type: 'text', text: 'w0 w1 w2 ' }] as never)
+    const streamed = await client.messages.stream(params).finalMessage()
+    expect(streamed.stop_reason).toBe('refusal')
+    expect(streamed.content).toEqual(answer.content as never)
+  })
 
   test('the key is accepted as x-api-key with any anthropic-version, as older SDK majors send it', async () => {
     const response = await fetch(`${apiUrl}/v1/messages`, {

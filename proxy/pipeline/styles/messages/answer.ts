@@ -1,7 +1,7 @@
 /** Non-streaming Messages answers: from a provider of another style, or passed through with the cost added. */
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import { stopReasonFromFinish } from '../../../providers/anthropic/stop-reason.ts'
-import type { Answer } from '../../../core/neutral/answer.ts'
+import type { Answer, FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext, Charged } from '../client-style.ts'
 import { messagesUsage } from './usage.ts'
 
@@ -15,6 +15,14 @@ export function toolInput(text: string): unknown {
   } catch {
     return {}
   }
+}
+
+/**
+ * The `stop_reason` of an answer: an answer the provider refused (an OpenAI-style `refusal`) ends as the
+ * style's own `refusal` where it would otherwise be a plain `end_turn`.
+ */
+export function messagesStopReason(finish: FinishReason, refused: boolean): string {
+  return refused && finish === 'stop' ? 'refusal' : stopReasonFromFinish(finish)
 }
 
 export function renderMessagesAnswer(
@@ -32,7 +40,10 @@ export function renderMessagesAnswer(
         ? { type: 'text', text: part.text }
         : { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part.arguments) },
     ),
-    stop_reason: stopReasonFromFinish(answer.finish),
+    stop_reason: messagesStopReason(
+      answer.finish,
+      answer.parts.some((part) => part.type === 'text' && part.refusal === true),
+    ),
     stop_sequence: answer.stopSequence,
     usage: messagesUsage(charged.usage, charged.costUsd),
   }

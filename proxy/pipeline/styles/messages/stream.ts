@@ -5,11 +5,10 @@
  */
 import type { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
-import { stopReasonFromFinish } from '../../../providers/anthropic/stop-reason.ts'
 import { argumentsWhole, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
 import type { FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext } from '../client-style.ts'
-import { messageId } from './answer.ts'
+import { messageId, messagesStopReason } from './answer.ts'
 import { messagesError } from './render-error.ts'
 import { messagesUsage } from './usage.ts'
 
@@ -31,6 +30,8 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
    */
   let blocks: Block[] = []
   const toolBlocks = new Map<number, Block>()
+  /** Whether the provider refused (an OpenAI-style `refusal`): the answer then stops as `refusal`. */
+  let refused = false
   let finish: { reason: FinishReason; stopSequence: string | null } = {
     reason: 'stop',
     stopSequence: null,
@@ -101,6 +102,7 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             out += start()
             break
           case 'text': {
+            if (event.refusal) refused = true
             out += start()
             let block = blocks.at(-1)
             if (block?.kind !== 'text') {
@@ -147,7 +149,7 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
     },
     complete(final: Final) {
       const delta = {
-        stop_reason: stopReasonFromFinish(finish.reason),
+        stop_reason: messagesStopReason(finish.reason, refused),
         stop_sequence: finish.stopSequence,
       }
       return (
