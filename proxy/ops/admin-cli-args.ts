@@ -104,12 +104,16 @@ export function positiveNano(values: Values, name: 'usd'): number {
   return amount
 }
 
-/** A spend cap or budget in nano-USD, or null for `none`. */
+/** A spend cap or budget in nano-USD, above 0, or null for `none`. */
 export function cap(
   values: Values,
   name: 'daily-usd' | 'monthly-usd' | 'budget-usd',
 ): number | null | undefined {
-  return values[name] === 'none' ? null : nano(values, name)
+  if (values[name] === 'none') return null
+  const amount = nano(values, name)
+  if (amount === 0)
+    throw new UsageError(`--${name} must be more than 0, or none for no cap (got ${values[name]})`)
+  return amount
 }
 
 /**

@@ -93,6 +93,21 @@ test('a credit of nothing is refused in dollars, before anything is sent', async
   }
 })
 
+test('a spend cap or budget of nothing is refused in dollars, pointing at none', async () => {
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  for (const args of [
+    ['key', 'create', '--account', 'acct_x', '--daily-usd', '0'],
+    ['key', 'update', 'key_x', '--monthly-usd', '0'],
+    ['guardrail', 'create', 'acct_x', '--name', 'g', '--budget-usd', '0.0'],
+  ]) {
+    const result = await runAdminCli(env, args)
+    expect(result.code).toBe(2)
+    expect(result.stderr).toStartWith(
+      `${args.at(-2)} must be more than 0, or none for no cap (got ${args.at(-1)})`,
+    )
+  }
+})
+
 test('a negative number is refused as a value out of range, naming the option', async () => {
   const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
   const credit = await runAdminCli(env, ['credit', '--account', 'acct_x', '--usd', '-1'])
