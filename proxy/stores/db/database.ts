@@ -96,6 +96,9 @@ async function openEmbedded(path: string, lock: EmbeddedLock | undefined): Promi
 
 type EmbeddedLock = { serving(address: string): Promise<void>; release(): Promise<void> }
 
+/** Longest a claim may go without its address while its process starts the database. */
+const STARTING_MS = 60_000
+
 /**
  * Claims the embedded database under `dataDir` for this process: PGlite belongs to one process, and a
  * second gateway started on the same DATA_DIR (on other ports) would write the same files with its own
@@ -104,9 +107,6 @@ type EmbeddedLock = { serving(address: string): Promise<void>; release(): Promis
  * that is older than any start) was left by a process that stopped without releasing it, and is taken
  * over.
  */
-/** Longest a claim may go without its address while its process starts the database. */
-const STARTING_MS = 60_000
-
 async function claimEmbedded(dataDir: string): Promise<EmbeddedLock> {
   const file = join(dataDir, 'embedded.lock')
   const write = (address = '') => writeFile(file, `${process.pid} ${address}`.trim())
