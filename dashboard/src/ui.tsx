@@ -51,6 +51,8 @@ export function Card(props: {
   children: JSX.Element
   actions?: JSX.Element
   class?: string
+  /** The title's heading, which can then take the focus (to bring the card to the reader). */
+  headingRef?: (heading: HTMLHeadingElement) => void
 }) {
   const id = createUniqueId()
   return (
@@ -58,7 +60,9 @@ export function Card(props: {
       <Show when={props.title || props.actions}>
         <header class="card-header">
           <Show when={props.title}>
-            <h2 id={id}>{props.title}</h2>
+            <h2 id={id} ref={props.headingRef} tabindex={props.headingRef ? -1 : undefined}>
+              {props.title}
+            </h2>
           </Show>
           {props.actions}
         </header>

@@ -349,6 +349,56 @@ describeBrowser(
     )
 
     browserTest(
+      'on a phone, a ticket chosen below a long list comes into view with the focus, and Refresh keeps a half-written reply',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner')
+        await page.setViewportSize(PHONE)
+        await page.goto('/dashboard/support')
+        await page.getByText('No tickets yet').waitFor()
+        const statuses = await page.evaluate(async () => {
+          const sent: number[] = []
+          for (let index = 1; index <= 8; index++) {
+            const answer = await fetch('/admin/v1/support/tickets', {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                subject: `Question ${index} about an invoice and a key`,
+                body: 'Hello',
+              }),
+            })
+            sent.push(answer.status)
+          }
+          return sent
+        })
+        expect(statuses.every((status) => status === 201)).toBe(true)
+        await page.reload()
+
+        // The list fills the screen; the conversation is drawn below it.
+        await page.getByRole('link', { name: /Question 8 / }).click()
+        const heading = page.getByRole('heading', { name: 'Question 8 about an invoice and a key' })
+        await page.waitForFunction(() => document.activeElement?.tagName === 'H2')
+        expect(await heading.evaluate((element) => element === document.activeElement)).toBe(true)
+        expect(
+          await heading.evaluate((element) => {
+            const box = element.getBoundingClientRect()
+            return box.top >= 0 && box.bottom <= window.innerHeight
+          }),
+        ).toBe(true)
+
+        const reply = page.getByLabel('Your reply')
+        await reply.fill('The invoice for March is')
+        await page.getByRole('button', { name: 'Refresh' }).click()
+        await page
+          .getByRole('button', { name: 'Refresh' })
+          .and(page.locator(':not([aria-busy])'))
+          .waitFor()
+        expect(await reply.inputValue()).toBe('The invoice for March is')
+      },
+    )
+
+    browserTest(
       'on a desktop, the keys are still a table with its column headers',
       () => site,
       async () => {

@@ -27,6 +27,14 @@ export default function Support() {
     setComposing(false)
     newTicket?.focus()
   }
+  // A ticket chosen in the list takes the focus once it is drawn: on a phone it is below the list, out
+  // of sight, and a screen reader goes on to it. Once only: a refresh or a reply leaves the focus alone.
+  let chosen = false
+  const focusChosen = (heading: HTMLHeadingElement) => {
+    if (!chosen) return
+    chosen = false
+    queueMicrotask(() => heading.focus())
+  }
   const opened = (ticket: Ticket) => {
     close()
     setParams({ requestId: null, ticket: ticket.id })
@@ -75,6 +83,7 @@ export default function Support() {
                           aria-current={param('ticket') === ticket.id ? 'true' : undefined}
                           onClick={(event) => {
                             event.preventDefault()
+                            chosen = param('ticket') !== ticket.id
                             setParams({ ticket: ticket.id, requestId: null })
                           }}
                         >
@@ -96,11 +105,18 @@ export default function Support() {
         </Card>
         <Show
           when={param('ticket')}
+          keyed
           fallback={
             <p class="muted support-hint">Choose a ticket to read the conversation and reply.</p>
           }
         >
-          {(ticketId) => <TicketView ticketId={ticketId()} changed={() => void reread()} />}
+          {(ticketId) => (
+            <TicketView
+              ticketId={ticketId}
+              changed={() => void reread()}
+              headingRef={focusChosen}
+            />
+          )}
         </Show>
       </div>
     </Page>

@@ -1,7 +1,7 @@
 /**
  * The account's keys as a table: name and prefix, status (with the end of a rotation grace), limits,
- * models, guardrail, last use, and the row's actions; where the table is narrow, each key a card with its actions in view.
- * Never a secret: the list has none.
+ * models, guardrail, last use, and the row's actions; where the table is narrow, each key a card with its
+ * actions in view. Never a secret: the list has none.
  */
 import { A } from '@solidjs/router'
 import { For, Match, Show, Switch } from 'solid-js'

@@ -3,7 +3,7 @@
  * reopens an answered or closed ticket. Answers arrive by e-mail too; Refresh shows new ones here. An
  * empty reply is refused under its field before anything is sent.
  */
-import { createAsync, revalidate } from '@solidjs/router'
+import { createAsyncStore, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
 import type { Ticket, TicketStatus } from '../../../../shared/schemas/admin/support.ts'
 import { api } from '../../api.ts'
@@ -27,8 +27,15 @@ export const STATUS: Record<
   closed: { label: 'Closed', tone: 'neutral', explain: 'Closed. A reply opens it again.' },
 }
 
-export function TicketView(props: { ticketId: string; changed: () => void }) {
-  const ticket = createAsync(() => getTicket(props.ticketId))
+export function TicketView(props: {
+  ticketId: string
+  changed: () => void
+  /** The conversation's heading, each time it is drawn. */
+  headingRef?: (heading: HTMLHeadingElement) => void
+}) {
+  // Reconciled: a refresh or a reply adds the new messages to the same card, so a half-written reply
+  // and the focused button stay as they are.
+  const ticket = createAsyncStore(() => getTicket(props.ticketId), { reconcile: { key: 'id' } })
   const refresh = createRefresh(getTicket.key)
   return (
     <Loaded data={ticket} retry={refresh.run}>
@@ -36,6 +43,7 @@ export function TicketView(props: { ticketId: string; changed: () => void }) {
         <Card
           title={current.subject}
           class="ticket"
+          headingRef={props.headingRef}
           actions={
             <Button variant="ghost" busy={refresh.busy()} onClick={() => void refresh.run()}>
               Refresh
