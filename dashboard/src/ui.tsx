@@ -85,13 +85,24 @@ export function Button(props: ButtonProps) {
     'children',
     'disabled',
     'type',
+    'onClick',
   ])
+  // A busy button keeps the focus (a disabled one would drop it to the start of the page, so a keyboard
+  // user pressing Refresh or Load more would start over) and ignores presses, a form's Enter included.
+  const click = (event: MouseEvent & { currentTarget: HTMLButtonElement; target: Element }) => {
+    if (own.busy) return event.preventDefault()
+    const handler = own.onClick
+    if (typeof handler === 'function') handler(event)
+    else if (handler) handler[0](handler[1], event)
+  }
   return (
     <button
       type={own.type ?? 'button'}
       class={`button ${own.variant ?? 'secondary'} ${own.class ?? ''}`}
-      disabled={own.disabled || own.busy}
+      disabled={own.disabled}
+      aria-disabled={own.busy ? 'true' : undefined}
       aria-busy={own.busy ? 'true' : undefined}
+      onClick={click}
       {...rest}
     >
       <Show when={own.busy}>

@@ -109,7 +109,7 @@ describeBrowser(
     )
 
     browserTest(
-      'Refresh keeps the balance on screen until the new one is in',
+      'Refresh keeps the balance on screen until the new one is in, and the focus on itself',
       () => site,
       async () => {
         const { page, accountId } = await ownerPage(site)
@@ -122,19 +122,28 @@ describeBrowser(
 
         let release!: () => void
         const released = new Promise<void>((resolve) => (release = resolve))
+        let reads = 0
         await page.route('**/admin/v1/billing', async (route) => {
+          reads++
           await released
           await route.continue()
         })
         const refresh = balance.getByRole('button', { name: 'Refresh' })
-        await refresh.click()
+        const focused = () => refresh.evaluate((button) => button === document.activeElement)
+        // From the keyboard: pressed again while busy, it does nothing, and it keeps the focus throughout.
+        await refresh.focus()
+        await page.keyboard.press('Enter')
         expect(await refresh.getAttribute('aria-busy')).toBe('true')
+        await page.keyboard.press('Enter')
         await page.waitForTimeout(300)
+        expect(await focused()).toBe(true)
         expect(await balance.getByText('$5.00').count()).toBeGreaterThan(0)
         expect(await balance.getByRole('status').count()).toBe(0)
         release()
         await balance.getByText('$7.00').first().waitFor()
         expect(await refresh.getAttribute('aria-busy')).toBeNull()
+        expect(await focused()).toBe(true)
+        expect(reads).toBe(1)
       },
     )
 
