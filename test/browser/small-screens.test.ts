@@ -40,6 +40,24 @@ async function sidewaysScrolling(page: Page): Promise<string[]> {
   })
 }
 
+/** The date-and-time inputs on the page narrower than they need to show a date and time whole. */
+async function cutShortTimes(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLInputElement>('input[type="datetime-local"]')].flatMap(
+      (input) => {
+        // The same input at its own width, off the page: the room its date and time take.
+        const natural = input.cloneNode() as HTMLInputElement
+        natural.style.cssText = 'position: absolute; visibility: hidden; width: auto'
+        document.body.append(natural)
+        const needed = natural.getBoundingClientRect().width
+        natural.remove()
+        const width = input.getBoundingClientRect().width
+        return width < needed ? [`${input.labels?.[0]?.textContent}: ${width} < ${needed}`] : []
+      },
+    ),
+  )
+}
+
 describeBrowser(
   'the dashboard on a phone',
   () => {
@@ -147,6 +165,9 @@ describeBrowser(
         expect(await inView(askSupport)).toBe(true)
         expect(await inView(page.getByRole('cell', { name: /^\$0\.0000/ }).first())).toBe(true)
         expect(await sidewaysScrolling(page)).toEqual([])
+        // A time chosen in the filters shows whole, its AM or PM included.
+        await page.getByLabel(/^From/).fill('2026-11-20T13:45')
+        expect(await cutShortTimes(page)).toEqual([])
 
         await page.goto('/dashboard/billing')
         const ledger = page.locator('table').filter({ has: page.getByText('Ledger entries') })
@@ -155,6 +176,7 @@ describeBrowser(
         expect(await inView(charge)).toBe(true)
         expect(await inView(ledger.getByRole('button', { name: /^Copy/ }).first())).toBe(true)
         expect(await sidewaysScrolling(page)).toEqual([])
+        expect(await cutShortTimes(page)).toEqual([])
 
         await page.goto('/dashboard/usage')
         const byModel = page.locator('table').filter({ has: page.getByText(/Totals by model/) })
