@@ -143,6 +143,27 @@ describeBrowser(
     )
 
     browserTest(
+      'a long e-mail address wraps in the navigation, on a phone and on a desktop, instead of being cut off',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const email = 'firstname.middlename.lastname@subsidiarycompanyname.com'
+        const page = await signedInAs(site, accountId, 'owner', email)
+        for (const width of [PHONE.width, 1280]) {
+          await page.setViewportSize({ width, height: 900 })
+          await page.goto('/dashboard')
+          await page.getByRole('heading', { level: 1 }).waitFor()
+          const cut = await page.evaluate(() => {
+            const sidebar = document.querySelector<HTMLElement>('nav.sidebar')!
+            return sidebar.scrollWidth - sidebar.clientWidth
+          })
+          expect(cut, `at ${width} px`).toBe(0)
+          expect(await sidewaysScrolling(page), `at ${width} px`).toEqual([])
+        }
+      },
+    )
+
+    browserTest(
       'activity, the ledger, usage and the team show their amounts and actions on screen',
       () => site,
       async () => {
