@@ -243,7 +243,7 @@ describeBrowser(
     )
 
     browserTest(
-      'on a tablet, the activity list and the ledger fit, and on a desktop the activity list shows its last column',
+      'activity, the ledger and usage fit from a phone to a desktop, long key names included, and a desktop shows the last column of activity',
       () => site,
       async () => {
         const accountId = await site.gw.account('5')
@@ -277,6 +277,16 @@ describeBrowser(
           expect(answer.status).toBe(200)
           await answer.text()
         }
+        // A name with no space or hyphen to wrap at.
+        const unbroken = await site.gw.key(accountId, {
+          name: 'production_backend_server_for_the_customer_facing_chat_assistant',
+        })
+        const answer = await site.gw.chat(unbroken.key, {
+          model: 'test/cheap',
+          messages: [{ role: 'user', content: 'hello' }],
+        })
+        expect(answer.status).toBe(200)
+        await answer.text()
 
         for (const width of NARROWER_THAN_TABLES) {
           await page.setViewportSize({ width, height: 900 })
@@ -304,6 +314,17 @@ describeBrowser(
         expect(await status.isVisible()).toBe(true)
         expect(await inView(status)).toBe(true)
         expect(await sidewaysScrolling(page)).toEqual([])
+
+        // The usage totals and charts name the keys too.
+        for (const width of [PHONE.width, 1280]) {
+          await page.setViewportSize({ width, height: 900 })
+          await page.goto('/dashboard/usage')
+          await page
+            .locator('table')
+            .filter({ has: page.getByText(/Totals by key/) })
+            .waitFor()
+          expect(await sidewaysScrolling(page), `usage at ${width} px`).toEqual([])
+        }
       },
     )
 
@@ -337,7 +358,7 @@ describeBrowser(
         ).toBe(201)
         expect(
           await write('POST', '/guardrails', {
-            name: 'Customer data protection for production traffic',
+            name: 'customer_data_protection_for_production_traffic',
             budgetNano: 50_000_000_000,
             filters: [
               { detector: 'email', action: 'redact' },
@@ -345,7 +366,7 @@ describeBrowser(
               {
                 detector: 'keywords',
                 action: 'redact',
-                keywords: ['confidential', 'internal only', 'do not distribute'],
+                keywords: ['confidential', 'internal only', 'project_kestrel_internal_codename'],
                 name: 'sensitive words',
               },
             ],
@@ -365,7 +386,7 @@ describeBrowser(
 
         await page.goto('/dashboard/guardrails')
         const edit = page.getByRole('button', {
-          name: 'Edit Customer data protection for production traffic',
+          name: 'Edit customer_data_protection_for_production_traffic',
         })
         await edit.waitFor()
         expect(await inView(edit)).toBe(true)
@@ -408,7 +429,7 @@ describeBrowser(
               headers: { 'content-type': 'application/json' },
               body: JSON.stringify({
                 subject: `Question ${index} about an invoice and a key`,
-                body: 'Hello',
+                body: 'The invoice at https://billing.example.com/invoices/2026/march/account_statement_final_v2.pdf is wrong.',
               }),
             })
             sent.push(answer.status)
@@ -438,6 +459,10 @@ describeBrowser(
           .and(page.locator(':not([aria-busy])'))
           .waitFor()
         expect(await reply.inputValue()).toBe('The invoice for March is')
+        // A long address in a message wraps, on a phone and on a tablet.
+        expect(await sidewaysScrolling(page)).toEqual([])
+        await page.setViewportSize({ width: 820, height: 900 })
+        expect(await sidewaysScrolling(page)).toEqual([])
       },
     )
 

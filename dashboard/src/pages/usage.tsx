@@ -250,7 +250,7 @@ function GroupCard(props: {
             <For each={props.groups}>
               {(group) => (
                 <tr>
-                  <th scope="row" class={group.other ? '' : 'mono'}>
+                  <th scope="row" class={group.other ? 'break' : 'mono break'}>
                     {group.label}
                   </th>
                   <td class="num" data-label="Requests">

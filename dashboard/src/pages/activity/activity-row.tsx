@@ -48,7 +48,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
           </div>
         </div>
       </td>
-      <td data-label="Key">
+      <td class="break" data-label="Key">
         <Show when={props.apiKey} fallback={<span class="mono small">{item().keyId}</span>}>
           {(key) => (
             <>
@@ -58,7 +58,7 @@ export function ActivityRow(props: { item: ActivityItem; apiKey: ApiKey | undefi
           )}
         </Show>
       </td>
-      <td data-label="Model">
+      <td class="break" data-label="Model">
         <span class="mono">{served()}</span>
         <Show when={item().model && item().servedModel && item().model !== item().servedModel}>
           <div class="small muted">asked as {item().model}</div>
