@@ -395,6 +395,13 @@ describeBrowser(
         await edit.click()
         const dialog = page.getByRole('dialog')
         await dialog.getByRole('button', { name: 'Remove filter 3' }).waitFor()
+        // Large enough text that a phone does not zoom into a field when it takes the focus.
+        const small = await dialog.evaluate((element) =>
+          [...element.querySelectorAll('input, select, textarea')]
+            .filter((control) => Number.parseFloat(getComputedStyle(control).fontSize) < 16)
+            .map((control) => control.id),
+        )
+        expect(small).toEqual([])
         const outside = await dialog.evaluate((element) => {
           const box = element.getBoundingClientRect()
           return [...element.querySelectorAll('input, select, textarea, button')]
