@@ -474,6 +474,38 @@ describeBrowser(
     )
 
     browserTest(
+      'on a phone, a failed read says why inside its box, a long address in the message included',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner')
+        await page.setViewportSize(PHONE)
+        await page.route('**/admin/v1/keys', (route) =>
+          route.fulfill({
+            status: 503,
+            contentType: 'application/json',
+            body: JSON.stringify({
+              error: {
+                code: 'service_unavailable',
+                message:
+                  'Not answered in time: see https://status.example.com/incidents/database_connection_pool_exhausted',
+              },
+            }),
+          }),
+        )
+        await page.goto('/dashboard/keys')
+        const retry = page.getByRole('button', { name: 'Try again' })
+        await retry.waitFor()
+        expect(await inView(retry)).toBe(true)
+        const spill = await page
+          .locator('.notice.error')
+          .evaluate((notice) => notice.scrollWidth - notice.clientWidth)
+        expect(spill).toBe(0)
+        expect(await sidewaysScrolling(page)).toEqual([])
+      },
+    )
+
+    browserTest(
       'on a desktop, the keys are still a table with its column headers',
       () => site,
       async () => {
