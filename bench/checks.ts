@@ -62,26 +62,36 @@ export async function settledAccount(
   }
 }
 
-/** Warning and error lines the gateway wrote (its two startup lines aside). */
+/** A log line as `level: msg` (structured) or its first 200 characters. */
+function logKey(line: string): string {
+  try {
+    const entry = JSON.parse(line) as { level?: string; msg?: string }
+    return `${entry.level}: ${entry.msg}`
+  } catch {
+    // Not a structured log line; counted as it is.
+    return line.slice(0, 200)
+  }
+}
+
+/**
+ * Warning and error lines the gateway wrote once it served (its two startup lines aside), and the
+ * notices it wrote while starting (a setting it runs without, such as mail written to a file), which
+ * say how it was configured rather than that something went wrong.
+ */
 export async function gatewayLogProblems(
   logFile: string,
-): Promise<{ lines: number; samples: string[] }> {
-  const lines = (await Bun.file(logFile).text())
-    .split('\n')
-    .filter((line) => line.trim() && !/^(API|Site) server:/.test(line))
+): Promise<{ lines: number; samples: string[]; notices: string[] }> {
+  const all = (await Bun.file(logFile).text()).split('\n').filter((line) => line.trim())
+  const served = all.findLastIndex((line) => /^(API|Site) server:/.test(line))
+  const notices = all
+    .slice(0, Math.max(0, served))
+    .filter((line) => !/^(API|Site) server:/.test(line))
+  const lines = all.slice(served + 1)
   const counts = new Map<string, number>()
-  for (const line of lines) {
-    let key = line.slice(0, 200)
-    try {
-      const entry = JSON.parse(line) as { level?: string; msg?: string }
-      key = `${entry.level}: ${entry.msg}`
-    } catch {
-      // Not a structured log line; counted as it is.
-    }
-    counts.set(key, (counts.get(key) ?? 0) + 1)
-  }
+  for (const line of lines) counts.set(logKey(line), (counts.get(logKey(line)) ?? 0) + 1)
   return {
     lines: lines.length,
     samples: [...counts].slice(0, 8).map(([key, count]) => `${key} (×${count})`),
+    notices: notices.map(logKey),
   }
 }

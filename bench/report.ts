@@ -36,7 +36,7 @@ export type BenchReport = {
   openStreams: Partial<Record<'bare' | 'gateway', OpenStreams>>
   final: FinalState
   creditNano: number
-  gatewayLog: { lines: number; samples: string[] }
+  gatewayLog: { lines: number; samples: string[]; notices: string[] }
 }
 
 /** Throughput target: gateway ≥ this fraction of the bare proxy, zero-delay upstream, at this many connections. */
@@ -230,9 +230,13 @@ function checkLines(report: BenchReport): string[] {
       ? '- No non-2xx answers or socket errors during the measured runs.'
       : `- **Errors in ${failed.length} cells** (see the Errors column).`,
     report.gatewayLog.lines === 0
-      ? '- The gateway logged no warnings or errors.'
+      ? '- The gateway logged no warnings or errors once it served.'
       : `- **The gateway logged ${report.gatewayLog.lines} warning/error lines**, e.g.:\n${report.gatewayLog.samples.map((s) => `  - \`${s}\``).join('\n')}`,
   ]
+  if (report.gatewayLog.notices.length > 0)
+    lines.push(
+      `- Its start-up notices (the bench's settings): ${report.gatewayLog.notices.map((notice) => `\`${notice}\``).join('; ')}.`,
+    )
   return lines
 }
 
