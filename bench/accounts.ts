@@ -238,7 +238,7 @@ async function run(
     readings,
     settledAfterS,
     money,
-    log: await gatewayLogProblems(gateway.logFile),
+    log: await gatewayLogProblems(gateway.logFile, gateway.startupLogBytes),
     startedAt,
   })
   const passed =

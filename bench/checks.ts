@@ -74,19 +74,20 @@ function logKey(line: string): string {
 }
 
 /**
- * Warning and error lines the gateway wrote once it served (its two startup lines aside), and the
+ * Warning and error lines the gateway wrote once it served (past `startupBytes` of its log), and the
  * notices it wrote while starting (a setting it runs without, such as mail written to a file), which
- * say how it was configured rather than that something went wrong.
+ * say how it was configured rather than that something went wrong. Info lines (its addresses) aside.
  */
 export async function gatewayLogProblems(
   logFile: string,
+  startupBytes = 0,
 ): Promise<{ lines: number; samples: string[]; notices: string[] }> {
-  const all = (await Bun.file(logFile).text()).split('\n').filter((line) => line.trim())
-  const served = all.findLastIndex((line) => /^(API|Site) server:/.test(line))
-  const notices = all
-    .slice(0, Math.max(0, served))
-    .filter((line) => !/^(API|Site) server:/.test(line))
-  const lines = all.slice(served + 1)
+  const text = await Bun.file(logFile).text()
+  const bytes = Buffer.from(text)
+  const problems = (part: string) =>
+    part.split('\n').filter((line) => line.trim() && !/"level":"(info|debug)"/.test(line))
+  const notices = problems(bytes.subarray(0, startupBytes).toString())
+  const lines = problems(bytes.subarray(startupBytes).toString())
   const counts = new Map<string, number>()
   for (const line of lines) counts.set(logKey(line), (counts.get(logKey(line)) ?? 0) + 1)
   return {

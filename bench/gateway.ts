@@ -25,6 +25,8 @@ export type RunningGateway = {
   apiUrl: string
   siteUrl: string
   logFile: string
+  /** How much of the log the gateway had written when it first answered /health: its start-up notices. */
+  startupLogBytes: number
   operator: OperatorClient
 }
 
@@ -110,6 +112,7 @@ export async function startGateway(options: {
     apiUrl: `http://127.0.0.1:${port}`,
     siteUrl,
     logFile,
+    startupLogBytes: Bun.file(logFile).size,
     operator: new OperatorClient(siteUrl, adminToken),
   }
 }

@@ -191,7 +191,7 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
     openStreams,
     final,
     creditNano: usdToNano(CREDIT_USD)!,
-    gatewayLog: await gatewayLogProblems(gateway.logFile),
+    gatewayLog: await gatewayLogProblems(gateway.logFile, gateway.startupLogBytes),
   })
 }
 
