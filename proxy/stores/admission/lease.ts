@@ -78,6 +78,9 @@ export class Lease {
     return (
       this.granted &&
       !this.closing &&
+      // Below zero, the account's holds (this lease's among them) are more than its balance: an
+      // adjustment took money the lease was granted against, so its room is no longer there.
+      this.sharedNano >= 0 &&
       input.holdNano <= this.amountNano - this.openNano &&
       this.openCount < this.slots &&
       this.requests >= 1 &&

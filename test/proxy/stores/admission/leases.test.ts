@@ -162,6 +162,45 @@ describeWith('redis', 'admission leases', () => {
     }
   })
 
+  test('a lease admits nothing more once an adjustment took the balance below what is held', async () => {
+    const accountId = await account(1_000_000_000)
+    // A lease grows in this process under steady use.
+    for (let round = 0; round < 20; round++) {
+      await run(store, accountId, 20)
+      await Bun.sleep(6)
+    }
+    expect((await store.snapshot(accountId)).heldNano).toBeGreaterThan(0)
+    // Another process books a reversal of more than the balance (a chargeback).
+    const other = opened[1]!
+    const { balanceNano } = await other.snapshot(accountId)
+    const adjustmentNano = -balanceNano - 1_000
+    await other.credit(accountId, uniqueName('adj_'), adjustmentNano)
+    let admitted = 0
+    for (let i = 0; i < 200; i++) {
+      const request = input(accountId)
+      const result = await store.admit(request)
+      if (result.ok) {
+        admitted += 1
+        await store.settle({
+          requestId: request.requestId,
+          accountId,
+          costNano: 500,
+          tokens: 5,
+          forgive: false,
+        })
+      }
+      await Bun.sleep(1)
+    }
+    // At most the requests of the round before the lease heard of it; before, the lease's whole room.
+    expect(admitted).toBeLessThanOrEqual(5)
+    const snapshot = await settled(accountId)
+    const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
+    expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
+    expect(snapshot.balanceNano).toBe(
+      1_000_000_000 + adjustmentNano - pending.reduce((sum, entry) => sum + entry.chargedNano, 0),
+    )
+  })
+
   test('a process that stops: its lease expires at its deadline and returns what it held', async () => {
     const stopped = await processStore(300)
     const accountId = await account(1_000_000_000_000)
