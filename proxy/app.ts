@@ -19,6 +19,7 @@ import { connectPostgres, startEmbedded, type Database } from './stores/db/datab
 import { Ceiling } from './pipeline/ceiling.ts'
 import type { Gateway } from './pipeline/gateway.ts'
 import { Inflight } from './pipeline/inflight.ts'
+import { MAX_BODY_BYTES } from './pipeline/read-body.ts'
 import { startMaintenance } from './ops/maintenance.ts'
 import { RouteHealth } from './providers/route-health.ts'
 import { KeyCache } from './stores/keys/key-cache.ts'
@@ -242,7 +243,13 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
       const apiUrl = publicUrl(config.PUBLIC_API_URL, api.server!.url)
       if (options.apiOnly) return { apiUrl, siteUrl: '' }
       watcher?.start(config.DEPOSIT_POLL_MS)
-      site.listen({ hostname: config.HOST, port: config.SITE_PORT })
+      // The site refuses a body past its route's limit from Content-Length (site-server.ts); the server's
+      // own bound, a little above the largest, stops one sent without it.
+      site.listen({
+        hostname: config.HOST,
+        port: config.SITE_PORT,
+        maxRequestBodySize: MAX_BODY_BYTES + 1024 * 1024,
+      })
       listening.push(site.server!)
       return { apiUrl, siteUrl: publicUrl(config.PUBLIC_SITE_URL, site.server!.url) }
     },

@@ -18,6 +18,28 @@ import { emailConfirmPage } from './email-confirm-page.ts'
 import { stripeWebhookRoute } from './stripe-webhook-route.ts'
 import { siteError } from '../pipeline/respond.ts'
 import { validationError } from './site-error.ts'
+import { MAX_BODY_BYTES } from '../pipeline/read-body.ts'
+
+/**
+ * The most a request body to the site may carry: its forms and the operator's commands are small. The
+ * playground's chat, a conversation, may be as large as an API request (32 MB). A body sent without
+ * Content-Length is bounded by the server's own limit (app.ts).
+ */
+export const SITE_BODY_BYTES = 1024 * 1024
+const PLAYGROUND_CHAT = '/admin/v1/playground/chat'
+
+/** 413 before the body is read when its declared length passes the route's limit. */
+function bodyTooLarge(request: Request): Response | undefined {
+  const declared = Number(request.headers.get('content-length') ?? 0)
+  const limit = new URL(request.url).pathname === PLAYGROUND_CHAT ? MAX_BODY_BYTES : SITE_BODY_BYTES
+  if (!(declared > limit)) return undefined
+  return siteError(
+    new ServiceError(
+      'payload_too_large',
+      `Request body exceeds the ${limit / (1024 * 1024)} MB limit of this endpoint.`,
+    ),
+  )
+}
 
 export function siteServer(
   deps: AdminDeps,
@@ -31,6 +53,7 @@ export function siteServer(
   const trust = addressTrust(deps.config)
   // normalize: false, so fields a schema does not know are refused rather than silently dropped.
   return new Elysia({ name: 'site', normalize: false })
+    .onRequest(({ request }) => bodyTooLarge(request))
     .onAfterHandle(({ set }) => {
       set.headers['referrer-policy'] = 'no-referrer'
     })
