@@ -84,4 +84,18 @@ describeWith('postgres', 'admin session', () => {
     }
     expect(Object.keys(spec.paths)).toContain('/admin/v1/me')
   })
+
+  test("no page of the site runs another site's script: the OpenAPI addresses lead to the documents", async () => {
+    for (const prefix of ['/admin/v1', '/operator/v1']) {
+      const response = await admin(gw, 'GET', `${prefix}/openapi`)
+      expect(response.status).toBe(308)
+      expect(response.headers.get('location')).toBe(`${prefix}/openapi/json`)
+      expect(await response.text()).not.toContain('<script')
+    }
+    const spec = await gw.app.site.handle(new Request('http://site.test/operator/v1/openapi/json'))
+    expect(spec.status).toBe(200)
+    expect(Object.keys(((await spec.json()) as { paths: object }).paths)).toContain(
+      '/operator/v1/accounts',
+    )
+  })
 })
