@@ -114,170 +114,167 @@ async function requireAdmissionStore(deps: AdminDeps, consequence: string, accou
 
 export function operatorRoutes(deps: AdminDeps, token: string) {
   const expected = new TextEncoder().encode(`Bearer ${token}`)
-  return (
-    new Elysia({ prefix: '/operator/v1' })
-      .use(
-        openapi({
-          path: '/openapi',
-          // No reader page: it runs a CDN's script, which must not run on the site's origin (the origin of
-          // the session cookie and of the pages that show new keys). The document is at /openapi/json.
-          provider: null,
-          exclude: { paths: [/^(?!\/operator\/v1\/)/] },
-          documentation: {
-            info: {
-              title: 'Model Gateway operator API',
-              version: '1',
-              description:
-                'What `bun run admin` calls. Authenticated by the operator token (Authorization: Bearer).',
-            },
-          },
-        }),
-      )
-      // Where the reader was: the document itself.
-      .get('/openapi', ({ redirect }) => redirect('/operator/v1/openapi/json', 308), {
-        detail: { hide: true },
-      })
-      .onBeforeHandle(({ request }) => {
-        const presented = new TextEncoder().encode(request.headers.get('authorization') ?? '')
-        if (!digestsEqual(presented, expected))
-          throw new ServiceError(
-            'unauthorized',
-            'Operator token required: Authorization: Bearer <ADMIN_TOKEN>.',
-          )
-      })
-      .post('/accounts', async ({ body, set }) => {
-        const input = parse(body, envelopes.newAccount)
-        if (input.creditNano) await requireAdmissionStore(deps, 'no account was made')
-        set.status = 201
-        return createAccount(deps, input)
-      })
-      .get('/accounts/:id', async ({ params }) => {
-        await requireAdmissionStore(deps, 'the live balance cannot be read', params.id)
-        return showAccount(deps, params.id)
-      })
-      .post('/accounts/:id/credits', async ({ params, body }) => {
-        const input = parse(body, envelopes.credit)
-        // A credit past the most a balance holds is refused by creditAccount, in the transaction that writes it.
-        await requireAdmissionStore(deps, 'nothing was credited', params.id)
-        return creditAccount(deps, params.id, input.amountNano, input.reason ?? 'operator credit')
-      })
-      .post('/accounts/:id/suspend', ({ params, body }) => {
-        const input = parse(body, envelopes.suspend)
-        return suspendAccount(deps, params.id, input.reason, input.note)
-      })
-      .post('/accounts/:id/unsuspend', ({ params }) => liftSuspension(deps, params.id))
-      .get(
-        '/payments',
-        async ({ query }) => ({
-          payments: await findPayments(deps.sql, query),
-        }),
-        {
-          query: PaymentsQuery,
-          response: OperatorPayments,
-          detail: {
-            summary: 'Payments, newest first, by state (held: waiting for the operator) or account',
+  return new Elysia({ prefix: '/operator/v1' })
+    .use(
+      openapi({
+        path: '/openapi',
+        // No reader page: it runs a CDN's script, which must not run on the site's origin (the origin of
+        // the session cookie and of the pages that show new keys). The document is at /openapi/json.
+        provider: null,
+        exclude: { paths: [/^(?!\/operator\/v1\/)/] },
+        documentation: {
+          info: {
+            title: 'Model Gateway operator API',
+            version: '1',
+            description:
+              'What `bun run admin` calls. Authenticated by the operator token (Authorization: Bearer).',
           },
         },
-      )
-      .post(
-        '/payments/:id/release',
-        async ({ params }) => {
-          await requireAdmissionStore(deps, 'nothing was credited')
-          return decideHeld(deps, params.id, 'release')
+      }),
+    )
+    .get('/openapi', ({ redirect }) => redirect('/operator/v1/openapi/json', 308), {
+      detail: { hide: true },
+    })
+    .onBeforeHandle(({ request }) => {
+      const presented = new TextEncoder().encode(request.headers.get('authorization') ?? '')
+      if (!digestsEqual(presented, expected))
+        throw new ServiceError(
+          'unauthorized',
+          'Operator token required: Authorization: Bearer <ADMIN_TOKEN>.',
+        )
+    })
+    .post('/accounts', async ({ body, set }) => {
+      const input = parse(body, envelopes.newAccount)
+      if (input.creditNano) await requireAdmissionStore(deps, 'no account was made')
+      set.status = 201
+      return createAccount(deps, input)
+    })
+    .get('/accounts/:id', async ({ params }) => {
+      await requireAdmissionStore(deps, 'the live balance cannot be read', params.id)
+      return showAccount(deps, params.id)
+    })
+    .post('/accounts/:id/credits', async ({ params, body }) => {
+      const input = parse(body, envelopes.credit)
+      // A credit past the most a balance holds is refused by creditAccount, in the transaction that writes it.
+      await requireAdmissionStore(deps, 'nothing was credited', params.id)
+      return creditAccount(deps, params.id, input.amountNano, input.reason ?? 'operator credit')
+    })
+    .post('/accounts/:id/suspend', ({ params, body }) => {
+      const input = parse(body, envelopes.suspend)
+      return suspendAccount(deps, params.id, input.reason, input.note)
+    })
+    .post('/accounts/:id/unsuspend', ({ params }) => liftSuspension(deps, params.id))
+    .get(
+      '/payments',
+      async ({ query }) => ({
+        payments: await findPayments(deps.sql, query),
+      }),
+      {
+        query: PaymentsQuery,
+        response: OperatorPayments,
+        detail: {
+          summary: 'Payments, newest first, by state (held: waiting for the operator) or account',
         },
-        {
-          response: OperatorPayment,
-          detail: { summary: 'Credit a held payment (a sanctions-screening hit cleared)' },
-        },
-      )
-      .post('/payments/:id/reject', ({ params }) => decideHeld(deps, params.id, 'reject'), {
+      },
+    )
+    .post(
+      '/payments/:id/release',
+      async ({ params }) => {
+        await requireAdmissionStore(deps, 'nothing was credited')
+        return decideHeld(deps, params.id, 'release')
+      },
+      {
         response: OperatorPayment,
-        detail: { summary: 'Fail a held payment: it is never credited' },
-      })
-      .post('/keys', async ({ body, set }) => {
-        const { accountId, ...input } = parse(body, envelopes.newKey)
-        const created = await createKey(deps, accountId, input)
-        set.status = 201
-        // The answer carries the key, shown this once: no cache may keep it.
+        detail: { summary: 'Credit a held payment (a sanctions-screening hit cleared)' },
+      },
+    )
+    .post('/payments/:id/reject', ({ params }) => decideHeld(deps, params.id, 'reject'), {
+      response: OperatorPayment,
+      detail: { summary: 'Fail a held payment: it is never credited' },
+    })
+    .post('/keys', async ({ body, set }) => {
+      const { accountId, ...input } = parse(body, envelopes.newKey)
+      const created = await createKey(deps, accountId, input)
+      set.status = 201
+      // The answer carries the key, shown this once: no cache may keep it.
+      set.headers['cache-control'] = 'no-store'
+      return created
+    })
+    .patch('/keys/:id', ({ params, body }) =>
+      updateKey(deps, params.id, parse(body, envelopes.keyChanges)),
+    )
+    .post('/keys/:id/revoke', ({ params }) => revokeKey(deps, params.id))
+    .get('/accounts/:id/presets', ({ params }) => listPresets(deps, params.id))
+    .put('/accounts/:id/presets/:slug', async ({ params, body, set }) => {
+      const saved = await savePreset(deps, params.id, params.slug, parse(body, envelopes.preset))
+      set.status = saved.created ? 201 : 200
+      return saved.preset
+    })
+    .delete('/accounts/:id/presets/:slug', ({ params }) =>
+      deletePreset(deps, params.id, params.slug),
+    )
+    .get('/accounts/:id/limits', ({ params }) => readLimits(deps, params.id), {
+      response: AccountLimits,
+      detail: { summary: "An account's own limits (null: the default) and those in force" },
+    })
+    .patch('/accounts/:id/limits', ({ params, body }) => setLimits(deps, params.id, body), {
+      body: AccountLimitsChanges,
+      response: AccountLimits,
+      detail: {
+        summary:
+          "Change an account's rpm, tpm and concurrency limits; one left out stays, null returns it to the default, 0 is no limit",
+      },
+    })
+    .post(
+      '/accounts/:id/link',
+      async ({ params, request, set }) => {
+        // The answer carries the new link, a bearer secret shown this once: no cache may keep it.
         set.headers['cache-control'] = 'no-store'
-        return created
-      })
-      .patch('/keys/:id', ({ params, body }) =>
-        updateKey(deps, params.id, parse(body, envelopes.keyChanges)),
-      )
-      .post('/keys/:id/revoke', ({ params }) => revokeKey(deps, params.id))
-      .get('/accounts/:id/presets', ({ params }) => listPresets(deps, params.id))
-      .put('/accounts/:id/presets/:slug', async ({ params, body, set }) => {
-        const saved = await savePreset(deps, params.id, params.slug, parse(body, envelopes.preset))
-        set.status = saved.created ? 201 : 200
-        return saved.preset
-      })
-      .delete('/accounts/:id/presets/:slug', ({ params }) =>
-        deletePreset(deps, params.id, params.slug),
-      )
-      .get('/accounts/:id/limits', ({ params }) => readLimits(deps, params.id), {
-        response: AccountLimits,
-        detail: { summary: "An account's own limits (null: the default) and those in force" },
-      })
-      .patch('/accounts/:id/limits', ({ params, body }) => setLimits(deps, params.id, body), {
-        body: AccountLimitsChanges,
-        response: AccountLimits,
+        return {
+          accountId: params.id,
+          dashboardLink: dashboardLink(
+            siteBase(deps.config.PUBLIC_SITE_URL, request),
+            await replaceLink(deps.sql, params.id),
+          ),
+        }
+      },
+      {
+        response: ReplacedLink,
         detail: {
           summary:
-            "Change an account's rpm, tpm and concurrency limits; one left out stays, null returns it to the default, 0 is no limit",
+            "Replace an accountless account's dashboard link: the new one is shown once; the old one and its sessions end",
         },
-      })
-      .post(
-        '/accounts/:id/link',
-        async ({ params, request, set }) => {
-          // The answer carries the new link, a bearer secret shown this once: no cache may keep it.
-          set.headers['cache-control'] = 'no-store'
-          return {
-            accountId: params.id,
-            dashboardLink: dashboardLink(
-              siteBase(deps.config.PUBLIC_SITE_URL, request),
-              await replaceLink(deps.sql, params.id),
-            ),
-          }
-        },
-        {
-          response: ReplacedLink,
-          detail: {
-            summary:
-              "Replace an accountless account's dashboard link: the new one is shown once; the old one and its sessions end",
-          },
-        },
-      )
-      .delete(
-        '/accounts/:id/link',
-        async ({ params }) => {
-          await revokeLink(deps.sql, params.id)
-          return { accountId: params.id, revoked: true as const }
-        },
-        {
-          response: RevokedLink,
-          detail: { summary: "Revoke an account's dashboard link and end the sessions it opened" },
-        },
-      )
-      .put('/accounts/:id/routing', ({ params, body }) =>
-        setRouting(deps, params.id, parse(body, envelopes.routing)),
-      )
-      .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
-      .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))
-      .post('/accounts/:id/guardrails', async ({ params, body, set }) => {
-        const created = await createGuardrail(deps, params.id, parse(body, envelopes.newGuardrail))
-        set.status = 201
-        return created
-      })
-      .patch('/guardrails/:id', ({ params, body }) =>
-        updateGuardrail(deps, params.id, parse(body, envelopes.guardrailChanges)),
-      )
-      .delete('/guardrails/:id', ({ params }) => deleteGuardrail(deps, params.id))
-      .get('/providers', () => listProviders(deps))
-      .post('/providers/:id/pause', ({ params, body }) =>
-        pauseProvider(deps, params.id, parse(body, envelopes.pause)),
-      )
-      .post('/providers/:id/resume', ({ params }) => resumeProvider(deps, params.id))
-      .use(supportOperatorRoutes(deps))
-  )
+      },
+    )
+    .delete(
+      '/accounts/:id/link',
+      async ({ params }) => {
+        await revokeLink(deps.sql, params.id)
+        return { accountId: params.id, revoked: true as const }
+      },
+      {
+        response: RevokedLink,
+        detail: { summary: "Revoke an account's dashboard link and end the sessions it opened" },
+      },
+    )
+    .put('/accounts/:id/routing', ({ params, body }) =>
+      setRouting(deps, params.id, parse(body, envelopes.routing)),
+    )
+    .delete('/accounts/:id/routing', ({ params }) => clearRouting(deps, params.id))
+    .get('/accounts/:id/guardrails', ({ params }) => listGuardrails(deps, params.id))
+    .post('/accounts/:id/guardrails', async ({ params, body, set }) => {
+      const created = await createGuardrail(deps, params.id, parse(body, envelopes.newGuardrail))
+      set.status = 201
+      return created
+    })
+    .patch('/guardrails/:id', ({ params, body }) =>
+      updateGuardrail(deps, params.id, parse(body, envelopes.guardrailChanges)),
+    )
+    .delete('/guardrails/:id', ({ params }) => deleteGuardrail(deps, params.id))
+    .get('/providers', () => listProviders(deps))
+    .post('/providers/:id/pause', ({ params, body }) =>
+      pauseProvider(deps, params.id, parse(body, envelopes.pause)),
+    )
+    .post('/providers/:id/resume', ({ params }) => resumeProvider(deps, params.id))
+    .use(supportOperatorRoutes(deps))
 }
