@@ -1,8 +1,8 @@
 /**
  * A neutral conversation as a Messages request body. System text moves to the top-level `system`; tool
- * results become `tool_result` blocks opening the next user message; consecutive turns of one role merge,
- * since the style alternates user and assistant; a message without content is left out, and system text
- * alone becomes the user message. Fields the style rejects are mapped or left out:
+ * results become `tool_result` blocks opening the next user message (ahead of user text that came before
+ * them); consecutive turns of one role merge, since the style alternates user and assistant; a message
+ * without content is left out, and system text alone becomes the user message. Fields the style rejects are mapped or left out:
  * temperature is capped at 1 (and `top_p` goes only without it), `stop` becomes `stop_sequences`, a
  * JSON response format becomes a system instruction, `user` becomes `metadata.user_id`; `seed` has no
  * equivalent. Tool-call IDs the style would reject are made valid the same way on the call and its result.
@@ -25,8 +25,13 @@ export function conversationToMessages(
   const messages: Message[] = []
   const append = (role: Message['role'], blocks: Block[]) => {
     const last = messages.at(-1)
-    if (last?.role === role) last.content.push(...blocks)
-    else messages.push({ role, content: blocks })
+    if (last?.role !== role) messages.push({ role, content: blocks })
+    else if (blocks[0]?.type === 'tool_result') {
+      // The style wants a user message's tool results before anything else in it: results that come
+      // after user text (a Responses user item placed before the function outputs) open the message.
+      const firstOther = last.content.findIndex((block) => block.type !== 'tool_result')
+      last.content.splice(firstOther < 0 ? last.content.length : firstOther, 0, ...blocks)
+    } else last.content.push(...blocks)
   }
   for (const turn of conversation.turns) {
     const blocks = turnBlocks(turn)

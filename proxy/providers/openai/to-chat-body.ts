@@ -89,9 +89,9 @@ export function conversationToChat(
 
 /**
  * The turns as messages. The style wants an assistant's tool calls answered by the tool messages right
- * after it: system text that comes between them (a Messages client's system message, a Responses
- * developer item) and the images of the results are sent once the calls are answered, or before the
- * next turn that is not a result.
+ * after it: system and user text that comes between them (a Messages client's system message, a
+ * Responses developer or user item placed before the function outputs) and the images of the results
+ * are sent once the calls are answered, or before the next turn that is neither a result nor such text.
  */
 function chatMessages(turns: Turn[]): Record<string, unknown>[] {
   const messages: Record<string, unknown>[] = []
@@ -102,7 +102,7 @@ function chatMessages(turns: Turn[]): Record<string, unknown>[] {
     held = []
   }
   for (const turn of turns) {
-    if (turn.role === 'system' && unanswered.size > 0) {
+    if ((turn.role === 'system' || turn.role === 'user') && unanswered.size > 0) {
       held.push(chatMessage(turn))
       continue
     }

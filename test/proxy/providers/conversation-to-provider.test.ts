@@ -113,6 +113,40 @@ describe('neutral → Messages', () => {
     })
   })
 
+  test('tool results open their user message even after user text that came before them', () => {
+    const { messages } = body({
+      turns: [
+        { role: 'user', content: [{ type: 'text', text: 'Look' }] },
+        {
+          role: 'assistant',
+          text: '',
+          toolCalls: [
+            { id: 'call_1', name: 'look', arguments: '{}' },
+            { id: 'call_2', name: 'look', arguments: '{}' },
+          ],
+        },
+        { role: 'user', content: [{ type: 'text', text: 'Also this' }] },
+        {
+          role: 'tool',
+          toolCallId: 'call_1',
+          content: [{ type: 'text', text: 'a' }],
+          isError: false,
+        },
+        {
+          role: 'tool',
+          toolCallId: 'call_2',
+          content: [{ type: 'text', text: 'b' }],
+          isError: false,
+        },
+      ],
+    }) as { messages: { role: string; content: { type: string; tool_use_id?: string }[] }[] }
+    expect(messages.at(-1)!.content.map((block) => block.tool_use_id ?? block.type)).toEqual([
+      'call_1',
+      'call_2',
+      'text',
+    ])
+  })
+
   test('options are mapped: temperature capped at 1, tool choice, parallel calls, JSON format, user, output limit', () => {
     const result = body({
       temperature: 1.7,
@@ -360,6 +394,42 @@ describe('neutral → Chat Completions', () => {
       'tool',
       'system',
       'user',
+    ])
+  })
+
+  test('user text between tool calls and their results comes after the last result', () => {
+    const call = (id: string) => ({ id, name: 'look', arguments: '{}' })
+    const result = (id: string) => ({
+      role: 'tool' as const,
+      toolCallId: id,
+      content: [{ type: 'text' as const, text: id }],
+      isError: false,
+    })
+    const messages = (turns: Conversation['turns']) =>
+      (
+        chatBody(conversation({ turns }), 'gpt-x').messages as { role: string; content: unknown }[]
+      ).map(
+        (message) =>
+          `${message.role}:${typeof message.content === 'string' ? message.content : ''}`,
+      )
+    const ask = (text: string) => ({
+      role: 'user' as const,
+      content: [{ type: 'text' as const, text }],
+    })
+    const calls = { role: 'assistant' as const, text: '', toolCalls: [call('a'), call('b')] }
+    expect(messages([ask('Look'), calls, ask('Also this'), result('a'), result('b')])).toEqual([
+      'user:Look',
+      'assistant:',
+      'tool:a',
+      'tool:b',
+      'user:Also this',
+    ])
+    // With no results after it, the text stays where it was.
+    expect(messages([ask('Look'), calls, ask('Never mind'), calls])).toEqual([
+      'user:Look',
+      'assistant:',
+      'user:Never mind',
+      'assistant:',
     ])
   })
 
