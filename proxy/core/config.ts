@@ -475,6 +475,13 @@ function conflicts(config: Static<typeof ConfigSchema>): string[] {
         `${name}: not a ${schemes.map((s) => `${s}://`).join(' or ')} URL (such as ${example})`,
       )
   }
+  // Without PUBLIC_SITE_URL, the site's address is the one each request names in its Host header, which
+  // anyone can write: served to other machines, a stranger could have sign-in links mailed to someone
+  // that lead to their own host, or have a wallet signature for their site accepted.
+  if (!config.PUBLIC_SITE_URL && !isLoopbackHost(config.HOST))
+    problems.push(
+      `PUBLIC_SITE_URL and HOST: serving other machines (HOST ${config.HOST}) needs the site's public address in PUBLIC_SITE_URL (such as https://example.com); mailed sign-in links and wallet sign-in name it, never the address a request claims`,
+    )
   if (config.PORT !== 0 && config.PORT === config.SITE_PORT)
     problems.push(
       `PORT and SITE_PORT: both are ${config.PORT}; the API server and the site server each need their own port`,
@@ -492,6 +499,17 @@ function conflicts(config: Static<typeof ConfigSchema>): string[] {
       `TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (${config.TOPUP_MIN_USD}) is above the largest (${config.TOPUP_MAX_USD})`,
     )
   return problems
+}
+
+/** A HOST only this machine reaches: a loopback address or `localhost`. */
+function isLoopbackHost(host: string): boolean {
+  const name = host.toLowerCase().replace(/^\[|\]$/g, '')
+  return (
+    name === 'localhost' ||
+    name.endsWith('.localhost') ||
+    name === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(name)
+  )
 }
 
 function describe(schema: unknown, fallback: string): string {

@@ -113,4 +113,16 @@ describe('config', () => {
       'TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (100) is above the largest (5)',
     )
   })
+
+  test("serving other machines needs PUBLIC_SITE_URL: the site's address is never a request's Host", () => {
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'gateway.internal'])
+      expect(() => loadConfig({ HOST: host })).toThrow(
+        `PUBLIC_SITE_URL and HOST: serving other machines (HOST ${host}) needs the site's public address in PUBLIC_SITE_URL`,
+      )
+    expect(loadConfig({ HOST: '0.0.0.0', PUBLIC_SITE_URL: 'https://example.com' }).HOST).toBe(
+      '0.0.0.0',
+    )
+    for (const host of ['127.0.0.1', '127.0.1.1', 'localhost', '::1', '[::1]'])
+      expect(loadConfig({ HOST: host }).HOST).toBe(host)
+  })
 })

@@ -107,7 +107,12 @@ test('a store that cannot be reached stops the start naming the setting that poi
 })
 
 test('an address nothing can listen on stops the start naming HOST', async () => {
-  const [failure] = await refusedStart({ PORT: '0', SITE_PORT: '0', HOST: 'not-a-host' })
+  const [failure] = await refusedStart({
+    PORT: '0',
+    SITE_PORT: '0',
+    HOST: 'not-a-host',
+    PUBLIC_SITE_URL: 'https://example.com',
+  })
   expect(String(failure!.msg)).toStartWith('HOST (not-a-host) cannot be listened on: ')
   expect(String(failure!.msg)).toEndWith(
     'Set HOST to an address of this machine (127.0.0.1, or 0.0.0.0 to serve other hosts).',
