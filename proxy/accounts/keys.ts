@@ -109,18 +109,39 @@ export async function updateKey(
   if (Object.keys(values).length === 0) {
     throw new ServiceError('invalid_request', nothingToChange(Object.values(KEY_LABELS)))
   }
-  const prefix = await deps.sql.begin(async (tx) => {
+  const prefixes = await deps.sql.begin(async (tx) => {
     const [key] = await tx<
-      { account_id: string; prefix: string }[]
-    >`SELECT account_id, prefix FROM api_keys WHERE id = ${keyId} ${inScope(tx, scope)} FOR UPDATE`
+      { account_id: string; prefix: string; limits_key_id: string }[]
+    >`SELECT account_id, prefix, limits_key_id FROM api_keys WHERE id = ${keyId} ${inScope(tx, scope)} FOR UPDATE`
     if (!key) throw noKey(keyId, scope)
     if (changes.guardrailId) await lockGuardrail(tx, key.account_id, changes.guardrailId)
     await tx`UPDATE api_keys SET ${tx(values)} WHERE id = ${keyId}`
-    return key.prefix
+    // The keys of a rotation lineage draw on one set of rate and spend windows, so they have one set of
+    // limits: a change reaches the lineage's other usable keys (a rotated key in its grace), or the old
+    // key would go on spending the lineage's windows under the limits just lowered.
+    const limits = Object.fromEntries(
+      Object.entries(values).filter(([column]) => LINEAGE_COLUMNS.has(column)),
+    )
+    if (Object.keys(limits).length === 0) return [key.prefix]
+    const others = await tx<{ prefix: string }[]>`
+      UPDATE api_keys SET ${tx(limits)}
+      WHERE limits_key_id = ${key.limits_key_id} AND id <> ${keyId} AND status <> 'revoked'
+        AND (expires_at IS NULL OR expires_at > ${new Date(deps.clock.now())})
+      RETURNING prefix`
+    return [key.prefix, ...others.map((other) => other.prefix)]
   })
-  await deps.keys.invalidate({ prefix })
+  for (const prefix of new Set(prefixes)) await deps.keys.invalidate({ prefix })
   return readKey(deps, keyId)
 }
+
+/** The columns of a key's rate limits and spend caps, which the keys of a rotation lineage share. */
+const LINEAGE_COLUMNS: ReadonlySet<string> = new Set([
+  settable.rpmLimit,
+  settable.tpmLimit,
+  settable.concurrency,
+  settable.dailyLimitNano,
+  settable.monthlyLimitNano,
+])
 
 /** Disables the key at once on every process (also a key in its rotation grace). */
 export async function revokeKey(

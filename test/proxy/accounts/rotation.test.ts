@@ -3,6 +3,7 @@
 // 401 invalid_api_key; another account's key is 404, a second rotation 409.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
 import { showAccount } from '../../../proxy/accounts/accounts.ts'
+import { listKeys, readKey, updateKey } from '../../../proxy/accounts/keys.ts'
 import { readAccountSeed } from '../../../proxy/stores/admission/load-account.ts'
 import { admin, sessionFor } from '../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
@@ -117,6 +118,32 @@ describeWith('postgres', 'key rotation', () => {
     expect(spent).toBeGreaterThan(0)
     expect(spent).toBeLessThanOrEqual(cap)
     for (const id of [first.body.id, second.body.id]) expect(shown.get(id)!.spentNano).toBe(spent)
+  })
+
+  test("a limit changed on one key of a lineage is the lineage's: the key in its grace is held to it too", async () => {
+    const old = await gw.key(accountId, {
+      name: 'leaked',
+      rpmLimit: 50,
+      dailyLimitNano: 900_000_000,
+    })
+    const rotated = await rotate(old.key, old.id)
+    expect(rotated.status).toBe(201)
+    const other = await gw.key(accountId, { rpmLimit: 50 })
+    // The owner lowers the caps of the key they now use; the old one is still in its grace.
+    await updateKey(gw.app.operator, rotated.body.id, { rpmLimit: 2, dailyLimitNano: 800_000_000 })
+    const keys = new Map(
+      (await listKeys(gw.app.operator, accountId)).keys.map((key) => [key.id, key]),
+    )
+    for (const id of [old.id, rotated.body.id])
+      expect(keys.get(id)).toMatchObject({ rpmLimit: 2, dailyLimitNano: 800_000_000 })
+    // A key outside the lineage keeps its own.
+    expect(keys.get(other.id)).toMatchObject({ rpmLimit: 50 })
+    for (let i = 0; i < 2; i++) expect((await chat(rotated.body.key)).status).toBe(200)
+    // Before, the old key went on to 50 requests a minute on the lineage's window.
+    expect(await chat(old.key)).toEqual({ status: 429, code: 'usage_limit_exceeded' })
+    // A name stays the key's own.
+    await updateKey(gw.app.operator, rotated.body.id, { name: 'renamed' })
+    expect((await readKey(gw.app.operator, old.id)).name).toBe('leaked')
   })
 
   test("a store loaded from Postgres counts a lineage's charges, whichever of its keys made them, in one spend window", async () => {
