@@ -339,7 +339,7 @@ class Run extends Referee {
       [field === 'dailyNano' ? 'dailyLimitNano' : 'monthlyLimitNano']: cap,
     })
     this.same(answer.status, 200, 'key changed')
-    key.limits[field] = cap
+    this.model.changeLimits(key, { ...key.limits, [field]: cap })
     const style = this.rng.pick<Style>(['chat', 'responses', 'messages'])
     await this.send(
       buildRequest(this.rng, {
@@ -460,7 +460,7 @@ class Run extends Referee {
     this.operation = `change key ${key.id}: ${JSON.stringify(changes)}`
     const answer = await operator(this.gw, 'PATCH', `/keys/${key.id}`, changes)
     this.same(answer.status, 200, 'key changed')
-    key.limits = limits
+    this.model.changeLimits(key, limits)
   }
 
   async accountLimits(): Promise<void> {

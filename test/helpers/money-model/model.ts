@@ -115,6 +115,20 @@ export class MoneyModel {
     return [...this.keys.values()].find((key) => key.secret === secret)
   }
 
+  /**
+   * The operator changed a key's limits. Rate limits and spend caps are its rotation lineage's: the
+   * lineage's other usable keys get the changed ones too; the model list stays the key's own.
+   */
+  changeLimits(key: KeyModel, limits: KeyLimits): void {
+    const shared = (['rpm', 'tpm', 'concurrency', 'dailyNano', 'monthlyNano'] as const).filter(
+      (field) => limits[field] !== key.limits[field],
+    )
+    for (const other of this.keys.values())
+      if (other !== key && other.lineageId === key.lineageId && this.usable(other))
+        for (const field of shared) other.limits[field] = limits[field]
+    key.limits = limits
+  }
+
   usable(key: KeyModel): boolean {
     return !key.revoked && (key.expiresAt === null || this.authNow() < key.expiresAt)
   }
