@@ -109,8 +109,16 @@ export class KeyCache {
         log.warn('key invalidation message unreadable', { error })
       }
     })
-    // Messages sent while disconnected are lost: start clean after every reconnect.
-    subscriber.on('ready', () => this.clear())
+    // Messages sent while disconnected are lost: start clean after every reconnect, and again once the
+    // subscription is back (the client renews it after `ready`; this SUBSCRIBE is answered after that
+    // one), so a record read before the renewal cannot outlive a change published before it.
+    subscriber.on('ready', () => {
+      this.clear()
+      subscriber.subscribe(channel).then(
+        () => this.clear(),
+        () => undefined,
+      )
+    })
     await subscriber.subscribe(channel)
   }
 

@@ -2,6 +2,8 @@
 // TTL), so a stream of unknown keys, each cached as "no such key", does not grow it without end.
 import { expect, test } from 'bun:test'
 import { KeyCache } from '../../../../proxy/stores/keys/key-cache.ts'
+import { connectRedis } from '../../../../proxy/stores/redis-client.ts'
+import { describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
 
 test('unknown prefixes looked up once leave the cache after the TTL', async () => {
   let loads = 0
@@ -19,4 +21,38 @@ test('unknown prefixes looked up once leave the cache after the TTL', async () =
   // A fresh entry is still answered from memory.
   await cache.get('svc-live-later')
   expect(loads).toBe(1_001)
+})
+
+describeWith('redis', 'key cache over Redis', () => {
+  test('after the subscriber reconnects, a record read before its subscription is back is dropped', async () => {
+    const name = uniqueName('keys-sub-')
+    const publisher = connectRedis(redisUrl!, {})
+    const subscriber = connectRedis(redisUrl!, { connectionName: name })
+    const cache = new KeyCache(async () => [], 60_000)
+    try {
+      await cache.connect(publisher, subscriber, uniqueName('test:keys:'))
+      // A subscribed connection takes no other command: its ID is read from the server's list.
+      const clients = String(await publisher.call('CLIENT', 'LIST'))
+      const id = /(?:^|\n)id=(\d+) .*? name=(\S+)/g
+      const ids = [...clients.matchAll(id)].filter((match) => match[2] === name)
+      expect(ids).toHaveLength(1)
+      // Read right at the reconnect, before the renewed subscription could carry a change to it.
+      const reconnected = new Promise<void>((resolve) =>
+        subscriber.once('ready', () => {
+          void cache.get('svc-live-window')
+          resolve()
+        }),
+      )
+      await publisher.call('CLIENT', 'KILL', 'ID', ids[0]![1]!)
+      await reconnected
+      await Bun.sleep(200)
+      expect(cache.size).toBe(0)
+      // Once the subscription is back, reads are cached again.
+      await cache.get('svc-live-after')
+      expect(cache.size).toBe(1)
+    } finally {
+      await cache.disconnect()
+      publisher.disconnect()
+    }
+  })
 })
