@@ -165,7 +165,11 @@ async function attempt(
         await response.text(),
       )
       return {
-        failure: response.status === 429 ? withProviderWait(failure, response.headers) : failure,
+        // A provider that asks for a wait (rate-limited, overloaded, unavailable) has it passed on.
+        failure:
+          response.status === 429 || response.status >= 500
+            ? withProviderWait(failure, response.headers)
+            : failure,
         timedOut: false,
       }
     }

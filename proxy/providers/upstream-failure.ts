@@ -55,12 +55,13 @@ export function failureFromStatus(
   return fail('invalid_request', `Provider ${providerId} rejected the request${detail}`, false)
 }
 
-/** The longest wait a provider's rate limit may ask of the client through the gateway. */
+/** The longest wait a provider may ask of the client through the gateway. */
 const LONGEST_RETRY_AFTER_MS = 10 * 60_000
 
 /**
- * A provider's rate-limit refusal with the wait it asked for (`retry-after-ms`, or `retry-after` in
- * seconds or as a date), so the client's Retry-After is the provider's; unchanged when it asked none.
+ * A provider's refusal (rate-limited, overloaded, unavailable) with the wait it asked for
+ * (`retry-after-ms`, or `retry-after` in seconds or as a date), so the client's Retry-After is the
+ * provider's; unchanged when it asked none.
  */
 export function withProviderWait(failure: UpstreamFailure, headers: Headers): UpstreamFailure {
   const ms = Number(headers.get('retry-after-ms') ?? Number.NaN)

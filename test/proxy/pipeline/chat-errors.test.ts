@@ -13,6 +13,7 @@ const models = [
   testModel('test/fail', 'fake?status=500', { pricing: { inputPerMTok: 10, outputPerMTok: 20 } }),
   testModel('test/limited', 'fake?status=429'),
   testModel('test/limited-wait', 'fake?status=429&retryAfter=7'),
+  testModel('test/overloaded-wait', 'fake?status=529&retryAfter=4'),
   testModel('test/policy', 'fake?status=400&code=content_policy_violation'),
   testModel('test/bad-param', 'fake?status=400'),
   testModel('test/garbage', 'fake?garbage=1'),
@@ -349,12 +350,13 @@ describeWith('postgres', 'Chat Completions refusals', () => {
   })
 
   describe('upstream failures before any answer release the hold', () => {
-    test('503 model_unavailable when the provider fails', async () => {
-      await expectError(
-        await chat({ model: 'test/fail', messages: hello }),
-        503,
-        'model_unavailable',
-      )
+    test('503 model_unavailable when the provider fails, with the wait an overloaded provider asked for', async () => {
+      const failed = await chat({ model: 'test/fail', messages: hello })
+      expect(failed.headers.get('retry-after')).toBeNull()
+      await expectError(failed, 503, 'model_unavailable')
+      const overloaded = await chat({ model: 'test/overloaded-wait', messages: hello })
+      expect(overloaded.headers.get('retry-after')).toBe('4')
+      await expectError(overloaded, 503, 'model_unavailable')
       await noHoldsLeft()
     })
 
