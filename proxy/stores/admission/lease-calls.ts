@@ -9,6 +9,7 @@ import {
   LEASE_AFTER_REQUESTS,
   limitsOf,
   MIN_REQUESTS,
+  rateLimited,
   type Charge,
   type Lease,
 } from './lease.ts'
@@ -111,9 +112,10 @@ export class LeaseCalls {
       ...limitArguments(input.keyLimits, input.accountLimits),
       input.guardrail?.budgetNano ?? 0,
       lease.inRedis ? 1 : 0,
+      ...this.takeBack(lease, 0, 0),
     ])
     if (reply[0] === 'cold') return this.forget(lease)
-    const [, granted, availableNano, , existed] = reply.map(Number) as number[]
+    const [, granted, availableNano, redisNowMs, existed] = reply.map(Number) as number[]
     if (lease.inRedis && existed === 0) {
       log.warn('an admission lease expired while its process ran; a new one is taken', {
         accountId: input.accountId,
@@ -124,13 +126,9 @@ export class LeaseCalls {
     lease.demand = 0
     lease.peakOpen = lease.openCount
     if (granted === 1) {
-      lease.granted = true
+      lease.grow(add, redisNowMs!, now, rateLimited(input))
       lease.grantedLimits = limitsOf(input)
       lease.inRedis = true
-      lease.amountNano += add.amount
-      lease.requests += add.requests
-      lease.tokens += add.tokens
-      lease.slots += add.slots
     }
     lease.sharedNano = availableNano!
   }
@@ -138,7 +136,7 @@ export class LeaseCalls {
   /** Gives back what the lease holds beyond its open requests; true when it holds nothing left (it can go). */
   async shrink(lease: Lease, now: number): Promise<boolean> {
     const keep = { amount: lease.openNano, slots: lease.openCount }
-    const unused = { requests: lease.requests, tokens: Math.max(0, lease.tokens) }
+    const unused = this.takeBack(lease, lease.requests, Math.max(0, lease.tokens))
     lease.amountNano = keep.amount
     lease.slots = keep.slots
     lease.requests = 0
@@ -148,8 +146,7 @@ export class LeaseCalls {
       lease.id,
       keep.amount,
       keep.slots,
-      unused.requests,
-      unused.tokens,
+      ...unused,
       this.ttlMs,
     ])
     if (reply[0] === 'cold') {
@@ -163,5 +160,17 @@ export class LeaseCalls {
     lease.inRedis = keep.amount > 0 || keep.slots > 0
     // Requests still open keep their part until they end; the lease may grow again meanwhile.
     return !lease.inRedis && lease.charges.length === 0
+  }
+
+  /**
+   * The requests and tokens a call takes back from the bucket they were counted in: those whose bucket
+   * ended, with `requests` and `tokens` more, and that bucket. Sent once: a call that fails leaves them
+   * counted (stricter, never looser).
+   */
+  private takeBack(lease: Lease, requests: number, tokens: number): number[] {
+    const back = [lease.expiredRequests + requests, lease.expiredTokens + tokens, lease.grantBucket]
+    lease.expiredRequests = 0
+    lease.expiredTokens = 0
+    return back
   }
 }

@@ -6,6 +6,7 @@
  */
 import { limitArguments } from './scripts.ts'
 import type { AdmitInput } from './store.ts'
+import { BUCKET_MS } from './windows.ts'
 
 /** A lease with no admission for this long is given back. */
 export const IDLE_MS = 1_000
@@ -42,6 +43,18 @@ export class Lease {
   /** Requests and tokens granted and not yet used. */
   requests = 0
   tokens = 0
+  /**
+   * Under a rate limit, requests and tokens are used only within the ten-second bucket Redis counted
+   * them in: until this local time (the bucket's end, measured from when the growth was sent).
+   */
+  usableUntilMs = Number.POSITIVE_INFINITY
+  /** The bucket (Redis's clock) of the requests and tokens in hand; -1 before the first growth. */
+  grantBucket = -1
+  /** Requests and tokens of `grantBucket` given up when it ended, not yet taken back in Redis. */
+  expiredRequests = 0
+  expiredTokens = 0
+  /** Advances whenever requests and tokens in hand are given up: a request admitted before returns no tokens to the lease. */
+  epoch = 0
   openNano = 0
   openCount = 0
   charges: Charge[] = []
@@ -74,10 +87,11 @@ export class Lease {
     this.input = input
   }
 
-  fits(input: AdmitInput): boolean {
+  fits(input: AdmitInput, nowMs: number): boolean {
     return (
       this.granted &&
       !this.closing &&
+      nowMs < this.usableUntilMs &&
       // Below zero, the account's holds (this lease's among them) are more than its balance: an
       // adjustment took money the lease was granted against, so its room is no longer there.
       this.sharedNano >= 0 &&
@@ -98,10 +112,10 @@ export class Lease {
   }
 
   /** An admission here: the lease's sizing takes note of it, whether it fits or not. */
-  noteDemand(input: AdmitInput): void {
+  noteDemand(input: AdmitInput, nowMs: number): void {
     this.input = input
     this.demand += 1
-    this.lastUsedMs = Date.now()
+    this.lastUsedMs = nowMs
     this.largestHoldNano = Math.max(this.largestHoldNano, input.holdNano)
     this.largestTokens = Math.max(this.largestTokens, input.tokens)
   }
@@ -115,12 +129,56 @@ export class Lease {
     this.tokens -= input.tokens
   }
 
-  /** A request in the lease ended: its hold and slot return, less what it was charged; unused tokens return. */
-  end(holdNano: number, chargedNano: number, unusedTokens: number): void {
+  /**
+   * A request in the lease ended: its hold and slot return, less what it was charged; unused tokens
+   * return while the requests and tokens it was admitted from (its `epoch`) are still in hand.
+   */
+  end(holdNano: number, chargedNano: number, unusedTokens: number, epoch: number): void {
     this.openNano -= holdNano
     this.openCount -= 1
     this.amountNano -= chargedNano
-    this.tokens += unusedTokens
+    if (epoch === this.epoch) this.tokens += unusedTokens
+  }
+
+  /** Requests and tokens in hand whose bucket ended are given up, to be taken back in Redis. */
+  expire(nowMs: number): void {
+    if (nowMs < this.usableUntilMs) return
+    this.expiredRequests += this.requests
+    this.expiredTokens += Math.max(0, this.tokens)
+    this.requests = 0
+    this.tokens = 0
+    this.usableUntilMs = Number.POSITIVE_INFINITY
+    this.epoch += 1
+  }
+
+  /**
+   * A growth was granted at `redisNowMs` (Redis's clock), sent at `sentMs` (this process's). Requests
+   * and tokens in hand from an earlier bucket are given up (Redis counts the new grant apart from them;
+   * they stay counted in theirs). Under a rate limit the grant is usable until its bucket ends: the
+   * bucket's remaining time counted from the send, which is no later than its end whatever the clocks'
+   * skew.
+   */
+  grow(
+    add: { requests: number; tokens: number; amount: number; slots: number },
+    redisNowMs: number,
+    sentMs: number,
+    rateLimited: boolean,
+  ): void {
+    const bucket = Math.floor(redisNowMs / BUCKET_MS)
+    if (bucket !== this.grantBucket) {
+      this.requests = 0
+      this.tokens = 0
+      this.epoch += 1
+    }
+    this.grantBucket = bucket
+    this.usableUntilMs = rateLimited
+      ? sentMs + (bucket + 1) * BUCKET_MS - redisNowMs
+      : Number.POSITIVE_INFINITY
+    this.granted = true
+    this.amountNano += add.amount
+    this.requests += add.requests
+    this.tokens += add.tokens
+    this.slots += add.slots
   }
 
   /** The lease is gone from Redis: it starts again, empty, under a new id. */
@@ -133,11 +191,22 @@ export class Lease {
       tokens: 0,
       openNano: 0,
       openCount: 0,
+      usableUntilMs: Number.POSITIVE_INFINITY,
+      grantBucket: -1,
+      expiredRequests: 0,
+      expiredTokens: 0,
+      epoch: this.epoch + 1,
       granted: false,
       inRedis: false,
       closing: false,
     })
   }
+}
+
+/** Whether requests or tokens per minute limit the key or the account. */
+export function rateLimited(input: AdmitInput): boolean {
+  const { keyLimits: key, accountLimits: account } = input
+  return key.rpm > 0 || key.tpm > 0 || account.rpm > 0 || account.tpm > 0
 }
 
 /** The limits a lease's growth is decided under: the key's, the account's and the guardrail's budget. */

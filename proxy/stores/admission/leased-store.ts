@@ -41,7 +41,8 @@ export type LeaseOptions = {
   ttlMs: number
 }
 
-type Open = { lease: Lease; holdNano: number; tokens: number; backed: boolean }
+/** `epoch`: the lease's epoch at admission (Lease.end). */
+type Open = { lease: Lease; holdNano: number; tokens: number; backed: boolean; epoch: number }
 
 export class LeasedAdmissionStore implements AdmissionStore {
   readonly kind = 'redis'
@@ -65,23 +66,26 @@ export class LeasedAdmissionStore implements AdmissionStore {
     if ((input.freePerDay ?? -1) >= 0 || input.holdDeadlineMs !== undefined)
       return this.inner.admit(input)
     const lease = this.leaseFor(input)
-    lease.noteDemand(input)
+    let now = Date.now()
+    lease.noteDemand(input, now)
     // The limits changed since the lease grew (an operator lowered a cap, say): what it holds was granted
     // under the old ones, so it is given back first and the request is decided in Redis under the new ones.
     if (lease.granted && lease.grantedLimits !== limitsOf(input)) {
       lease.closing = true
       await lease.round
       await this.tick(lease)
+      now = Date.now()
     }
-    if (lease.fits(input)) {
+    if (lease.fits(input, now)) {
       lease.take(input)
       this.open.set(input.requestId, {
         lease,
         holdNano: input.holdNano,
         tokens: input.tokens,
         backed: true,
+        epoch: lease.epoch,
       })
-      return { ok: true, availableNano: lease.availableNano(), nowMs: Date.now() }
+      return { ok: true, availableNano: lease.availableNano(), nowMs: now }
     }
     void this.tick(lease)
     const result = await this.inner.admit(input)
@@ -109,7 +113,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
     const chargedNano = input.forgive ? 0 : Math.min(input.costNano, open.holdNano)
     const writtenOffNano = input.costNano - chargedNano
     const { lease } = open
-    if (open.backed) lease.end(open.holdNano, chargedNano, open.tokens - input.tokens)
+    if (open.backed) lease.end(open.holdNano, chargedNano, open.tokens - input.tokens, open.epoch)
     let recorded: Promise<boolean> | undefined
     if (chargedNano > 0 || writtenOffNano > 0) {
       // A request whose lease expired is charged outside any lease (the id of no open hold), by the
@@ -146,7 +150,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
     if (!open) return this.inner.release(accountId, requestId)
     this.open.delete(requestId)
     const { lease } = open
-    if (open.backed) lease.end(open.holdNano, 0, open.tokens)
+    if (open.backed) lease.end(open.holdNano, 0, open.tokens, open.epoch)
     return { status: 'released', availableNano: lease.availableNano() }
   }
 
@@ -246,6 +250,7 @@ export class LeasedAdmissionStore implements AdmissionStore {
     try {
       await this.calls.sendCharges(lease, lease.charges.splice(0))
       const now = Date.now()
+      lease.expire(now)
       if (!lease.closing && now - lease.lastUsedMs > IDLE_MS) {
         if (lease.inRedis) lease.closing = true
         else if (lease.openCount === 0 && lease.charges.length === 0) {

@@ -6,7 +6,7 @@
  */
 import { guardrailState, rollSpend, type AccountState, type KeyState } from './memory-state.ts'
 import type { AdmitInput, AdmitResult, RateLimitName, SpendWindow } from './store.ts'
-import { rateEstimate, rateRetryMs, type calendar, type RateCounter } from './windows.ts'
+import { rateCount, rateRetryMs, type calendar, type RateCounter } from './windows.ts'
 
 type Refusal = Exclude<AdmitResult, { ok: true }>
 
@@ -24,7 +24,7 @@ export function rateRefusal(
     counter: RateCounter,
     cost: number,
   ): Refusal | undefined =>
-    value > 0 && rateEstimate(counter, now) + cost > value
+    value > 0 && rateCount(counter) + cost > value
       ? {
           ok: false,
           reason: 'rate',

@@ -2,7 +2,7 @@
  * The in-process admission store's state of one account and the steps shared by its decisions; the
  * decisions themselves are in memory-store.ts.
  */
-import { newCounter, roll, WINDOW_MS, type RateCounter } from './windows.ts'
+import { adjust, bucketOf, newCounter, roll, type RateCounter } from './windows.ts'
 import type { LedgerEntry, SettleResult } from './store.ts'
 
 export type Limits = { requests: RateCounter; tokens: RateCounter }
@@ -20,7 +20,8 @@ export type Hold = {
   keyId: string
   amount: number
   tokens: number
-  window: number
+  /** The ten-second bucket its request and tokens were counted in. */
+  bucket: number
   deadlineMs: number
   guardrailId?: string
   free: boolean
@@ -94,7 +95,7 @@ export function ended(account: AccountState | undefined, requestId: string): Set
   }
 }
 
-/** Removes an open hold, returns its amount and slot, and moves its token estimate to `actualTokens`; returns the key. */
+/** Removes an open hold, returns its amount and slot, and moves its token estimate to `actualTokens` (while its bucket is in view); returns the key. */
 export function endHold(
   account: AccountState,
   requestId: string,
@@ -109,14 +110,11 @@ export function endHold(
   key.held -= hold.amount
   key.inFlight -= 1
   if (hold.guardrailId) account.guardrails.get(hold.guardrailId)!.held -= hold.amount
-  const delta = actualTokens - hold.tokens
-  const window = Math.floor(now / WINDOW_MS)
+  const bucket = bucketOf(now)
   for (const counter of [account.tokens, key.tokens]) {
-    roll(counter, window)
-    if (hold.window === counter.window) counter.current = Math.max(0, counter.current + delta)
-    else if (hold.window === counter.window - 1)
-      counter.previous = Math.max(0, counter.previous + delta)
+    roll(counter, bucket)
+    adjust(counter, hold.bucket, actualTokens - hold.tokens)
   }
-  for (const counter of [account.requests, key.requests]) roll(counter, window)
+  for (const counter of [account.requests, key.requests]) roll(counter, bucket)
   return key
 }

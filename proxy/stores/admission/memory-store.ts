@@ -3,7 +3,7 @@
  * runs synchronously between awaits, which makes it atomic within the process, with the same rules as
  * the Redis scripts (see lua/). State does not survive a restart; it is loaded again from Postgres.
  */
-import { calendar, newCounter, roll, WINDOW_MS } from './windows.ts'
+import { bucketOf, calendar, count, newCounter, roll } from './windows.ts'
 import {
   HOLD_DEADLINE_MS,
   type AccountSeed,
@@ -46,11 +46,11 @@ export class MemoryAdmissionStore implements AdmissionStore {
     if (!account) return { ok: false, reason: 'cold' }
     if (account.holds.has(input.requestId)) return { ok: false, reason: 'duplicate' }
     const now = this.clock()
-    const window = Math.floor(now / WINDOW_MS)
+    const bucket = bucketOf(now)
     const key = keyState(account, input.keyId)
     const available = account.balance - account.held
     for (const counter of [key.requests, key.tokens, account.requests, account.tokens])
-      roll(counter, window)
+      roll(counter, bucket)
     const { tokens } = input
 
     const dates = calendar(now)
@@ -79,10 +79,10 @@ export class MemoryAdmissionStore implements AdmissionStore {
     if (free) account.freeUsed += 1
     if (guardrail) guardrail.held += input.holdNano
 
-    key.requests.current += 1
-    key.tokens.current += tokens
-    account.requests.current += 1
-    account.tokens.current += tokens
+    for (const limits of [key, account]) {
+      count(limits.requests, 1)
+      count(limits.tokens, tokens)
+    }
     account.held += input.holdNano
     account.inFlight += 1
     key.held += input.holdNano
@@ -91,7 +91,7 @@ export class MemoryAdmissionStore implements AdmissionStore {
       keyId: input.keyId,
       amount: input.holdNano,
       tokens,
-      window,
+      bucket,
       deadlineMs: now + (input.holdDeadlineMs ?? this.holdDeadlineMs),
       guardrailId: input.guardrail?.id,
       free,

@@ -92,15 +92,20 @@ export function parseOutboxEntry(
 /** Reads the packed records of the state hash (see lua/lib.lua); spend of past windows counts as 0. */
 export function snapshotFromFields(fields: Record<string, string>): AccountSnapshot {
   const { day, month } = calendar(Date.now())
-  const record = (value: string | undefined, count: number) => {
-    const numbers = (value ?? '').split('|').filter(Boolean).map(Number)
-    return Array.from({ length: count }, (_, i) => numbers[i] ?? 0)
+  // The rate buckets sit in the middle of the account's and key's records: the fields read here are
+  // the first ones and the last ones, wherever the buckets end.
+  const numbers = (value: string | undefined) =>
+    (value ?? '').split('|').filter(Boolean).map(Number)
+  const ends = (value: string | undefined, first: number, last: number) => {
+    const all = numbers(value)
+    const padded = all.length >= first + last ? all : Array.from({ length: first + last }, () => 0)
+    return [...padded.slice(0, first), ...padded.slice(padded.length - last)]
   }
-  const [balanceNano = 0, heldNano = 0, inFlight = 0, , , , , , fd, fc = 0] = record(fields.a, 10)
+  const [balanceNano = 0, heldNano = 0, inFlight = 0, fd, fc = 0] = ends(fields.a, 3, 2)
   const keys: KeySnapshot[] = Object.entries(fields)
     .filter(([field]) => field.startsWith('k:'))
     .map(([field, value]) => {
-      const [held = 0, conc = 0, , , , , , dw, ds = 0, mw, ms = 0] = record(value, 11)
+      const [held = 0, conc = 0, dw, ds = 0, mw, ms = 0] = ends(value, 2, 4)
       return {
         keyId: field.slice(2),
         heldNano: held,
@@ -112,7 +117,7 @@ export function snapshotFromFields(fields: Record<string, string>): AccountSnaps
   const guardrails = Object.entries(fields)
     .filter(([field]) => field.startsWith('g:'))
     .map(([field, value]) => {
-      const [held = 0, mw, ms = 0] = record(value, 3)
+      const [held = 0, mw, ms = 0] = ends(value, 1, 2)
       return { guardrailId: field.slice(2), heldNano: held, monthSpentNano: mw === month ? ms : 0 }
     })
   const freeUsedToday = fd === day ? fc : 0

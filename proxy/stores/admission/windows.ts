@@ -1,45 +1,76 @@
 /**
- * Sliding-window rate counters and UTC calendar windows for the in-process store; the same arithmetic
- * as lua/lib.lua, which the shared contract tests hold the two to.
+ * Rate counters in ten-second buckets and UTC calendar windows for the in-process store; the same
+ * arithmetic as lua/lib.lua, which the shared contract tests hold the two to.
+ *
+ * A rate limit counts the current bucket and the six before it. Every span of 60 seconds lies within
+ * the seven buckets the last admission inside it saw, so no such span ever holds more than the limit;
+ * what the buckets see reaches up to 70 seconds back, so a client pacing itself at exactly the limit is
+ * held to up to a seventh less.
  */
 
-export const WINDOW_MS = 60_000
+export const BUCKET_MS = 10_000
+export const BUCKETS = 7
 export const DAY_MS = 86_400_000
 
-/** Counts of the current and previous minute; `window` is the current minute's index. */
-export type RateCounter = { window: number; current: number; previous: number }
+/** `counts[i]`: what was counted `i` buckets before `bucket`, the latest bucket counted in. */
+export type RateCounter = { bucket: number; counts: number[] }
+
+export function bucketOf(nowMs: number): number {
+  return Math.floor(nowMs / BUCKET_MS)
+}
 
 export function newCounter(): RateCounter {
-  return { window: 0, current: 0, previous: 0 }
+  return { bucket: 0, counts: new Array<number>(BUCKETS).fill(0) }
 }
 
-export function roll(counter: RateCounter, window: number): void {
-  if (counter.window === window) return
-  counter.previous = counter.window === window - 1 ? counter.current : 0
-  counter.current = 0
-  counter.window = window
+/** Moves the counter to `bucket`: buckets that leave the view are forgotten. A clock that went back moves nothing. */
+export function roll(counter: RateCounter, bucket: number): void {
+  const shift = bucket - counter.bucket
+  if (shift <= 0) return
+  const { counts } = counter
+  for (let age = BUCKETS - 1; age >= 0; age--) counts[age] = age >= shift ? counts[age - shift]! : 0
+  counter.bucket = bucket
 }
 
-/** The previous minute weighted by the part of it still inside the last 60 seconds, plus the current one. */
-export function rateEstimate(counter: RateCounter, nowMs: number): number {
-  const elapsed = nowMs - counter.window * WINDOW_MS
-  return (counter.previous * (WINDOW_MS - elapsed)) / WINDOW_MS + counter.current
+/** Counts `amount` in the latest bucket. */
+export function count(counter: RateCounter, amount: number): void {
+  counter.counts[0] = counter.counts[0]! + amount
 }
 
-/** Milliseconds until `cost` more fits under `limit` (at least 1 s, at most 2 minutes). */
+/** What the seven buckets in view hold. */
+export function rateCount(counter: RateCounter): number {
+  let total = 0
+  for (const count of counter.counts) total += count
+  return total
+}
+
+/** Adds `delta` (negative to take back) to what was counted in `bucket`, while it is in view. */
+export function adjust(counter: RateCounter, bucket: number, delta: number): void {
+  const age = counter.bucket - bucket
+  if (age >= 0 && age < BUCKETS) counter.counts[age] = Math.max(0, counter.counts[age]! + delta)
+}
+
+/**
+ * Milliseconds until `cost` more fits under `limit` (at least 1 s): until enough of the oldest buckets
+ * have left the view. A cost above the limit never fits; it is told to wait a minute.
+ */
 export function rateRetryMs(
   counter: RateCounter,
   nowMs: number,
   limit: number,
   cost: number,
 ): number {
-  const elapsed = nowMs - counter.window * WINDOW_MS
-  let wait: number
-  if (cost > limit) wait = WINDOW_MS
-  else if (counter.current + cost <= limit)
-    wait = WINDOW_MS - elapsed - (WINDOW_MS * (limit - counter.current - cost)) / counter.previous
-  else wait = WINDOW_MS - elapsed + WINDOW_MS * (1 - (limit - cost) / counter.current)
-  return Math.max(1000, Math.min(2 * WINDOW_MS, Math.ceil(wait)))
+  if (cost > limit) return 60_000
+  let excess = rateCount(counter) + cost - limit
+  let wait = 0
+  for (let age = BUCKETS - 1; age >= 0; age--) {
+    excess -= counter.counts[age]!
+    if (excess <= 0) {
+      wait = (counter.bucket - age + BUCKETS) * BUCKET_MS - nowMs
+      break
+    }
+  }
+  return Math.max(1000, Math.ceil(wait))
 }
 
 /** The UTC day and month (year × 12 + month − 1) of an instant, and the instants they end. */

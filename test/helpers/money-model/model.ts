@@ -251,8 +251,9 @@ export class MoneyModel {
 }
 
 /**
- * A rate limit's decision, when certain: every "per minute" reading forgets what is two minutes old, and
- * none lets the last two seconds pass the limit (counted at 95 %, whatever weighting a window gives them).
+ * A rate limit's decision, when certain: the gateway counts ten-second buckets reaching 60 to 70 seconds
+ * back, so what is more than 72 seconds old never counts, and what the last 58 seconds hold always does
+ * (two seconds either side for the clocks of the test and the store).
  */
 function rateVerdict(
   limit: number | null,
@@ -264,7 +265,7 @@ function rateVerdict(
   if (!limit) return 'pass'
   const sum = (since: number) =>
     counted.filter((c) => c.at > now - since && c.at <= now).reduce((total, c) => total + by(c), 0)
-  if (sum(120_000) + cost <= limit) return 'pass'
-  if (sum(2_000) * 0.95 + cost > limit) return 'refuse'
+  if (sum(72_000) + cost <= limit) return 'pass'
+  if (sum(58_000) + cost > limit) return 'refuse'
   return 'doubt'
 }

@@ -39,25 +39,26 @@ local function admit(state, holds, args, at, now)
   local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
   local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
 
-  local window = math.floor(now / WINDOW_MS)
+  local bucket = math.floor(now / BUCKET_MS)
   local avail = a[A_BAL] - a[A_HELD]
-  roll(a, A_RW, window)
-  roll(k, K_RW, window)
+  roll(a, A_RW, bucket)
+  roll(k, K_RW, bucket)
 
-  -- Requests (offset 1) or tokens (offset 3) of a record's rate window, against a limit.
-  local function over(name, limit, record, offset, cost)
-    local current, previous = record[offset], record[offset + 1]
-    if limit > 0 and rate_estimate(current, previous, now, window) + cost > limit then
-      return { 'rate', name, limit, rate_retry_ms(current, previous, now, window, limit, cost), avail }
+  -- Requests or tokens (`first`) of a record's rate part (`at`) in view, against a limit.
+  local function over(name, limit, record, at, first, cost)
+    if limit > 0 and rate_count(record, first) + cost > limit then
+      return { 'rate', name, limit, rate_retry_ms(record, at, first, now, limit, cost), avail }
     end
   end
 
   -- A concurrency slot frees when a request ends; a second is a fair first wait.
   if key_conc > 0 and k[K_CONC] >= key_conc then return { 'rate', 'key_concurrency', key_conc, 1000, avail } end
-  local refused = over('key_rpm', key_rpm, k, K_RW + 1, 1) or over('key_tpm', key_tpm, k, K_RW + 3, tokens)
+  local refused = over('key_rpm', key_rpm, k, K_RW, K_RW + REQUESTS, 1)
+    or over('key_tpm', key_tpm, k, K_RW, K_RW + TOKENS, tokens)
   if refused then return refused end
   if acct_conc > 0 and a[A_CONC] >= acct_conc then return { 'rate', 'account_concurrency', acct_conc, 1000, avail } end
-  refused = over('account_rpm', acct_rpm, a, A_RW + 1, 1) or over('account_tpm', acct_tpm, a, A_RW + 3, tokens)
+  refused = over('account_rpm', acct_rpm, a, A_RW, A_RW + REQUESTS, 1)
+    or over('account_tpm', acct_tpm, a, A_RW, A_RW + TOKENS, tokens)
   if refused then return refused end
 
   local day, month, day_end, month_end = calendar(now)
@@ -77,15 +78,17 @@ local function admit(state, holds, args, at, now)
 
   if avail < hold then return { 'credits', avail } end
 
-  a[A_HELD], a[A_CONC], a[A_RW + 1], a[A_RW + 3] = a[A_HELD] + hold, a[A_CONC] + 1, a[A_RW + 1] + 1, a[A_RW + 3] + tokens
-  k[K_HELD], k[K_CONC], k[K_RW + 1], k[K_RW + 3] = k[K_HELD] + hold, k[K_CONC] + 1, k[K_RW + 1] + 1, k[K_RW + 3] + tokens
+  a[A_HELD], a[A_CONC] = a[A_HELD] + hold, a[A_CONC] + 1
+  k[K_HELD], k[K_CONC] = k[K_HELD] + hold, k[K_CONC] + 1
+  a[A_RW + REQUESTS], a[A_RW + TOKENS] = a[A_RW + REQUESTS] + 1, a[A_RW + TOKENS] + tokens
+  k[K_RW + REQUESTS], k[K_RW + TOKENS] = k[K_RW + REQUESTS] + 1, k[K_RW + TOKENS] + tokens
   if g then
     g[G_HELD] = g[G_HELD] + hold
     redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
   else
     redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
   end
-  local entry = { key = key_id, amount = hold, tokens = tokens, window = window, deadline = now + deadline_ms, guardrail = guardrail, free = free_allowance >= 0 }
+  local entry = { key = key_id, amount = hold, tokens = tokens, bucket = bucket, deadline = now + deadline_ms, guardrail = guardrail, free = free_allowance >= 0 }
   redis.call('HSET', holds, request_id, hold_value(entry))
   return { 'ok', avail - hold, now }
 end

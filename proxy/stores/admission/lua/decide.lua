@@ -16,8 +16,8 @@
     'charge'  lease id, key id, guardrail id, count, then per charge: request id, charged, written off,
               record
     'grow'    lease id, key id, guardrail id, deadline, amount, requests, tokens, slots, 5 key limits,
-              3 account limits, guardrail budget, open
-    'shrink'  lease id, amount kept, slots kept, unused requests, unused tokens, deadline
+              3 account limits, guardrail budget, open, expired requests, expired tokens, their bucket
+    'shrink'  lease id, amount kept, slots kept, unused requests, unused tokens, their bucket, deadline
 
   Returns one reply per decision, in order (see each decision for its reply).
 ]]
@@ -42,10 +42,10 @@ while at <= #ARGV do
     at = at + 5 + 4 * tonumber(ARGV[at + 4])
   elseif name == 'grow' then
     replies[#replies + 1] = lease_grow(state, holds, ARGV, at + 1, now)
-    at = at + 19
+    at = at + 22
   elseif name == 'shrink' then
     replies[#replies + 1] = lease_shrink(state, holds, ARGV, at + 1, now)
-    at = at + 7
+    at = at + 8
   else
     return redis.error_reply('decide: unknown decision ' .. tostring(name))
   end

@@ -3,7 +3,8 @@
   own id) that takes money, concurrency slots, requests and tokens at once, so that the process admits
   and settles requests inside it without a call per request. Every limit counts the lease as it counts
   holds: the balance, the key's daily and monthly caps and the guardrail's budget (open holds count),
-  concurrency, and requests and tokens per minute (counted when granted, in the minute of the grant).
+  concurrency, and requests and tokens per minute (counted when granted, in the ten-second bucket of the
+  grant; the process uses them only until that bucket ends, so each counts in the bucket of its use).
   A lease grows only while every limit keeps LEASE_SHARE times the growth for everyone else, so near a
   limit or the end of the balance no lease grows and each request is decided here on its own, exactly.
   A lease that is not renewed expires at its deadline like any hold (its process stopped): what it held
@@ -19,22 +20,39 @@
     not taken twice.
     Returns {'charged', availableNano} or {'cold'}.
 
-  lease_grow(state, holds, args, at, now): args[at..at+17] are
+  lease_grow(state, holds, args, at, now): args[at..at+19] are
     lease id, key id, guardrail id, deadline (ms from now), amount, requests, tokens, slots to add,
     key rpm, key tpm, key concurrency, key daily cap, key monthly cap,
     account rpm, account tpm, account concurrency, guardrail budget   (every limit: 0 means none),
-    open (1: the process holds this lease already; if it is gone, it expired and nothing is added)
+    open (1: the process holds this lease already; if it is gone, it expired and nothing is added),
+    expired requests, expired tokens, their bucket (granted before and left unused when their bucket
+    ended: they leave it while it is in view)
     Adds all four or nothing, and moves the deadline. Returns {'lease', granted (1 or 0), availableNano,
     nowMs, existed (1: the lease was open; 0: it is new, or it had expired)} or {'cold'}.
 
-  lease_shrink(state, holds, args, at, now): args[at..at+5] are
+  lease_shrink(state, holds, args, at, now): args[at..at+6] are
     lease id, amount kept, slots kept (the requests still open in it), unused requests, unused tokens,
-    deadline (ms from now)
-    Returns what is not kept; unused requests and tokens leave the minute they were counted in (while it
+    their bucket, deadline (ms from now)
+    Returns what is not kept; unused requests and tokens leave the bucket they were counted in (while it
     is still in view). A lease that keeps nothing is removed. Returns {'shrunk', availableNano}.
 ]]
 
 local LEASE_SHARE = 16
+
+-- Takes requests and tokens the lease was granted in `bucket` and did not use (at most what it was
+-- granted) out of that bucket, while it is in view. Nothing when the lease's grant is of another bucket
+-- (the process's count is of an earlier one). Returns whether anything was taken back.
+local function take_back(a, k, lease, requests, tokens, bucket)
+  if lease.bucket ~= bucket then return false end
+  requests, tokens = math.min(requests, lease.requests), math.min(tokens, lease.tokens)
+  if requests <= 0 and tokens <= 0 then return false end
+  adjust(a, A_RW, A_RW + REQUESTS, lease.bucket, -requests)
+  adjust(a, A_RW, A_RW + TOKENS, lease.bucket, -tokens)
+  adjust(k, K_RW, K_RW + REQUESTS, lease.bucket, -requests)
+  adjust(k, K_RW, K_RW + TOKENS, lease.bucket, -tokens)
+  lease.requests, lease.tokens = lease.requests - requests, lease.tokens - tokens
+  return true
+end
 
 local function charge(state, holds, outbox, args, at, now)
   local lease_id, key_id, guardrail, count = args[at], args[at + 1], args[at + 2], tonumber(args[at + 3])
@@ -92,14 +110,15 @@ local function lease_grow(state, holds, args, at, now)
   local key_daily, key_monthly = tonumber(args[at + 11]), tonumber(args[at + 12])
   local acct_rpm, acct_tpm, acct_conc = tonumber(args[at + 13]), tonumber(args[at + 14]), tonumber(args[at + 15])
   local guardrail_budget, expect_open = tonumber(args[at + 16]), args[at + 17] == '1'
+  local expired_requests, expired_tokens, expired_bucket = tonumber(args[at + 18]), tonumber(args[at + 19]), tonumber(args[at + 20])
 
   local r = read_records(state, key_id, guardrail)
   if not r then return { 'cold' } end
   local a, k, g = r.a, r.k, r.g
 
-  local window = math.floor(now / WINDOW_MS)
-  roll(a, A_RW, window)
-  roll(k, K_RW, window)
+  local bucket = math.floor(now / BUCKET_MS)
+  roll(a, A_RW, bucket)
+  roll(k, K_RW, bucket)
   local day, month = calendar(now)
   if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
@@ -111,15 +130,16 @@ local function lease_grow(state, holds, args, at, now)
   local existed = lease ~= nil and lease.lease
   if expect_open and not existed then return { 'lease', 0, a[A_BAL] - a[A_HELD], now, 0 } end
   if not existed then
-    lease = { key = key_id, amount = 0, tokens = 0, window = window, deadline = 0, guardrail = guardrail, free = false, slots = 0, requests = 0, lease = true }
+    lease = { key = key_id, amount = 0, tokens = 0, bucket = bucket, deadline = 0, guardrail = guardrail, free = false, slots = 0, requests = 0, lease = true }
   end
+  local returned = existed and take_back(a, k, lease, expired_requests, expired_tokens, expired_bucket)
 
   -- Growth fits a limit when LEASE_SHARE times it is still within what the limit leaves.
   local function fits(add, limit, used)
     return add <= 0 or limit <= 0 or add * LEASE_SHARE <= limit - used
   end
-  local function fits_rate(add, limit, record, offset)
-    return fits(add, limit, rate_estimate(record[offset], record[offset + 1], now, window))
+  local function fits_rate(add, limit, record, first)
+    return fits(add, limit, rate_count(record, first))
   end
   local avail = a[A_BAL] - a[A_HELD]
   local granted = add_amount + add_requests + add_tokens + add_slots > 0
@@ -128,20 +148,20 @@ local function lease_grow(state, holds, args, at, now)
     and fits(add_amount, key_monthly, k[K_MS] + k[K_HELD])
     and (not g or fits(add_amount, guardrail_budget, g[G_MS] + g[G_HELD]))
     and fits(add_slots, key_conc, k[K_CONC]) and fits(add_slots, acct_conc, a[A_CONC])
-    and fits_rate(add_requests, key_rpm, k, K_RW + 1) and fits_rate(add_requests, acct_rpm, a, A_RW + 1)
-    and fits_rate(add_tokens, key_tpm, k, K_RW + 3) and fits_rate(add_tokens, acct_tpm, a, A_RW + 3)
+    and fits_rate(add_requests, key_rpm, k, K_RW + REQUESTS) and fits_rate(add_requests, acct_rpm, a, A_RW + REQUESTS)
+    and fits_rate(add_tokens, key_tpm, k, K_RW + TOKENS) and fits_rate(add_tokens, acct_tpm, a, A_RW + TOKENS)
 
   if granted then
     a[A_HELD], a[A_CONC] = a[A_HELD] + add_amount, a[A_CONC] + add_slots
-    a[A_RW + 1], a[A_RW + 3] = a[A_RW + 1] + add_requests, a[A_RW + 3] + add_tokens
+    a[A_RW + REQUESTS], a[A_RW + TOKENS] = a[A_RW + REQUESTS] + add_requests, a[A_RW + TOKENS] + add_tokens
     k[K_HELD], k[K_CONC] = k[K_HELD] + add_amount, k[K_CONC] + add_slots
-    k[K_RW + 1], k[K_RW + 3] = k[K_RW + 1] + add_requests, k[K_RW + 3] + add_tokens
+    k[K_RW + REQUESTS], k[K_RW + TOKENS] = k[K_RW + REQUESTS] + add_requests, k[K_RW + TOKENS] + add_tokens
     if g then g[G_HELD] = g[G_HELD] + add_amount end
-    if lease.window ~= window then lease.window, lease.requests, lease.tokens = window, 0, 0 end
+    if lease.bucket ~= bucket then lease.bucket, lease.requests, lease.tokens = bucket, 0, 0 end
     lease.amount, lease.slots = lease.amount + add_amount, lease.slots + add_slots
     lease.requests, lease.tokens = lease.requests + add_requests, lease.tokens + add_tokens
-    write_records(state, r)
   end
+  if granted or returned then write_records(state, r) end
   if granted or existed then
     lease.deadline = now + deadline_ms
     redis.call('HSET', holds, lease_id, hold_value(lease))
@@ -152,8 +172,8 @@ end
 local function lease_shrink(state, holds, args, at, now)
   local lease_id = args[at]
   local keep_amount, keep_slots = tonumber(args[at + 1]), tonumber(args[at + 2])
-  local unused_requests, unused_tokens = tonumber(args[at + 3]), tonumber(args[at + 4])
-  local deadline_ms = tonumber(args[at + 5])
+  local unused_requests, unused_tokens, unused_bucket = tonumber(args[at + 3]), tonumber(args[at + 4]), tonumber(args[at + 5])
+  local deadline_ms = tonumber(args[at + 6])
 
   local value = redis.call('HGET', holds, lease_id)
   if not value then return { 'shrunk', available(state) } end
@@ -171,19 +191,10 @@ local function lease_shrink(state, holds, args, at, now)
   k[K_HELD], k[K_CONC] = k[K_HELD] - freed_amount, k[K_CONC] - freed_slots
   if g then g[G_HELD] = g[G_HELD] - freed_amount end
 
-  local window = math.floor(now / WINDOW_MS)
-  roll(a, A_RW, window)
-  roll(k, K_RW, window)
-  local requests = math.min(unused_requests, lease.requests)
-  local tokens = math.min(unused_tokens, lease.tokens)
-  local slot = (lease.window == window and 1) or (lease.window == window - 1 and 2) or nil
-  if slot then
-    a[A_RW + slot] = math.max(0, a[A_RW + slot] - requests)
-    a[A_RW + slot + 2] = math.max(0, a[A_RW + slot + 2] - tokens)
-    k[K_RW + slot] = math.max(0, k[K_RW + slot] - requests)
-    k[K_RW + slot + 2] = math.max(0, k[K_RW + slot + 2] - tokens)
-  end
-  lease.requests, lease.tokens = lease.requests - requests, lease.tokens - tokens
+  local bucket = math.floor(now / BUCKET_MS)
+  roll(a, A_RW, bucket)
+  roll(k, K_RW, bucket)
+  take_back(a, k, lease, unused_requests, unused_tokens, unused_bucket)
   lease.amount, lease.slots = keep_amount, keep_slots
 
   write_records(state, r)

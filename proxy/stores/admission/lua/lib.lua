@@ -3,14 +3,15 @@
 
   One account's hot state lives in three keys with the account's hash tag, so every script touches one
   cluster slot:
-    state   HASH  'a'    -> "bal|held|conc|rw|rc|rp|tc|tp|fd|fc"  account: balance, open holds, in-flight,
-                             requests and tokens per minute (window, current, previous), free requests of
-                             the UTC day (fd, fc)
-                  'k:K'  -> "held|conc|rw|rc|rp|tc|tp|dw|ds|mw|ms"  key K: the same, and spend of the
-                             UTC day (dw, ds) and month (mw, ms); K is the first key of the rotation
+    state   HASH  'a'    -> "bal|held|conc|rw|r0..r6|t0..t6|fd|fc"  account: balance, open holds,
+                             in-flight, requests and tokens per minute (rw: the latest ten-second bucket
+                             counted in; r0..r6 and t0..t6: requests and tokens of that bucket and the six
+                             before it), free requests of the UTC day (fd, fc)
+                  'k:K'  -> "held|conc|rw|r0..r6|t0..t6|dw|ds|mw|ms"  key K: the same, and spend of
+                             the UTC day (dw, ds) and month (mw, ms); K is the first key of the rotation
                              lineage, whose windows every key rotated from it shares
                   'g:G'  -> "held|mw|ms"  guardrail G: open holds and spend of the UTC month
-    holds   HASH  request id -> open hold "keyId|holdNano|tokens|window|deadlineMs|guardrailId|free"
+    holds   HASH  request id -> open hold "keyId|holdNano|tokens|bucket|deadlineMs|guardrailId|free"
                   (open holds only; guardrailId may be empty; free is 1 for a request on the free allowance)
     outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs|record", until Postgres has
                   it; record: the request's log row (JSON, may be empty), so that both reach Postgres.
@@ -20,7 +21,6 @@
   field, read and written whole: one HMGET and one HSET per decision instead of one call per counter.
 ]]
 
-local WINDOW_MS = 60000
 local DAY_MS = 86400000
 
 local function now_ms()
@@ -28,23 +28,52 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Records are read with one string.match and written with one string.format: a pattern per length.
-local N = '(%-?%d+)'
-local RECORD_PATTERN = {
-  [3] = '^' .. N .. '|' .. N .. '|' .. N .. '$',
-  [10] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
-  [11] = '^' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '|' .. N .. '$',
-}
-local RECORD_FORMAT = { [3] = '%d|%d|%d', [10] = '%d|%d|%d|%d|%d|%d|%d|%d|%d|%d', [11] = '%d|%d|%d|%d|%d|%d|%d|%d|%d|%d|%d' }
+-- Rate limits count ten-second buckets: the current one and the six before it. Every span of 60 seconds
+-- lies within the seven buckets the last admission inside it saw, so none holds more than the limit.
+local BUCKET_MS, BUCKETS = 10000, 7
+-- A record's rate part starts at its bucket; requests and tokens of each bucket in view follow, newest
+-- first, at these offsets from it.
+local REQUESTS, TOKENS = 1, 1 + BUCKETS
 
--- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros, a shorter one (written before a field was
--- added) is padded with zeros.
+-- Positions in the records.
+local A_BAL, A_HELD, A_CONC, A_RW, A_FD, A_FC = 1, 2, 3, 4, 19, 20
+local K_HELD, K_CONC, K_RW, K_DW, K_DS, K_MW, K_MS = 1, 2, 3, 18, 19, 20, 21
+local G_HELD, G_MW, G_MS = 1, 2, 3
+local ACCOUNT_FIELDS, KEY_FIELDS, GUARDRAIL_FIELDS = 20, 21, 3
+
+-- Records are read with one string.match and written with one string.format: a pattern per length.
+local RECORD_PATTERN, RECORD_FORMAT = {}, {}
+for _, count in ipairs({ GUARDRAIL_FIELDS, ACCOUNT_FIELDS, KEY_FIELDS }) do
+  local numbers, formats = {}, {}
+  for i = 1, count do numbers[i], formats[i] = '(%-?%d+)', '%d' end
+  RECORD_PATTERN[count] = '^' .. table.concat(numbers, '|') .. '$'
+  RECORD_FORMAT[count] = table.concat(formats, '|')
+end
+
+-- Records written before rate windows had buckets held (minute, requests now, requests before, tokens
+-- now, tokens before) at the rate part: both minutes' counts become the last bucket of that minute's,
+-- stricter for a minute than the counts they replace, never looser.
+local LEGACY = { [ACCOUNT_FIELDS] = { fields = 10, rate = A_RW }, [KEY_FIELDS] = { fields = 11, rate = K_RW } }
+local function from_legacy(parts, rate)
+  local record = {}
+  for i = 1, rate - 1 do record[i] = parts[i] end
+  record[rate] = (parts[rate] + 1) * (60000 / BUCKET_MS) - 1
+  for age = 0, BUCKETS - 1 do record[rate + REQUESTS + age], record[rate + TOKENS + age] = 0, 0 end
+  record[rate + REQUESTS] = parts[rate + 1] + parts[rate + 2]
+  record[rate + TOKENS] = parts[rate + 3] + parts[rate + 4]
+  for i = rate + 5, #parts do record[#record + 1] = parts[i] end
+  return record
+end
+
+-- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros.
 local function unpack_record(value, count)
   local record = {}
   if value then
     record = { string.match(value, RECORD_PATTERN[count]) }
     if #record == 0 then
-      for part in string.gmatch(value, '[^|]+') do record[#record + 1] = part end
+      for part in string.gmatch(value, '[^|]+') do record[#record + 1] = tonumber(part) or 0 end
+      local legacy = LEGACY[count]
+      if legacy and #record == legacy.fields then record = from_legacy(record, legacy.rate) end
     end
   end
   for i = 1, count do record[i] = tonumber(record[i]) or 0 end
@@ -55,12 +84,6 @@ end
 local function pack_record(record)
   return string.format(RECORD_FORMAT[#record], unpack(record))
 end
-
--- Positions in the records.
-local A_BAL, A_HELD, A_CONC, A_RW, A_FD, A_FC = 1, 2, 3, 4, 9, 10
-local K_HELD, K_CONC, K_RW, K_DW, K_DS, K_MW, K_MS = 1, 2, 3, 8, 9, 10, 11
-local G_HELD, G_MW, G_MS = 1, 2, 3
-local ACCOUNT_FIELDS, KEY_FIELDS, GUARDRAIL_FIELDS = 10, 11, 3
 
 -- Days since 1970-01-01 to (year, month) and back (proleptic Gregorian, after H. Hinnant).
 local function civil_from_days(z)
@@ -94,60 +117,66 @@ local function calendar(now)
   return day, year * 12 + month - 1, (day + 1) * DAY_MS, days_from_civil(next_year, next_month) * DAY_MS
 end
 
--- Rate windows are sliding: the previous minute's count weighted by the part of it still in view, plus
--- the current minute's. A record holds (window, requests now, requests before, tokens now, tokens
--- before) from position `at`; roll() moves them to `window`.
-local function roll(record, at, window)
-  local w = record[at]
-  if w == window then return end
-  if w == window - 1 then
-    record[at + 2], record[at + 4] = record[at + 1], record[at + 3]
-  else
-    record[at + 2], record[at + 4] = 0, 0
+-- Moves a record's rate part (at `at`) to `bucket`: buckets that leave the view are forgotten. A clock
+-- that went back moves nothing.
+local function roll(record, at, bucket)
+  local shift = bucket - record[at]
+  if shift <= 0 then return end
+  for _, first in ipairs({ at + REQUESTS, at + TOKENS }) do
+    for age = BUCKETS - 1, 0, -1 do
+      record[first + age] = age >= shift and record[first + age - shift] or 0
+    end
   end
-  record[at + 1], record[at + 3] = 0, 0
-  record[at] = window
+  record[at] = bucket
 end
 
-local function rate_estimate(current, previous, now, window)
-  return previous * (WINDOW_MS - (now - window * WINDOW_MS)) / WINDOW_MS + current
+-- What the buckets in view hold, from `first` (the rate part's requests or tokens).
+local function rate_count(record, first)
+  local total = 0
+  for age = 0, BUCKETS - 1 do total = total + record[first + age] end
+  return total
 end
 
--- Milliseconds until `cost` more fits under `limit`.
-local function rate_retry_ms(current, previous, now, window, limit, cost)
-  local elapsed = now - window * WINDOW_MS
-  local wait
-  if cost > limit then
-    wait = WINDOW_MS
-  elseif current + cost <= limit then
-    wait = (WINDOW_MS - elapsed) - WINDOW_MS * (limit - current - cost) / previous
-  else
-    wait = (WINDOW_MS - elapsed) + WINDOW_MS * (1 - (limit - cost) / current)
+-- Adds `delta` (negative to take back) to what was counted in `bucket`, while it is in view; `at` is the
+-- rate part, `first` its requests or tokens.
+local function adjust(record, at, first, bucket, delta)
+  local age = record[at] - bucket
+  if age >= 0 and age < BUCKETS then record[first + age] = math.max(0, record[first + age] + delta) end
+end
+
+-- Milliseconds until `cost` more fits under `limit` (at least 1 s): until enough of the oldest buckets
+-- have left the view. A cost above the limit never fits; it is told to wait a minute.
+local function rate_retry_ms(record, at, first, now, limit, cost)
+  if cost > limit then return 60000 end
+  local excess = rate_count(record, first) + cost - limit
+  for age = BUCKETS - 1, 0, -1 do
+    excess = excess - record[first + age]
+    if excess <= 0 then return math.max(1000, (record[at] - age + BUCKETS) * BUCKET_MS - now) end
   end
-  return math.max(1000, math.min(2 * WINDOW_MS, math.ceil(wait)))
+  return 1000
 end
 
 -- Holds placed before the guardrail and free fields existed read as having neither. A process's lease
 -- (lease.lua) is a hold with two more fields: the concurrency slots it takes and the requests it counted.
 local function parse_hold(value)
-  local key_id, amount, tokens, window, deadline, rest = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)(.*)$')
+  local key_id, amount, tokens, bucket, deadline, rest = string.match(value, '^([^|]+)|(%d+)|(%d+)|(-?%d+)|(%d+)(.*)$')
   local guardrail, free, slots, requests = string.match(rest, '^|([^|]*)|([01])|(%d+)|(%d+)$')
   if not guardrail then guardrail, free = string.match(rest, '^|([^|]*)|([01])$') end
   return {
-    key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), window = tonumber(window),
+    key = key_id, amount = tonumber(amount), tokens = tonumber(tokens), bucket = tonumber(bucket),
     deadline = tonumber(deadline), guardrail = guardrail or '', free = free == '1',
     slots = tonumber(slots) or 1, requests = tonumber(requests), lease = slots ~= nil,
   }
 end
 
 local function hold_value(hold)
-  local value = hold.key .. string.format('|%d|%d|%d|%d|', hold.amount, hold.tokens, hold.window, hold.deadline) .. hold.guardrail .. (hold.free and '|1' or '|0')
+  local value = hold.key .. string.format('|%d|%d|%d|%d|', hold.amount, hold.tokens, hold.bucket, hold.deadline) .. hold.guardrail .. (hold.free and '|1' or '|0')
   if hold.lease then value = value .. string.format('|%d|%d', hold.slots, hold.requests) end
   return value
 end
 
 -- Ends an open hold: its amount leaves `held`, its slot returns, its token estimate becomes
--- `actual_tokens` in whichever minute it was counted, and `charged` leaves the balance and joins the
+-- `actual_tokens` in the bucket it was counted in (while in view), and `charged` leaves the balance and joins the
 -- key's (and guardrail's) spend of the current UTC day and month. A released free request gives its
 -- place in the free allowance back (`refund`). Returns the available balance after.
 local function end_hold(state, hold, actual_tokens, charged, now, refund)
@@ -155,18 +184,11 @@ local function end_hold(state, hold, actual_tokens, charged, now, refund)
   local gf = hold.guardrail ~= '' and ('g:' .. hold.guardrail) or nil
   local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
   local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
-  local window = math.floor(now / WINDOW_MS)
-  local delta = actual_tokens - hold.tokens
-  local function correct(record, at)
-    roll(record, at, window)
-    if hold.window == window then
-      record[at + 3] = math.max(0, record[at + 3] + delta)
-    elseif hold.window == window - 1 then
-      record[at + 4] = math.max(0, record[at + 4] + delta)
-    end
-  end
-  correct(a, A_RW)
-  correct(k, K_RW)
+  local bucket, delta = math.floor(now / BUCKET_MS), actual_tokens - hold.tokens
+  roll(a, A_RW, bucket)
+  roll(k, K_RW, bucket)
+  adjust(a, A_RW, A_RW + TOKENS, hold.bucket, delta)
+  adjust(k, K_RW, K_RW + TOKENS, hold.bucket, delta)
   local day, month = calendar(now)
   if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end

@@ -162,6 +162,57 @@ describeWith('redis', 'admission leases', () => {
     }
   })
 
+  test('under a rate limit, what a lease admits counts in the ten-second bucket of the admission', async () => {
+    const accountId = await account(1_000_000_000_000)
+    // A limit far above the traffic: leases grow to bursts of 100, and hold up to twice that unused.
+    const keyLimits = { ...noKeyLimits, rpm: 10_000_000 }
+    const redis = store.inner.redis
+    const sentAt = Date.now()
+    const offsetMs = (await store.inner.serverTime()) - Math.round((sentAt + Date.now()) / 2)
+    const at: number[] = []
+    const firstBucket = Math.floor((Date.now() + offsetMs) / 10_000)
+    // Bursts until well past the next bucket boundary.
+    while (Math.floor((Date.now() + offsetMs - 1_500) / 10_000) === firstBucket) {
+      await Promise.all(
+        Array.from({ length: 100 }, async () => {
+          const request = input(accountId, { keyId: 'key_buckets', keyLimits })
+          const result = await store.admit(request)
+          if (!result.ok) throw new Error(`refused: ${JSON.stringify(result)}`)
+          at.push(Date.now() + offsetMs)
+          await store.settle({
+            requestId: request.requestId,
+            accountId,
+            costNano: 100,
+            tokens: 5,
+            forgive: false,
+          })
+        }),
+      )
+      await Bun.sleep(3)
+    }
+    await settled(accountId)
+    // held|conc|bucket|requests of that bucket and the six before|tokens of the same|day and month spend
+    const record = (await redis.hget(redisKeys.state(accountId), 'k:key_buckets'))!
+      .split('|')
+      .map(Number)
+    const latest = record[2]!
+    const counted = (bucket: number) => record[3 + latest - bucket] ?? 0
+    const near = (time: number) => Math.abs(time - Math.round(time / 10_000) * 10_000) < 5
+    const buckets = [...new Set(at.map((time) => Math.floor(time / 10_000)))]
+    expect(buckets.length).toBeGreaterThanOrEqual(2)
+    for (const bucket of buckets) {
+      const admitted = at.filter((time) => Math.floor(time / 10_000) === bucket)
+      const unsure = admitted.filter(near).length
+      // Never fewer than the admissions in the bucket: a request granted before a bucket ended was not
+      // used after it (it would count in a bucket that leaves the view ten seconds early).
+      expect(counted(bucket)).toBeGreaterThanOrEqual(admitted.length - unsure)
+    }
+    // And nothing counted for nothing but what leases held when their bucket ended.
+    const total = buckets.reduce((sum, bucket) => sum + counted(bucket), 0)
+    expect(total).toBeGreaterThanOrEqual(at.length)
+    expect(total).toBeLessThan(at.length + 600)
+  }, 30_000)
+
   test('a lease admits nothing more once an adjustment took the balance below what is held', async () => {
     const accountId = await account(1_000_000_000)
     // A lease grows in this process under steady use.
