@@ -170,9 +170,9 @@ describeWith('redis', 'admission leases', () => {
     const sentAt = Date.now()
     const offsetMs = (await store.inner.serverTime()) - Math.round((sentAt + Date.now()) / 2)
     const at: number[] = []
-    const firstBucket = Math.floor((Date.now() + offsetMs) / 10_000)
     // Bursts until well past the next bucket boundary.
-    while (Math.floor((Date.now() + offsetMs - 1_500) / 10_000) === firstBucket) {
+    const until = (Math.floor((Date.now() + offsetMs) / 10_000) + 1) * 10_000 + 1_500
+    while (Date.now() + offsetMs < until) {
       await Promise.all(
         Array.from({ length: 100 }, async () => {
           const request = input(accountId, { keyId: 'key_buckets', keyLimits })
