@@ -12,6 +12,15 @@ export type ErrorRenderer = (error: ServiceError) => string
 
 export const BALANCE_HEADER = 'x-service-balance-usd'
 
+/**
+ * The longest Retry-After (seconds) a refusal leaves to the SDKs' own retries. Past it the OpenAI SDK
+ * ignores the header and retries after its own backoff of about a second (refused again, twice), and the
+ * Anthropic SDK sleeps through it twice without a word to the caller: such a refusal goes to the caller
+ * at once, with `x-should-retry: false`, and the caller waits for Retry-After itself. A rate limit's wait
+ * reaches 70 s (its oldest ten-second bucket leaving the view).
+ */
+export const LONGEST_SDK_WAIT_SECONDS = 60
+
 /** x-request-id, and what is known of balance, model, provider and cost. */
 export function serviceHeaders(call: Call, costNano?: number): Record<string, string> {
   const headers: Record<string, string> = { 'x-request-id': call.requestId }
@@ -36,8 +45,9 @@ export function errorResponse(
   const headers = { ...serviceHeaders(call, call.chargedNano), ...styleHeaders }
   headers['content-type'] = 'application/json'
   headers['x-service-error-code'] = error.code
-  headers['x-should-retry'] = String(error.details.retry ?? spec.retry)
   const retryAfter = retryAfterSeconds(error.code, error.details.retryAfterMs)
+  const sdkWaits = retryAfter === undefined || retryAfter <= LONGEST_SDK_WAIT_SECONDS
+  headers['x-should-retry'] = String((error.details.retry ?? spec.retry) && sdkWaits)
   if (retryAfter !== undefined) headers['retry-after'] = String(retryAfter)
   // A client that went away is recorded as such (499), whatever error ended its request.
   if (call.status !== 499) call.status = spec.status

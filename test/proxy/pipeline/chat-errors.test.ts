@@ -325,8 +325,9 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     const response = await chat({ model: 'test/cheap', messages: hello }, slowKey.key)
     const retryAfter = Number(response.headers.get('retry-after'))
     expect(retryAfter).toBeGreaterThanOrEqual(1)
-    expect(retryAfter).toBeLessThanOrEqual(120)
-    expect(response.headers.get('x-should-retry')).toBe('true')
+    expect(retryAfter).toBeLessThanOrEqual(70)
+    // Left to the SDKs' retries only when they wait that long (rate-refusals.test.ts has both sides).
+    expect(response.headers.get('x-should-retry')).toBe(String(retryAfter <= 60))
     expect((await expectError(response, 429, 'usage_limit_exceeded')).message).toContain(
       '2 requests per minute',
     )
