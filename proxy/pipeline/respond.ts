@@ -17,7 +17,7 @@ export const BALANCE_HEADER = 'x-service-balance-usd'
  * ignores the header and retries after its own backoff of about a second (refused again, twice), and the
  * Anthropic SDK sleeps through it twice without a word to the caller: such a refusal goes to the caller
  * at once, with `x-should-retry: false`, and the caller waits for Retry-After itself. A rate limit's wait
- * reaches 70 s (its oldest ten-second bucket leaving the view).
+ * reaches 62 s (its oldest two-second bucket leaving the view).
  */
 export const LONGEST_SDK_WAIT_SECONDS = 60
 

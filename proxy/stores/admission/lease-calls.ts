@@ -123,6 +123,7 @@ export class LeaseCalls {
       return this.forget(lease)
     }
     lease.renewedMs = now
+    lease.renewing = false
     lease.demand = 0
     lease.peakOpen = lease.openCount
     if (granted === 1) {

@@ -44,7 +44,7 @@ export class Lease {
   requests = 0
   tokens = 0
   /**
-   * Under a rate limit, requests and tokens are used only within the ten-second bucket Redis counted
+   * Under a rate limit, requests and tokens are used only within the two-second bucket Redis counted
    * them in: until this local time (the bucket's end, measured from when the growth was sent).
    */
   usableUntilMs = Number.POSITIVE_INFINITY
@@ -55,6 +55,8 @@ export class Lease {
   expiredTokens = 0
   /** Advances whenever requests and tokens in hand are given up: a request admitted before returns no tokens to the lease. */
   epoch = 0
+  /** Its grant's bucket ended and no growth has answered since. */
+  renewing = false
   openNano = 0
   openCount = 0
   charges: Charge[] = []
@@ -140,9 +142,15 @@ export class Lease {
     if (epoch === this.epoch) this.tokens += unusedTokens
   }
 
+  /** Whether an admission should wait for the lease's next growth: its grant's bucket ended. */
+  awaitsGrowth(nowMs: number): boolean {
+    return this.granted && !this.closing && (this.renewing || nowMs >= this.usableUntilMs)
+  }
+
   /** Requests and tokens in hand whose bucket ended are given up, to be taken back in Redis. */
   expire(nowMs: number): void {
     if (nowMs < this.usableUntilMs) return
+    this.renewing = true
     this.expiredRequests += this.requests
     this.expiredTokens += Math.max(0, this.tokens)
     this.requests = 0
@@ -196,6 +204,7 @@ export class Lease {
       expiredRequests: 0,
       expiredTokens: 0,
       epoch: this.epoch + 1,
+      renewing: false,
       granted: false,
       inRedis: false,
       closing: false,

@@ -76,6 +76,13 @@ export class LeasedAdmissionStore implements AdmissionStore {
       await this.tick(lease)
       now = Date.now()
     }
+    // Its grant's bucket ended (a rate limit applies): the growth in the next bucket, one call, is
+    // awaited by every request that comes meanwhile instead of a call for each (a round already under
+    // way may have begun before the bucket ended: then the next one).
+    for (let round = 0; round < 2 && lease.awaitsGrowth(now); round++) {
+      await this.tick(lease)
+      now = Date.now()
+    }
     if (lease.fits(input, now)) {
       lease.take(input)
       this.open.set(input.requestId, {

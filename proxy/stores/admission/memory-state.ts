@@ -20,7 +20,7 @@ export type Hold = {
   keyId: string
   amount: number
   tokens: number
-  /** The ten-second bucket its request and tokens were counted in. */
+  /** The two-second bucket its request and tokens were counted in. */
   bucket: number
   deadlineMs: number
   guardrailId?: string

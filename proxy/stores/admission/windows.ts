@@ -1,15 +1,15 @@
 /**
- * Rate counters in ten-second buckets and UTC calendar windows for the in-process store; the same
+ * Rate counters in two-second buckets and UTC calendar windows for the in-process store; the same
  * arithmetic as lua/lib.lua, which the shared contract tests hold the two to.
  *
- * A rate limit counts the current bucket and the six before it. Every span of 60 seconds lies within
- * the seven buckets the last admission inside it saw, so no such span ever holds more than the limit;
- * what the buckets see reaches up to 70 seconds back, so a client pacing itself at exactly the limit is
- * held to up to a seventh less.
+ * A rate limit counts the current bucket and the thirty before it. Every span of 60 seconds lies within
+ * the buckets the last admission inside it saw, so no such span ever holds more than the limit; what the
+ * buckets see reaches up to 62 seconds back, so a client pacing itself at exactly the limit is held to
+ * up to a thirty-first less, and a refusal's wait is at most 62 seconds.
  */
 
-export const BUCKET_MS = 10_000
-export const BUCKETS = 7
+export const BUCKET_MS = 2_000
+export const BUCKETS = 31
 export const DAY_MS = 86_400_000
 
 /** `counts[i]`: what was counted `i` buckets before `bucket`, the latest bucket counted in. */
@@ -37,7 +37,7 @@ export function count(counter: RateCounter, amount: number): void {
   counter.counts[0] = counter.counts[0]! + amount
 }
 
-/** What the seven buckets in view hold. */
+/** What the buckets in view hold. */
 export function rateCount(counter: RateCounter): number {
   let total = 0
   for (const count of counter.counts) total += count

@@ -1,7 +1,7 @@
 // A key's requests-per-minute refusal as the official SDKs see it, in each client style: the style's
 // RateLimitError with `usage_limit_exceeded` in the body and in x-service-error-code, the key's limit in
 // the message, nothing charged, and a Retry-After naming the first moment the request fits. A wait longer
-// than the SDKs sit through (a rate limit's reaches 70 s: its oldest ten-second bucket leaving the view)
+// than the SDKs sit through (a rate limit's reaches 62 s: its oldest two-second bucket leaving the view)
 // carries x-should-retry false, so the SDK hands the refusal to the caller at once instead of retrying it
 // after its own second of backoff (the OpenAI SDK) or sleeping through it twice (the Anthropic SDK).
 // The in-process store reads the clock this test sets, so where the bucket boundaries fall is fixed.
@@ -71,8 +71,8 @@ describeWith('postgres', 'rate limit refusals through the SDKs', () => {
     const key = (await gw.key(accountId, { rpmLimit: 3 })).key
     const sdk = clients(key)
     const style = calls(sdk)
-    // 100 ms into a ten-second bucket: the three admissions leave the view 70 s after its start.
-    const start = (Math.floor(Date.now() / 10_000) + 1) * 10_000
+    // 100 ms into a two-second bucket: the three admissions leave the view 62 s after its start.
+    const start = (Math.floor(Date.now() / 2_000) + 1) * 2_000
     setSystemTime(new Date(start + 100))
     await style.chat()
     await style.responses()
@@ -95,11 +95,11 @@ describeWith('postgres', 'rate limit refusals through the SDKs', () => {
       expect(body.message).toContain('this key allows 3 requests per minute')
       expect(error.headers.get('x-service-error-code')).toBe('usage_limit_exceeded')
       expect(error.headers.get('x-service-cost-usd')).toBe('0')
-      expect(error.headers.get('retry-after')).toBe('70')
+      expect(error.headers.get('retry-after')).toBe('62')
       expect(error.headers.get('x-should-retry')).toBe('false')
     }
 
-    // 15 s later the wait is 55 s, within what the SDKs sit through: left to their retries.
+    // 15 s later the wait is 47 s, within what the SDKs sit through: left to their retries.
     setSystemTime(new Date(start + 15_000))
     const withinMinute = await refusal(
       new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 }).chat.completions.create({
@@ -107,13 +107,13 @@ describeWith('postgres', 'rate limit refusals through the SDKs', () => {
         messages: hello,
       }),
     )
-    expect(withinMinute.headers.get('retry-after')).toBe('55')
+    expect(withinMinute.headers.get('retry-after')).toBe('47')
     expect(withinMinute.headers.get('x-should-retry')).toBe('true')
 
     // A second early it is refused; on time it is admitted.
-    setSystemTime(new Date(start + 69_000))
+    setSystemTime(new Date(start + 61_000))
     expect((await refusal(style.messages())).headers.get('retry-after')).toBe('1')
-    setSystemTime(new Date(start + 70_000))
+    setSystemTime(new Date(start + 62_000))
     const { response } = await style.chat().withResponse()
     expect(response.status).toBe(200)
   })

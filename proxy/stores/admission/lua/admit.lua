@@ -31,34 +31,25 @@ local function admit(state, holds, args, at, now)
   local deadline_ms = tonumber(args[at + 12])
   local guardrail, guardrail_budget, free_allowance = args[at + 13], tonumber(args[at + 14]), tonumber(args[at + 15])
 
-  local kf = 'k:' .. key_id
-  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
-  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
-  if not v[1] then return { 'cold' } end
+  local r = read_records(state, key_id, guardrail, now)
+  if not r then return { 'cold' } end
   if redis.call('HEXISTS', holds, request_id) == 1 then return { 'duplicate' } end
-  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
-  local g = gf and unpack_record(v[3], GUARDRAIL_FIELDS)
-
-  local bucket = math.floor(now / BUCKET_MS)
+  local a, k, g = r.a, r.k, r.g
   local avail = a[A_BAL] - a[A_HELD]
-  roll(a, A_RW, bucket)
-  roll(k, K_RW, bucket)
 
-  -- Requests or tokens (`first`) of a record's rate part (`at`) in view, against a limit.
-  local function over(name, limit, record, at, first, cost)
-    if limit > 0 and rate_count(record, first) + cost > limit then
-      return { 'rate', name, limit, rate_retry_ms(record, at, first, now, limit, cost), avail }
+  -- Requests or tokens per minute (a rate record) against a limit.
+  local function over(name, limit, rate, cost)
+    if limit > 0 and rate_count(rate) + cost > limit then
+      return { 'rate', name, limit, rate_retry_ms(rate, now, limit, cost), avail }
     end
   end
 
   -- A concurrency slot frees when a request ends; a second is a fair first wait.
   if key_conc > 0 and k[K_CONC] >= key_conc then return { 'rate', 'key_concurrency', key_conc, 1000, avail } end
-  local refused = over('key_rpm', key_rpm, k, K_RW, K_RW + REQUESTS, 1)
-    or over('key_tpm', key_tpm, k, K_RW, K_RW + TOKENS, tokens)
+  local refused = over('key_rpm', key_rpm, r.kr, 1) or over('key_tpm', key_tpm, r.kt, tokens)
   if refused then return refused end
   if acct_conc > 0 and a[A_CONC] >= acct_conc then return { 'rate', 'account_concurrency', acct_conc, 1000, avail } end
-  refused = over('account_rpm', acct_rpm, a, A_RW, A_RW + REQUESTS, 1)
-    or over('account_tpm', acct_tpm, a, A_RW, A_RW + TOKENS, tokens)
+  refused = over('account_rpm', acct_rpm, r.ar, 1) or over('account_tpm', acct_tpm, r.at, tokens)
   if refused then return refused end
 
   local day, month, day_end, month_end = calendar(now)
@@ -80,15 +71,10 @@ local function admit(state, holds, args, at, now)
 
   a[A_HELD], a[A_CONC] = a[A_HELD] + hold, a[A_CONC] + 1
   k[K_HELD], k[K_CONC] = k[K_HELD] + hold, k[K_CONC] + 1
-  a[A_RW + REQUESTS], a[A_RW + TOKENS] = a[A_RW + REQUESTS] + 1, a[A_RW + TOKENS] + tokens
-  k[K_RW + REQUESTS], k[K_RW + TOKENS] = k[K_RW + REQUESTS] + 1, k[K_RW + TOKENS] + tokens
-  if g then
-    g[G_HELD] = g[G_HELD] + hold
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
-  else
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
-  end
-  local entry = { key = key_id, amount = hold, tokens = tokens, bucket = bucket, deadline = now + deadline_ms, guardrail = guardrail, free = free_allowance >= 0 }
+  r.ar[2], r.kr[2], r.at[2], r.kt[2] = r.ar[2] + 1, r.kr[2] + 1, r.at[2] + tokens, r.kt[2] + tokens
+  if g then g[G_HELD] = g[G_HELD] + hold end
+  write_records(state, r)
+  local entry = { key = key_id, amount = hold, tokens = tokens, bucket = math.floor(now / BUCKET_MS), deadline = now + deadline_ms, guardrail = guardrail, free = free_allowance >= 0 }
   redis.call('HSET', holds, request_id, hold_value(entry))
   return { 'ok', avail - hold, now }
 end

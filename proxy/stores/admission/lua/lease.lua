@@ -3,7 +3,7 @@
   own id) that takes money, concurrency slots, requests and tokens at once, so that the process admits
   and settles requests inside it without a call per request. Every limit counts the lease as it counts
   holds: the balance, the key's daily and monthly caps and the guardrail's budget (open holds count),
-  concurrency, and requests and tokens per minute (counted when granted, in the ten-second bucket of the
+  concurrency, and requests and tokens per minute (counted when granted, in the two-second bucket of the
   grant; the process uses them only until that bucket ends, so each counts in the bucket of its use).
   A lease grows only while every limit keeps LEASE_SHARE times the growth for everyone else, so near a
   limit or the end of the balance no lease grows and each request is decided here on its own, exactly.
@@ -42,14 +42,14 @@ local LEASE_SHARE = 16
 -- Takes requests and tokens the lease was granted in `bucket` and did not use (at most what it was
 -- granted) out of that bucket, while it is in view. Nothing when the lease's grant is of another bucket
 -- (the process's count is of an earlier one). Returns whether anything was taken back.
-local function take_back(a, k, lease, requests, tokens, bucket)
+local function take_back(r, lease, requests, tokens, bucket)
   if lease.bucket ~= bucket then return false end
   requests, tokens = math.min(requests, lease.requests), math.min(tokens, lease.tokens)
   if requests <= 0 and tokens <= 0 then return false end
-  adjust(a, A_RW, A_RW + REQUESTS, lease.bucket, -requests)
-  adjust(a, A_RW, A_RW + TOKENS, lease.bucket, -tokens)
-  adjust(k, K_RW, K_RW + REQUESTS, lease.bucket, -requests)
-  adjust(k, K_RW, K_RW + TOKENS, lease.bucket, -tokens)
+  adjust(r.ar, lease.bucket, -requests)
+  adjust(r.kr, lease.bucket, -requests)
+  adjust(r.at, lease.bucket, -tokens)
+  adjust(r.kt, lease.bucket, -tokens)
   lease.requests, lease.tokens = lease.requests - requests, lease.tokens - tokens
   return true
 end
@@ -57,7 +57,7 @@ end
 local function charge(state, holds, outbox, args, at, now)
   local lease_id, key_id, guardrail, count = args[at], args[at + 1], args[at + 2], tonumber(args[at + 3])
 
-  local r = read_records(state, key_id, guardrail)
+  local r = read_records(state, key_id, guardrail, now)
   if not r then return { 'cold' } end
   local a, k, g = r.a, r.k, r.g
 
@@ -112,13 +112,11 @@ local function lease_grow(state, holds, args, at, now)
   local guardrail_budget, expect_open = tonumber(args[at + 16]), args[at + 17] == '1'
   local expired_requests, expired_tokens, expired_bucket = tonumber(args[at + 18]), tonumber(args[at + 19]), tonumber(args[at + 20])
 
-  local r = read_records(state, key_id, guardrail)
+  local r = read_records(state, key_id, guardrail, now)
   if not r then return { 'cold' } end
   local a, k, g = r.a, r.k, r.g
 
   local bucket = math.floor(now / BUCKET_MS)
-  roll(a, A_RW, bucket)
-  roll(k, K_RW, bucket)
   local day, month = calendar(now)
   if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
@@ -132,14 +130,14 @@ local function lease_grow(state, holds, args, at, now)
   if not existed then
     lease = { key = key_id, amount = 0, tokens = 0, bucket = bucket, deadline = 0, guardrail = guardrail, free = false, slots = 0, requests = 0, lease = true }
   end
-  local returned = existed and take_back(a, k, lease, expired_requests, expired_tokens, expired_bucket)
+  local returned = existed and take_back(r, lease, expired_requests, expired_tokens, expired_bucket)
 
   -- Growth fits a limit when LEASE_SHARE times it is still within what the limit leaves.
   local function fits(add, limit, used)
     return add <= 0 or limit <= 0 or add * LEASE_SHARE <= limit - used
   end
-  local function fits_rate(add, limit, record, first)
-    return fits(add, limit, rate_count(record, first))
+  local function fits_rate(add, limit, rate)
+    return fits(add, limit, rate_count(rate))
   end
   local avail = a[A_BAL] - a[A_HELD]
   local granted = add_amount + add_requests + add_tokens + add_slots > 0
@@ -148,14 +146,14 @@ local function lease_grow(state, holds, args, at, now)
     and fits(add_amount, key_monthly, k[K_MS] + k[K_HELD])
     and (not g or fits(add_amount, guardrail_budget, g[G_MS] + g[G_HELD]))
     and fits(add_slots, key_conc, k[K_CONC]) and fits(add_slots, acct_conc, a[A_CONC])
-    and fits_rate(add_requests, key_rpm, k, K_RW + REQUESTS) and fits_rate(add_requests, acct_rpm, a, A_RW + REQUESTS)
-    and fits_rate(add_tokens, key_tpm, k, K_RW + TOKENS) and fits_rate(add_tokens, acct_tpm, a, A_RW + TOKENS)
+    and fits_rate(add_requests, key_rpm, r.kr) and fits_rate(add_requests, acct_rpm, r.ar)
+    and fits_rate(add_tokens, key_tpm, r.kt) and fits_rate(add_tokens, acct_tpm, r.at)
 
   if granted then
     a[A_HELD], a[A_CONC] = a[A_HELD] + add_amount, a[A_CONC] + add_slots
-    a[A_RW + REQUESTS], a[A_RW + TOKENS] = a[A_RW + REQUESTS] + add_requests, a[A_RW + TOKENS] + add_tokens
+    r.ar[2], r.kr[2] = r.ar[2] + add_requests, r.kr[2] + add_requests
+    r.at[2], r.kt[2] = r.at[2] + add_tokens, r.kt[2] + add_tokens
     k[K_HELD], k[K_CONC] = k[K_HELD] + add_amount, k[K_CONC] + add_slots
-    k[K_RW + REQUESTS], k[K_RW + TOKENS] = k[K_RW + REQUESTS] + add_requests, k[K_RW + TOKENS] + add_tokens
     if g then g[G_HELD] = g[G_HELD] + add_amount end
     if lease.bucket ~= bucket then lease.bucket, lease.requests, lease.tokens = bucket, 0, 0 end
     lease.amount, lease.slots = lease.amount + add_amount, lease.slots + add_slots
@@ -178,7 +176,7 @@ local function lease_shrink(state, holds, args, at, now)
   local value = redis.call('HGET', holds, lease_id)
   if not value then return { 'shrunk', available(state) } end
   local lease = parse_hold(value)
-  local r = read_records(state, lease.key, lease.guardrail)
+  local r = read_records(state, lease.key, lease.guardrail, now)
   if not r then
     redis.call('HDEL', holds, lease_id)
     return { 'cold' }
@@ -191,10 +189,7 @@ local function lease_shrink(state, holds, args, at, now)
   k[K_HELD], k[K_CONC] = k[K_HELD] - freed_amount, k[K_CONC] - freed_slots
   if g then g[G_HELD] = g[G_HELD] - freed_amount end
 
-  local bucket = math.floor(now / BUCKET_MS)
-  roll(a, A_RW, bucket)
-  roll(k, K_RW, bucket)
-  take_back(a, k, lease, unused_requests, unused_tokens, unused_bucket)
+  take_back(r, lease, unused_requests, unused_tokens, unused_bucket)
   lease.amount, lease.slots = keep_amount, keep_slots
 
   write_records(state, r)

@@ -3,14 +3,15 @@
 
   One account's hot state lives in three keys with the account's hash tag, so every script touches one
   cluster slot:
-    state   HASH  'a'    -> "bal|held|conc|rw|r0..r6|t0..t6|fd|fc"  account: balance, open holds,
-                             in-flight, requests and tokens per minute (rw: the latest ten-second bucket
-                             counted in; r0..r6 and t0..t6: requests and tokens of that bucket and the six
-                             before it), free requests of the UTC day (fd, fc)
-                  'k:K'  -> "held|conc|rw|r0..r6|t0..t6|dw|ds|mw|ms"  key K: the same, and spend of
-                             the UTC day (dw, ds) and month (mw, ms); K is the first key of the rotation
-                             lineage, whose windows every key rotated from it shares
+    state   HASH  'a'    -> "bal|held|conc|fd|fc"  account: balance, open holds, in-flight, free requests
+                             of the UTC day (fd, fc)
+                  'k:K'  -> "held|conc|dw|ds|mw|ms"  key K: open holds, in-flight, spend of the UTC day
+                             (dw, ds) and month (mw, ms); K is the first key of the rotation lineage,
+                             whose windows every key rotated from it shares
                   'g:G'  -> "held|mw|ms"  guardrail G: open holds and spend of the UTC month
+                  'ar', 'at', 'kr:K', 'kt:K' -> "bucket|c0|c1|..|c30"  requests and tokens per minute of
+                             the account and of key K: the latest two-second bucket counted in, and the
+                             counts of that bucket and the thirty before it
     holds   HASH  request id -> open hold "keyId|holdNano|tokens|bucket|deadlineMs|guardrailId|free"
                   (open holds only; guardrailId may be empty; free is 1 for a request on the free allowance)
     outbox  HASH  request id -> charge "keyId|chargedNano|writtenOffNano|atMs|record", until Postgres has
@@ -28,44 +29,37 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- Rate limits count ten-second buckets: the current one and the six before it. Every span of 60 seconds
--- lies within the seven buckets the last admission inside it saw, so none holds more than the limit.
-local BUCKET_MS, BUCKETS = 10000, 7
--- A record's rate part starts at its bucket; requests and tokens of each bucket in view follow, newest
--- first, at these offsets from it.
-local REQUESTS, TOKENS = 1, 1 + BUCKETS
+-- Rate limits count two-second buckets: the current one and the thirty before it. Every span of 60
+-- seconds lies within the buckets the last admission inside it saw, so none holds more than the limit.
+local BUCKET_MS, BUCKETS = 2000, 31
 
 -- Positions in the records.
-local A_BAL, A_HELD, A_CONC, A_RW, A_FD, A_FC = 1, 2, 3, 4, 19, 20
-local K_HELD, K_CONC, K_RW, K_DW, K_DS, K_MW, K_MS = 1, 2, 3, 18, 19, 20, 21
+local A_BAL, A_HELD, A_CONC, A_FD, A_FC = 1, 2, 3, 4, 5
+local K_HELD, K_CONC, K_DW, K_DS, K_MW, K_MS = 1, 2, 3, 4, 5, 6
 local G_HELD, G_MW, G_MS = 1, 2, 3
-local ACCOUNT_FIELDS, KEY_FIELDS, GUARDRAIL_FIELDS = 20, 21, 3
+local ACCOUNT_FIELDS, KEY_FIELDS, GUARDRAIL_FIELDS, RATE_FIELDS = 5, 6, 3, 1 + BUCKETS
 
--- Records are read with one string.match and written with one string.format: a pattern per length.
+-- Records are read with one string.match and written with one string.format: a pattern per length (a
+-- pattern holds at most 32 captures, which the rate records fill).
 local RECORD_PATTERN, RECORD_FORMAT = {}, {}
-for _, count in ipairs({ GUARDRAIL_FIELDS, ACCOUNT_FIELDS, KEY_FIELDS }) do
+for _, count in ipairs({ GUARDRAIL_FIELDS, ACCOUNT_FIELDS, KEY_FIELDS, RATE_FIELDS }) do
   local numbers, formats = {}, {}
   for i = 1, count do numbers[i], formats[i] = '(%-?%d+)', '%d' end
   RECORD_PATTERN[count] = '^' .. table.concat(numbers, '|') .. '$'
   RECORD_FORMAT[count] = table.concat(formats, '|')
 end
 
--- Records written before rate windows had buckets held (minute, requests now, requests before, tokens
--- now, tokens before) at the rate part: both minutes' counts become the last bucket of that minute's,
--- stricter for a minute than the counts they replace, never looser.
-local LEGACY = { [ACCOUNT_FIELDS] = { fields = 10, rate = A_RW }, [KEY_FIELDS] = { fields = 11, rate = K_RW } }
-local function from_legacy(parts, rate)
-  local record = {}
-  for i = 1, rate - 1 do record[i] = parts[i] end
-  record[rate] = (parts[rate] + 1) * (60000 / BUCKET_MS) - 1
-  for age = 0, BUCKETS - 1 do record[rate + REQUESTS + age], record[rate + TOKENS + age] = 0, 0 end
-  record[rate + REQUESTS] = parts[rate + 1] + parts[rate + 2]
-  record[rate + TOKENS] = parts[rate + 3] + parts[rate + 4]
-  for i = rate + 5, #parts do record[#record + 1] = parts[i] end
-  return record
-end
+-- Records written before rate limits had buckets of their own held (minute, requests now, requests
+-- before, tokens now, tokens before) inside the account's and the key's record: spend and free requests
+-- move to their places, and both minutes' requests and tokens are returned beside the record
+-- (read_records counts them in the current bucket: stricter for a minute, never looser).
+local LEGACY = {
+  [ACCOUNT_FIELDS] = { fields = 10, kept = { 1, 2, 3, 9, 10 }, rate = 4 },
+  [KEY_FIELDS] = { fields = 11, kept = { 1, 2, 8, 9, 10, 11 }, rate = 3 },
+}
 
--- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros.
+-- "1|2|3" -> {1, 2, 3}; a missing record reads as all zeros. A record of the earlier layout is read in
+-- this one, and its requests and tokens per minute are returned beside it.
 local function unpack_record(value, count)
   local record = {}
   if value then
@@ -73,7 +67,12 @@ local function unpack_record(value, count)
     if #record == 0 then
       for part in string.gmatch(value, '[^|]+') do record[#record + 1] = tonumber(part) or 0 end
       local legacy = LEGACY[count]
-      if legacy and #record == legacy.fields then record = from_legacy(record, legacy.rate) end
+      if legacy and #record == legacy.fields then
+        local at, old = legacy.rate, record
+        record = {}
+        for i, position in ipairs(legacy.kept) do record[i] = old[position] end
+        return record, { old[at + 1] + old[at + 2], old[at + 3] + old[at + 4] }
+      end
     end
   end
   for i = 1, count do record[i] = tonumber(record[i]) or 0 end
@@ -117,41 +116,36 @@ local function calendar(now)
   return day, year * 12 + month - 1, (day + 1) * DAY_MS, days_from_civil(next_year, next_month) * DAY_MS
 end
 
--- Moves a record's rate part (at `at`) to `bucket`: buckets that leave the view are forgotten. A clock
--- that went back moves nothing.
-local function roll(record, at, bucket)
-  local shift = bucket - record[at]
+-- A rate record is {bucket, count of that bucket, of the one before, ..}: the latest bucket counted in.
+-- roll() moves it to `bucket`, forgetting what leaves the view; a clock that went back moves nothing.
+local function roll(rate, bucket)
+  local shift = bucket - rate[1]
   if shift <= 0 then return end
-  for _, first in ipairs({ at + REQUESTS, at + TOKENS }) do
-    for age = BUCKETS - 1, 0, -1 do
-      record[first + age] = age >= shift and record[first + age - shift] or 0
-    end
-  end
-  record[at] = bucket
+  for age = BUCKETS - 1, 0, -1 do rate[2 + age] = age >= shift and rate[2 + age - shift] or 0 end
+  rate[1] = bucket
 end
 
--- What the buckets in view hold, from `first` (the rate part's requests or tokens).
-local function rate_count(record, first)
+-- What the buckets in view hold.
+local function rate_count(rate)
   local total = 0
-  for age = 0, BUCKETS - 1 do total = total + record[first + age] end
+  for i = 2, RATE_FIELDS do total = total + rate[i] end
   return total
 end
 
--- Adds `delta` (negative to take back) to what was counted in `bucket`, while it is in view; `at` is the
--- rate part, `first` its requests or tokens.
-local function adjust(record, at, first, bucket, delta)
-  local age = record[at] - bucket
-  if age >= 0 and age < BUCKETS then record[first + age] = math.max(0, record[first + age] + delta) end
+-- Adds `delta` (negative to take back) to what was counted in `bucket`, while it is in view.
+local function adjust(rate, bucket, delta)
+  local age = rate[1] - bucket
+  if age >= 0 and age < BUCKETS then rate[2 + age] = math.max(0, rate[2 + age] + delta) end
 end
 
 -- Milliseconds until `cost` more fits under `limit` (at least 1 s): until enough of the oldest buckets
 -- have left the view. A cost above the limit never fits; it is told to wait a minute.
-local function rate_retry_ms(record, at, first, now, limit, cost)
+local function rate_retry_ms(rate, now, limit, cost)
   if cost > limit then return 60000 end
-  local excess = rate_count(record, first) + cost - limit
+  local excess = rate_count(rate) + cost - limit
   for age = BUCKETS - 1, 0, -1 do
-    excess = excess - record[first + age]
-    if excess <= 0 then return math.max(1000, (record[at] - age + BUCKETS) * BUCKET_MS - now) end
+    excess = excess - rate[2 + age]
+    if excess <= 0 then return math.max(1000, (rate[1] - age + BUCKETS) * BUCKET_MS - now) end
   end
   return 1000
 end
@@ -175,56 +169,63 @@ local function hold_value(hold)
   return value
 end
 
+-- The account's, a key's and (when `guardrail` is not '') a guardrail's records, and the account's and
+-- the key's requests and tokens per minute moved to the bucket of `now`, read with one HMGET; nil when
+-- the account is not loaded. write_records puts them back with one HSET.
+local function read_records(state, key_id, guardrail, now)
+  local kf = 'k:' .. key_id
+  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
+  local rf = { 'ar', 'at', 'kr:' .. key_id, 'kt:' .. key_id }
+  local v = redis.call('HMGET', state, 'a', kf, rf[1], rf[2], rf[3], rf[4], gf or 'a')
+  if not v[1] then return nil end
+  local bucket = math.floor(now / BUCKET_MS)
+  local a, a_legacy = unpack_record(v[1], ACCOUNT_FIELDS)
+  local k, k_legacy = unpack_record(v[2], KEY_FIELDS)
+  local function rate(value, legacy)
+    local each = unpack_record(value, RATE_FIELDS)
+    roll(each, bucket)
+    if legacy and not value then each[2] = legacy end
+    return each
+  end
+  return {
+    a = a, k = k, g = gf and unpack_record(v[7], GUARDRAIL_FIELDS), kf = kf, gf = gf, rf = rf,
+    ar = rate(v[3], a_legacy and a_legacy[1]), at = rate(v[4], a_legacy and a_legacy[2]),
+    kr = rate(v[5], k_legacy and k_legacy[1]), kt = rate(v[6], k_legacy and k_legacy[2]),
+  }
+end
+
+local function write_records(state, r)
+  local rf = r.rf
+  local fields = {
+    'a', pack_record(r.a), r.kf, pack_record(r.k), rf[1], pack_record(r.ar), rf[2], pack_record(r.at),
+    rf[3], pack_record(r.kr), rf[4], pack_record(r.kt),
+  }
+  if r.g then fields[#fields + 1], fields[#fields + 2] = r.gf, pack_record(r.g) end
+  redis.call('HSET', state, unpack(fields))
+end
+
 -- Ends an open hold: its amount leaves `held`, its slot returns, its token estimate becomes
--- `actual_tokens` in the bucket it was counted in (while in view), and `charged` leaves the balance and joins the
--- key's (and guardrail's) spend of the current UTC day and month. A released free request gives its
--- place in the free allowance back (`refund`). Returns the available balance after.
+-- `actual_tokens` in the bucket it was counted in (while in view), and `charged` leaves the balance and
+-- joins the key's (and guardrail's) spend of the current UTC day and month. A released free request gives
+-- its place in the free allowance back (`refund`). Returns the available balance after.
 local function end_hold(state, hold, actual_tokens, charged, now, refund)
-  local kf = 'k:' .. hold.key
-  local gf = hold.guardrail ~= '' and ('g:' .. hold.guardrail) or nil
-  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
-  local a, k = unpack_record(v[1], ACCOUNT_FIELDS), unpack_record(v[2], KEY_FIELDS)
-  local bucket, delta = math.floor(now / BUCKET_MS), actual_tokens - hold.tokens
-  roll(a, A_RW, bucket)
-  roll(k, K_RW, bucket)
-  adjust(a, A_RW, A_RW + TOKENS, hold.bucket, delta)
-  adjust(k, K_RW, K_RW + TOKENS, hold.bucket, delta)
+  local r = read_records(state, hold.key, hold.guardrail, now)
+  if not r then return 0 end
+  local a, k, g = r.a, r.k, r.g
+  adjust(r.at, hold.bucket, actual_tokens - hold.tokens)
+  adjust(r.kt, hold.bucket, actual_tokens - hold.tokens)
   local day, month = calendar(now)
   if k[K_DW] ~= day then k[K_DW], k[K_DS] = day, 0 end
   if k[K_MW] ~= month then k[K_MW], k[K_MS] = month, 0 end
   a[A_BAL], a[A_HELD], a[A_CONC] = a[A_BAL] - charged, a[A_HELD] - hold.amount, a[A_CONC] - hold.slots
   k[K_HELD], k[K_CONC], k[K_DS], k[K_MS] = k[K_HELD] - hold.amount, k[K_CONC] - hold.slots, k[K_DS] + charged, k[K_MS] + charged
   if refund and hold.free and a[A_FD] == day then a[A_FC] = math.max(0, a[A_FC] - 1) end
-  if gf then
-    local g = unpack_record(v[3], GUARDRAIL_FIELDS)
+  if g then
     if g[G_MW] ~= month then g[G_MW], g[G_MS] = month, 0 end
     g[G_HELD], g[G_MS] = g[G_HELD] - hold.amount, g[G_MS] + charged
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k), gf, pack_record(g))
-  else
-    redis.call('HSET', state, 'a', pack_record(a), kf, pack_record(k))
   end
+  write_records(state, r)
   return a[A_BAL] - a[A_HELD]
-end
-
--- The account's, a key's and (when `guardrail` is not '') a guardrail's records, read with one HMGET;
--- nil when the account is not loaded. write_records puts them back with one HSET.
-local function read_records(state, key_id, guardrail)
-  local kf = 'k:' .. key_id
-  local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
-  local v = redis.call('HMGET', state, 'a', kf, gf or 'a')
-  if not v[1] then return nil end
-  return {
-    a = unpack_record(v[1], ACCOUNT_FIELDS), k = unpack_record(v[2], KEY_FIELDS),
-    g = gf and unpack_record(v[3], GUARDRAIL_FIELDS), kf = kf, gf = gf,
-  }
-end
-
-local function write_records(state, r)
-  if r.g then
-    redis.call('HSET', state, 'a', pack_record(r.a), r.kf, pack_record(r.k), r.gf, pack_record(r.g))
-  else
-    redis.call('HSET', state, 'a', pack_record(r.a), r.kf, pack_record(r.k))
-  end
 end
 
 local function available(state)

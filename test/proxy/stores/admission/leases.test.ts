@@ -10,6 +10,7 @@ import {
 } from '../../../../proxy/stores/admission/redis-store.ts'
 import { redisKeys } from '../../../../proxy/stores/admission/redis-keys.ts'
 import type { AdmitInput } from '../../../../proxy/stores/admission/store.ts'
+import { BUCKET_MS } from '../../../../proxy/stores/admission/windows.ts'
 import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
 
 const noKeyLimits = { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 }
@@ -162,7 +163,7 @@ describeWith('redis', 'admission leases', () => {
     }
   })
 
-  test('under a rate limit, what a lease admits counts in the ten-second bucket of the admission', async () => {
+  test('under a rate limit, what a lease admits counts in the two-second bucket of the admission', async () => {
     const accountId = await account(1_000_000_000_000)
     // A limit far above the traffic: leases grow to bursts of 100, and hold up to twice that unused.
     const keyLimits = { ...noKeyLimits, rpm: 10_000_000 }
@@ -170,8 +171,8 @@ describeWith('redis', 'admission leases', () => {
     const sentAt = Date.now()
     const offsetMs = (await store.inner.serverTime()) - Math.round((sentAt + Date.now()) / 2)
     const at: number[] = []
-    // Bursts until well past the next bucket boundary.
-    const until = (Math.floor((Date.now() + offsetMs) / 10_000) + 1) * 10_000 + 1_500
+    // Bursts across a few bucket boundaries.
+    const until = Date.now() + offsetMs + 3 * BUCKET_MS
     while (Date.now() + offsetMs < until) {
       await Promise.all(
         Array.from({ length: 100 }, async () => {
@@ -191,20 +192,20 @@ describeWith('redis', 'admission leases', () => {
       await Bun.sleep(3)
     }
     await settled(accountId)
-    // held|conc|bucket|requests of that bucket and the six before|tokens of the same|day and month spend
-    const record = (await redis.hget(redisKeys.state(accountId), 'k:key_buckets'))!
+    // The key's requests per minute: its latest bucket, then the counts of that bucket and those before.
+    const record = (await redis.hget(redisKeys.state(accountId), 'kr:key_buckets'))!
       .split('|')
       .map(Number)
-    const latest = record[2]!
-    const counted = (bucket: number) => record[3 + latest - bucket] ?? 0
-    const near = (time: number) => Math.abs(time - Math.round(time / 10_000) * 10_000) < 5
-    const buckets = [...new Set(at.map((time) => Math.floor(time / 10_000)))]
+    const latest = record[0]!
+    const counted = (bucket: number) => record[1 + latest - bucket] ?? 0
+    const near = (time: number) => Math.abs(time - Math.round(time / BUCKET_MS) * BUCKET_MS) < 5
+    const buckets = [...new Set(at.map((time) => Math.floor(time / BUCKET_MS)))]
     expect(buckets.length).toBeGreaterThanOrEqual(2)
     for (const bucket of buckets) {
-      const admitted = at.filter((time) => Math.floor(time / 10_000) === bucket)
+      const admitted = at.filter((time) => Math.floor(time / BUCKET_MS) === bucket)
       const unsure = admitted.filter(near).length
       // Never fewer than the admissions in the bucket: a request granted before a bucket ended was not
-      // used after it (it would count in a bucket that leaves the view ten seconds early).
+      // used after it (it would count in a bucket that leaves the view early).
       expect(counted(bucket)).toBeGreaterThanOrEqual(admitted.length - unsure)
     }
     // And nothing counted for nothing but what leases held when their bucket ended.

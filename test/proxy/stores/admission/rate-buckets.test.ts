@@ -1,4 +1,4 @@
-// Requests and tokens per minute in ten-second buckets, under a clock the test moves: the in-process
+// Requests and tokens per minute in two-second buckets, under a clock the test moves: the in-process
 // store and the Redis scripts (decide.lua, run at the time given) make the same decisions, no span of
 // 60 seconds ever holds more than a limit, every refusal is owed to what the buckets in view hold, and
 // Retry-After names the first moment the request fits.
@@ -9,11 +9,12 @@ import { MemoryAdmissionStore } from '../../../../proxy/stores/admission/memory-
 import { createRedisStore } from '../../../../proxy/stores/admission/redis-store.ts'
 import { redisKeys } from '../../../../proxy/stores/admission/redis-keys.ts'
 import { limitArguments } from '../../../../proxy/stores/admission/scripts.ts'
+import { BUCKET_MS, BUCKETS } from '../../../../proxy/stores/admission/windows.ts'
 import type { AdmitInput } from '../../../../proxy/stores/admission/store.ts'
 import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
 import { prng } from '../../../helpers/prng.ts'
 
-const BUCKET = 10_000
+const BUCKET = BUCKET_MS
 const bucketOf = (ms: number) => Math.floor(ms / BUCKET)
 const keyLimits = { rpm: 12, tpm: 600, concurrency: 0, dailyNano: 0, monthlyNano: 0 }
 const accountLimits = { rpm: 20, tpm: 900, concurrency: 0 }
@@ -88,7 +89,7 @@ async function run(store: Clocked, seed: number) {
  */
 function inView(entries: Entry[], now: number, by: 'requests' | 'tokens', asOf = now): number {
   return entries
-    .filter((e) => bucketOf(e.at) >= bucketOf(now) - 6)
+    .filter((e) => bucketOf(e.at) >= bucketOf(now) - (BUCKETS - 1))
     .reduce(
       (sum, e) => sum + (by === 'requests' ? 1 : e.settledAt <= asOf ? e.actual : e.tokens),
       0,
@@ -219,7 +220,7 @@ describeWith('redis', 'rate buckets in the Redis scripts', () => {
       redisKeys.holds(accountId),
       redisKeys.outbox(accountId),
     ]
-    const seeded = redis.hset(keys[0]!, 'a', `${1e12}|${'0|'.repeat(18)}0`)
+    const seeded = redis.hset(keys[0]!, 'a', `${1e12}|0|0|0|0`)
     return {
       async admit(atMs, requestId, keyId, tokens) {
         await seeded

@@ -5,6 +5,7 @@ import { afterAll, expect, test } from 'bun:test'
 import { LeasedAdmissionStore } from '../../../../proxy/stores/admission/leased-store.ts'
 import { createRedisStore } from '../../../../proxy/stores/admission/redis-store.ts'
 import type { AdmitInput } from '../../../../proxy/stores/admission/store.ts'
+import { BUCKET_MS } from '../../../../proxy/stores/admission/windows.ts'
 import { deleteRedisKeys, describeWith, redisUrl, uniqueName } from '../../../helpers/services.ts'
 import { prng } from '../../../helpers/prng.ts'
 
@@ -74,7 +75,7 @@ describeWith('redis', 'requests per minute in any span', () => {
             const now = Date.now()
             const pause = random.weighted([
               [random.int(5, 400), 3],
-              [10_000 - (now % 10_000) - random.int(1, 60), 1],
+              [BUCKET_MS - (now % BUCKET_MS) - random.int(1, 60), 1],
               [60_000 - (now % 60_000) - random.int(1, 60), 1],
             ] as const)
             await Bun.sleep(Math.max(0, Math.min(pause, end - now)))
