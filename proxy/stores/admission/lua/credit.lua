@@ -14,11 +14,20 @@ local entry, amount = ARGV[1], tonumber(ARGV[2])
 
 local value = redis.call('HGET', state, 'a')
 if not value then return { 'cold' } end
-local a = unpack_record(value, ACCOUNT_FIELDS)
+local a, legacy = unpack_record(value, ACCOUNT_FIELDS)
 if redis.call('ZSCORE', credits, entry) then return { 'again', a[A_BAL] - a[A_HELD] } end
 local now = now_ms()
 a[A_BAL] = a[A_BAL] + amount
 redis.call('HSET', state, 'a', pack_record(a))
+-- A record of the earlier layout keeps its requests and tokens per minute, as read_records would.
+if legacy then
+  local bucket = math.floor(now / BUCKET_MS)
+  for i, field in ipairs({ 'ar', 'at' }) do
+    local rate = unpack_record(nil, RATE_FIELDS)
+    rate[1], rate[2] = bucket, legacy[i]
+    redis.call('HSETNX', state, field, pack_record(rate))
+  end
+end
 redis.call('ZADD', credits, now, entry)
 redis.call('ZREMRANGEBYSCORE', credits, '-inf', now - 3 * DAY_MS)
 return { 'ok', a[A_BAL] - a[A_HELD] }

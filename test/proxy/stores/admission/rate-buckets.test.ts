@@ -297,4 +297,31 @@ describeWith('redis', 'rate buckets in the Redis scripts', () => {
       await store.close()
     }
   })
+
+  test('a credit to an account record written before rate buckets keeps its requests per minute', async () => {
+    const store = await createRedisStore({ url: redisUrl!, keyPrefix, timeoutMs: 2_000 })
+    try {
+      const accountId = uniqueName('acct_')
+      const minute = Math.floor(Date.now() / 60_000)
+      await redis.hset(redisKeys.state(accountId), 'a', `5000000|0|0|${minute}|1|2|10|20|0|0`)
+      expect(await store.credit(accountId, uniqueName('credit_'), 1_000)).toMatchObject({
+        status: 'applied',
+        availableNano: 5_001_000,
+      })
+      const input = (): AdmitInput => ({
+        requestId: uniqueName('req_'),
+        accountId,
+        keyId: 'key_a',
+        holdNano: 100,
+        tokens: 1,
+        keyLimits: { rpm: 0, tpm: 0, concurrency: 0, dailyNano: 0, monthlyNano: 0 },
+        accountLimits: { rpm: 4, tpm: 0, concurrency: 0 },
+      })
+      // Both minutes' 3 requests still count against 4 a minute.
+      expect(await store.admit(input())).toMatchObject({ ok: true })
+      expect(await store.admit(input())).toMatchObject({ ok: false, limit: 'account_rpm' })
+    } finally {
+      await store.close()
+    }
+  })
 })
