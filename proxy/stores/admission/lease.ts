@@ -153,9 +153,14 @@ export class Lease {
     this.renewing = true
     this.expiredRequests += this.requests
     this.expiredTokens += Math.max(0, this.tokens)
+    this.giveUpInHand()
+    this.usableUntilMs = Number.POSITIVE_INFINITY
+  }
+
+  /** Requests and tokens in hand are given up; requests admitted before return no tokens after. */
+  private giveUpInHand(): void {
     this.requests = 0
     this.tokens = 0
-    this.usableUntilMs = Number.POSITIVE_INFINITY
     this.epoch += 1
   }
 
@@ -173,11 +178,7 @@ export class Lease {
     rateLimited: boolean,
   ): void {
     const bucket = Math.floor(redisNowMs / BUCKET_MS)
-    if (bucket !== this.grantBucket) {
-      this.requests = 0
-      this.tokens = 0
-      this.epoch += 1
-    }
+    if (bucket !== this.grantBucket) this.giveUpInHand()
     this.grantBucket = bucket
     this.usableUntilMs = rateLimited
       ? sentMs + (bucket + 1) * BUCKET_MS - redisNowMs

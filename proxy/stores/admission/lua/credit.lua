@@ -21,11 +21,8 @@ a[A_BAL] = a[A_BAL] + amount
 redis.call('HSET', state, 'a', pack_record(a))
 -- A record of the earlier layout keeps its requests and tokens per minute, as read_records would.
 if legacy then
-  local bucket = math.floor(now / BUCKET_MS)
   for i, field in ipairs({ 'ar', 'at' }) do
-    local rate = unpack_record(nil, RATE_FIELDS)
-    rate[1], rate[2] = bucket, legacy[i]
-    redis.call('HSETNX', state, field, pack_record(rate))
+    redis.call('HSETNX', state, field, pack_record(read_rate(nil, legacy[i], math.floor(now / BUCKET_MS))))
   end
 end
 redis.call('ZADD', credits, now, entry)

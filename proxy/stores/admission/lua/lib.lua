@@ -172,6 +172,15 @@ end
 -- The account's, a key's and (when `guardrail` is not '') a guardrail's records, and the account's and
 -- the key's requests and tokens per minute moved to the bucket of `now`, read with one HMGET; nil when
 -- the account is not loaded. write_records puts them back with one HSET.
+-- A rate record read from `value` and moved to `bucket`; with none stored yet, the counts an account's
+-- or key's record of the earlier layout held (`legacy`, if any) are counted in that bucket.
+local function read_rate(value, legacy, bucket)
+  local rate = unpack_record(value, RATE_FIELDS)
+  roll(rate, bucket)
+  if legacy and not value then rate[2] = legacy end
+  return rate
+end
+
 local function read_records(state, key_id, guardrail, now)
   local kf = 'k:' .. key_id
   local gf = guardrail ~= '' and ('g:' .. guardrail) or nil
@@ -181,16 +190,10 @@ local function read_records(state, key_id, guardrail, now)
   local bucket = math.floor(now / BUCKET_MS)
   local a, a_legacy = unpack_record(v[1], ACCOUNT_FIELDS)
   local k, k_legacy = unpack_record(v[2], KEY_FIELDS)
-  local function rate(value, legacy)
-    local each = unpack_record(value, RATE_FIELDS)
-    roll(each, bucket)
-    if legacy and not value then each[2] = legacy end
-    return each
-  end
   return {
     a = a, k = k, g = gf and unpack_record(v[7], GUARDRAIL_FIELDS), kf = kf, gf = gf, rf = rf,
-    ar = rate(v[3], a_legacy and a_legacy[1]), at = rate(v[4], a_legacy and a_legacy[2]),
-    kr = rate(v[5], k_legacy and k_legacy[1]), kt = rate(v[6], k_legacy and k_legacy[2]),
+    ar = read_rate(v[3], a_legacy and a_legacy[1], bucket), at = read_rate(v[4], a_legacy and a_legacy[2], bucket),
+    kr = read_rate(v[5], k_legacy and k_legacy[1], bucket), kt = read_rate(v[6], k_legacy and k_legacy[2], bucket),
   }
 end
 
