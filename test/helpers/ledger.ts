@@ -37,7 +37,12 @@ export async function settledAccount(gw: TestGateway, accountId: string, timeout
   for (;;) {
     const snapshot = await holdsEnded(gw, accountId, timeoutMs)
     const ledger = await ledgerOf(gw, accountId)
-    if (snapshot.balanceNano === sumOf(ledger) || Date.now() > until) return { snapshot, ledger }
+    if (snapshot.balanceNano === sumOf(ledger) || Date.now() > until) {
+      // A flush may have written the ledger rows just after the drain above, and be writing the
+      // request-log rows queued with them still: those are in Postgres too once it returns.
+      await gw.app.gateway.writer.drain()
+      return { snapshot, ledger }
+    }
     await Bun.sleep(20)
   }
 }
