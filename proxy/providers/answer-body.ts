@@ -1,7 +1,7 @@
 /** The first checks of a provider's non-streaming answer, whatever its style: JSON, and an object. */
-import { ServiceError } from '../../shared/errors.ts'
 import type { TokenUsage } from '../core/catalog/pricing.ts'
 import type { AnswerRead } from './adapter.ts'
+import { invalidResponse } from './upstream-failure.ts'
 
 export function parseAnswerBody(
   text: string,
@@ -19,12 +19,5 @@ export function parseAnswerBody(
 
 /** An answer that failed a check; only the provider's own usage (if it reported any) is charged. */
 export function invalidAnswer(check: string, usage?: TokenUsage): AnswerRead {
-  return {
-    ok: false,
-    error: new ServiceError(
-      'upstream_response_invalid',
-      `The provider's response failed validation: ${check}.`,
-    ),
-    usage,
-  }
+  return { ok: false, error: invalidResponse(check).error, usage }
 }

@@ -16,7 +16,12 @@ import type { UpstreamRequest } from './adapter.ts'
 import type { RouteHealth } from './route-health.ts'
 import { adapters } from './adapters.ts'
 import { echoFetch } from './echo/echo-provider.ts'
-import { failureFromNetwork, withProviderWait, type UpstreamFailure } from './upstream-failure.ts'
+import {
+  failureFromNetwork,
+  invalidResponse,
+  withProviderWait,
+  type UpstreamFailure,
+} from './upstream-failure.ts'
 import { readStreamStart, type StreamHead } from './stream-start.ts'
 
 /** Providers answered in the process, by the catalog's `builtin` name. */
@@ -180,13 +185,7 @@ async function attempt(
       // route may still answer.
       await response.body?.cancel().catch(() => undefined)
       return {
-        failure: {
-          error: new ServiceError(
-            'upstream_response_invalid',
-            `The provider's response failed validation: a stream was asked for and the answer is ${type.split(';')[0]}.`,
-          ),
-          fallback: true,
-        },
+        failure: invalidResponse(`a stream was asked for and the answer is ${type.split(';')[0]}`),
         timedOut: false,
       }
     }

@@ -16,6 +16,7 @@ import type { StreamDecoder } from './adapter.ts'
 import { SseSplitter, type SseEvent } from './sse.ts'
 import {
   failureFromNetwork,
+  invalidResponse,
   statusOfStreamError,
   type UpstreamFailure,
 } from './upstream-failure.ts'
@@ -89,10 +90,12 @@ export async function readStreamStart(
     if (read.done && lookaheadUntil !== undefined) return { head: { events, splitter } }
     if (read.done)
       return {
-        failure: failureFromNetwork(
-          route.provider.id,
-          new Error('the stream ended before any data'),
-        ),
+        // Lines that are neither data nor comments are not an event stream (a JSON body under its type).
+        failure:
+          events.some((event) => event.event === undefined && !event.raw.startsWith(':')) &&
+          events.every((event) => event.data === undefined)
+            ? invalidResponse('a stream was asked for and the answer is not an event stream')
+            : failureFromNetwork(route.provider.id, new Error('the stream ended before any data')),
       }
     if (bytes >= PEEK_LIMIT_BYTES) return { head: { events, splitter } }
   }

@@ -86,6 +86,17 @@ export function withProviderWait(failure: UpstreamFailure, headers: Headers): Up
 }
 
 /** The provider could not be reached, or the connection failed before any response. */
+/** A response that is not what was asked for, before any of it reached the client: another route may answer. */
+export function invalidResponse(check: string): UpstreamFailure {
+  return {
+    error: new ServiceError(
+      'upstream_response_invalid',
+      `The provider's response failed validation: ${check}.`,
+    ),
+    fallback: true,
+  }
+}
+
 export function failureFromNetwork(providerId: string, cause: unknown): UpstreamFailure {
   const reason = cause instanceof Error ? cause.message : String(cause)
   return {

@@ -26,6 +26,8 @@ const models = [
   testModel('openai/limited-first', 'fake?replay=openai/error-first&writes=event'),
   // Keep-alives, then the connection closes: nothing started.
   testModel('openai/silent', 'fake?replay=broken/keepalive-only&writes=event'),
+  // A JSON answer under the stream's content type.
+  testModel('openai/json-body', 'fake?replay=broken/json-body&writes=event'),
   // A start that shows the client nothing, then the error, each event its own write.
   anthropicTestModel(
     'anthropic/start-then-overloaded',
@@ -86,6 +88,7 @@ describeWith('postgres', 'a stream whose first event is an error', () => {
   for (const [what, model, fallback] of [
     ['a rate-limit event', 'openai/limited-first', 'anthropic/plain'],
     ['keep-alives only and the end of the stream', 'openai/silent', 'openai/plain'],
+    ['a body that is not an event stream', 'openai/json-body', 'anthropic/plain'],
   ] as const) {
     test(`Chat Completions client: the fallback answers after ${what}`, async () => {
       const stream = await openai.chat.completions
@@ -195,6 +198,24 @@ describeWith('postgres', 'a stream whose first event is an error', () => {
       expect(apiError.status).toBe(503)
       expect(apiError.headers?.get('x-service-error-code')).toBe('model_unavailable')
       expect(apiError.message).toContain('Overloaded')
+      await settled()
+      expect(await balanceNano()).toBe(before)
+    })
+
+    test('a body that is not an event stream: 503 upstream_response_invalid naming the check', async () => {
+      const before = await balanceNano()
+      const error = await rejection(
+        openai.chat.completions.create({
+          model: 'openai/json-body',
+          messages: [{ role: 'user', content: 'Hello' }],
+          stream: true,
+        }),
+      )
+      expect(error).toBeInstanceOf(OpenAI.InternalServerError)
+      const apiError = error as InstanceType<typeof OpenAI.APIError>
+      expect(apiError.status).toBe(503)
+      expect(apiError.code).toBe('upstream_response_invalid')
+      expect(apiError.message).toContain('not an event stream')
       await settled()
       expect(await balanceNano()).toBe(before)
     })

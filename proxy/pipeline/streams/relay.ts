@@ -166,7 +166,7 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     const cost = nanoToUsd(chargedNano(charged))
     const stop = new ServiceError(
       'insufficient_credits',
-      `The answer was stopped at this request's hold of $${nanoToUsd(options.holdNano)}: the ${charged.outputTokens} output tokens delivered are charged $${cost}. Add credits or lower the output limit.`,
+      `The answer was stopped at this request's hold of $${nanoToUsd(options.holdNano)}, which covers its output limit at the most its input could cost: the provider went on past the limit. The ${charged.outputTokens} output tokens delivered are charged $${cost}.`,
     )
     await fail(controller, 'hold_reached', stop, charged)
   }

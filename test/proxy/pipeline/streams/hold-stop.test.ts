@@ -134,6 +134,8 @@ for (const { store, database, needs } of storeSetups) {
             const { summary, holdNano, log, rows, delivered } = await stream(style, model)
             expect(summary.error).toBe('insufficient_credits')
             for (const end of styles[style].ends) expect(summary.kinds).not.toContain(end)
+            // The hold covers the output limit: a stop there is the provider's overrun, not a lack of credit.
+            expect(summary.errorMessage).toContain('the provider went on past the limit')
             const named = /charged \$(\d+(?:\.\d+)?)/.exec(summary.errorMessage!)?.[1]
             expect(named).toBeDefined()
             const chargedNano = usdToNano(named!)!
