@@ -71,9 +71,18 @@ describeWith(['postgres', 'redis'], 'a worker process that dies', () => {
     return find()
   }
   const alive = (pid: number) => Bun.spawnSync(['kill', '-0', String(pid)]).exitCode === 0
+  /** Scrapes until both processes serve (a worker starting takes a moment), up to 10 s. */
+  const bothServing = async () => {
+    let serving = await scrape()
+    for (let i = 0; i < 100 && serving.processes !== '2'; i++) {
+      await Bun.sleep(100)
+      serving = await scrape()
+    }
+    return serving.processes
+  }
 
   test('is logged, left out of scrapes at once, started again, and the gateway still stops cleanly', async () => {
-    expect((await scrape()).processes).toBe('2')
+    expect(await bothServing()).toBe('2')
     const children = Bun.spawnSync(['pgrep', '-P', String(server.process.pid)]).stdout.toString()
     const workerPid = Number(children.trim().split('\n')[0])
     expect(workerPid).toBeGreaterThan(0)
@@ -97,12 +106,7 @@ describeWith(['postgres', 'redis'], 'a worker process that dies', () => {
     expect(restarted).toMatchObject({ level: 'info', processes: 2 })
     expect(restarted.pid).not.toBe(workerPid)
     expect(alive(restarted.pid)).toBe(true)
-    let serving = await scrape()
-    for (let i = 0; i < 100 && serving.processes !== '2'; i++) {
-      await Bun.sleep(100)
-      serving = await scrape()
-    }
-    expect(serving.processes).toBe('2')
+    expect(await bothServing()).toBe('2')
 
     // Dying young, the replacement waits twice as long before it is started again.
     process.kill(restarted.pid, 'SIGKILL')

@@ -225,12 +225,18 @@ function storedResponses(stores: Stores) {
       .filter((message) => message.role === 'user')
       .map((message) => JSON.stringify(message.content))
   }
-  const storedRow = async (id: string) => {
-    await first.app.operator.sql`SELECT pg_sleep(0.05)`
-    const [row] = await first.app.operator.sql<
-      { parent_id: string | null; root_id: string; turns: number }[]
-    >`SELECT parent_id, root_id, json_array_length(conversation) AS turns FROM stored_responses WHERE id = ${id}`
-    return row
+  /**
+   * The stored row of a response, once written (it is written after the answer), waited for up to 3 s;
+   * `now`: as it is at once (a row expected gone).
+   */
+  const storedRow = async (id: string, now = false) => {
+    for (let attempt = 0; ; attempt++) {
+      const [row] = await first.app.operator.sql<
+        { parent_id: string | null; root_id: string; turns: number }[]
+      >`SELECT parent_id, root_id, json_array_length(conversation) AS turns FROM stored_responses WHERE id = ${id}`
+      if (row || now || attempt === 60) return row
+      await Bun.sleep(50)
+    }
   }
 
   test('a follow-up keeps only its own turns, and a chain of them sends the whole conversation', async () => {
@@ -253,12 +259,13 @@ function storedResponses(stores: Stores) {
     const b = await turn('second', a)
     const lone = await turn('a response of its own')
     await storedRow(b)
+    await storedRow(lone)
     const sql = first.app.operator.sql
     await sql`UPDATE stored_responses SET expires_at = now() - interval '1 minute' WHERE id IN (${a}, ${lone})`
     await first.app.gateway.responses.purgeExpired()
     // The first is past its retention, but the second, within its own, still needs it.
     expect(await storedRow(a)).toBeDefined()
-    expect(await storedRow(lone)).toBeUndefined()
+    expect(await storedRow(lone, true)).toBeUndefined()
     await turn('third', b)
     expect(sentUserTexts().some((text) => text.includes('first of a chain'))).toBe(true)
     const refused = await post(first, {
@@ -269,8 +276,8 @@ function storedResponses(stores: Stores) {
     expect(refused.status).toBe(400)
     await sql`UPDATE stored_responses SET expires_at = now() - interval '1 minute' WHERE root_id = ${a}`
     await first.app.gateway.responses.purgeExpired()
-    expect(await storedRow(a)).toBeUndefined()
-    expect(await storedRow(b)).toBeUndefined()
+    expect(await storedRow(a, true)).toBeUndefined()
+    expect(await storedRow(b, true)).toBeUndefined()
   })
 
   test('a deleted response that a later one follows up still reaches the provider through that one', async () => {
