@@ -86,6 +86,7 @@ export async function dispatch(
     }
     controller.abort()
     if (options.clientSignal.aborted) {
+      options.health?.abandoned(route)
       return {
         ok: false,
         error: new ServiceError('upstream_error', 'The client closed the connection.'),
@@ -93,9 +94,10 @@ export async function dispatch(
         clientGone: true,
       }
     }
-    // A rate limit is the provider's answer, not ill health; a rejected request says nothing of the route.
+    // A rate limit or a refusal of the request is the provider's answer, not ill health: it is reachable.
     if (outcome.failure.fallback && outcome.failure.error.code !== 'upstream_rate_limited')
       options.health?.failed(route, Date.now())
+    else options.health?.succeeded(route)
     recordUpstreamError(
       route.provider.id,
       outcome.timedOut ? 'request_timeout' : outcome.failure.error.code,

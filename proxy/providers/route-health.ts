@@ -4,7 +4,8 @@
  *
  * Breaker: after `failures` consecutive failed attempts (connection failure, 5xx, timeout; a 429 is the
  * provider's rate limit, not ill health) the route is open and skipped for `openMs`. Then it is
- * half-open: one request at a time may try it; a success closes it, a failure opens it again. The state
+ * half-open: one request at a time may try it; any answer of the provider closes it (a refusal of the
+ * request or a rate limit too: the provider is reachable), a failure opens it again. The state
  * is per process: each process learns health from its own traffic, which needs no coordination and
  * converges as fast as the traffic does.
  *
@@ -62,12 +63,19 @@ export class RouteHealth {
     return true
   }
 
+  /** The provider answered (an answer, a refusal of the request, its rate limit): the route is closed. */
   succeeded(route: Route): void {
     const breaker = this.breakers.get(routeKey(route))
     if (!breaker || (breaker.failures === 0 && breaker.openUntilMs === 0)) return
     if (breaker.openUntilMs !== 0)
       log.info('route recovered', { provider: breaker.provider, model: breaker.model })
     Object.assign(breaker, { failures: 0, openUntilMs: 0, probingSinceMs: 0 })
+  }
+
+  /** An attempt that ended without a verdict (its client went away): another request may probe. */
+  abandoned(route: Route): void {
+    const breaker = this.breakers.get(routeKey(route))
+    if (breaker) breaker.probingSinceMs = 0
   }
 
   failed(route: Route, nowMs: number): void {

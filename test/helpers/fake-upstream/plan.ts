@@ -20,6 +20,7 @@
  *   finish=F       stop | length | stop_sequence | content_filter        (default stop, or tool_calls)
  *   status=S       fail with HTTP status S (429, 500, 529, 400…); code=C adds an error code/type;
  *                  retryAfter=S a `retry-after` header of S (seconds or a date)
+ *   statuses=S1,S2…  the nth request to this model name fails with Sn (200: answers), later ones answer
  *   delay=MS       wait before answering; chunkDelay=MS between stream events
  *   break=K        stream: drop the connection after K content events
  *   errorAfter=K   stream: send an error event after K content events

@@ -38,6 +38,8 @@ export function startFakeUpstream(): FakeUpstream {
     openStreams: 0,
     stop: async () => {},
   }
+  /** Requests so far per upstream model name, for `statuses`. */
+  const served = new Map<string, number>()
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -52,7 +54,11 @@ export function startFakeUpstream(): FakeUpstream {
       const answer = plan(String(body.model), body, lastTurnIsToolResult(body, anthropic))
       const { options } = answer
       if (options.has('delay')) await Bun.sleep(Number(options.get('delay')))
-      const status = Number(options.get('status') ?? 200)
+      // statuses=S1,S2,…: the model's nth request answers the nth status, every later one 200.
+      const sequence = options.get('statuses')?.split(',')
+      const nth = sequence ? (served.get(String(body.model)) ?? 0) : 0
+      if (sequence) served.set(String(body.model), nth + 1)
+      const status = Number(sequence ? (sequence[nth] ?? 200) : (options.get('status') ?? 200))
       if (status !== 200)
         return Response.json(
           anthropic

@@ -771,6 +771,31 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       }
     })
 
+    test('a probe the provider answers closes the breaker, even when it refuses the request', async () => {
+      // Two failures open the route; its probe is a request the provider refuses (400), then it serves.
+      const local = await startTestGateway({
+        store: 'memory',
+        database: 'postgres',
+        models: [testModel('test/refusing-probe', 'probe?statuses=500,500,400')],
+        env: { BREAKER_FAILURES: '2', BREAKER_OPEN_MS: '300' },
+      })
+      try {
+        const own = (await local.key(await local.account('1'))).key
+        const ask = () => local.chat(own, { model: 'test/refusing-probe', messages: hello })
+        for (let i = 0; i < 2; i++) await expectError(await ask(), 503, 'model_unavailable')
+        await expectError(await ask(), 503, 'model_unavailable')
+        expect(local.upstream.requests).toHaveLength(2)
+        await Bun.sleep(350)
+        await expectError(await ask(), 400, 'invalid_request')
+        // The provider answered the probe: the route serves at once, not after another open spell.
+        expect((await ask()).status).toBe(200)
+        expect(local.upstream.requests).toHaveLength(4)
+        expect([...local.app.gateway.health.states()].map((each) => each.state)).toEqual([0])
+      } finally {
+        await local.close()
+      }
+    })
+
     test('every route open: 503 model_unavailable with Retry-After, nothing held', async () => {
       const local = await startTestGateway({
         store: 'memory',
