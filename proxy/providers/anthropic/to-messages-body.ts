@@ -134,8 +134,10 @@ function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
       blocks.push({ type: 'image', source: { type: 'url', url: part.url } })
       continue
     }
-    // Media types are case-insensitive; the style accepts only the lowercase names.
-    const mediaType = data[1]!.toLowerCase()
+    // Media types are case-insensitive; the style accepts only the lowercase names, and only `jpeg` of
+    // the names JPEG goes by (`image/jpg` is common in data URLs, and other providers take it).
+    const lower = data[1]!.toLowerCase()
+    const mediaType = lower === 'image/jpg' || lower === 'image/pjpeg' ? 'image/jpeg' : lower
     if (!imageTypes.has(mediaType)) {
       return new ServiceError(
         'invalid_request',

@@ -203,22 +203,24 @@ describe('neutral → Messages', () => {
     expect(broken).toBeInstanceOf(ServiceError)
   })
 
-  test('an image media type is sent in lowercase', () => {
-    const result = conversationToMessages(
-      conversation({
-        turns: [
-          { role: 'user', content: [{ type: 'image', url: 'data:image/JPEG;base64,/9j/4AAQ' }] },
+  test('an image media type is sent in lowercase, and JPEG by the name the style takes', () => {
+    for (const type of ['image/JPEG', 'image/jpg', 'IMAGE/JPG']) {
+      const result = conversationToMessages(
+        conversation({
+          turns: [
+            { role: 'user', content: [{ type: 'image', url: `data:${type};base64,/9j/4AAQ` }] },
+          ],
+        }),
+        'm',
+        10,
+      )
+      expect((result as { messages: unknown[] }).messages[0]).toEqual({
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
         ],
-      }),
-      'm',
-      10,
-    )
-    expect((result as { messages: unknown[] }).messages[0]).toEqual({
-      role: 'user',
-      content: [
-        { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/4AAQ' } },
-      ],
-    })
+      })
+    }
   })
 
   test('tool-call IDs the style rejects become valid ones, the same for the call and its result', () => {
