@@ -33,8 +33,10 @@ export function chatStreamOutput(context: AnswerContext<ChatRequest>): StreamOut
         ...extra,
       }),
     )
+  // With usage asked for, every chunk before the usage chunk says `usage: null`, as the style's do.
+  const noUsage = includesUsage(context.body) ? { usage: null } : {}
   const delta = (value: Record<string, unknown>, finish: string | null = null) =>
-    chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }])
+    chunk([{ index: 0, delta: value, logprobs: null, finish_reason: finish }], noUsage)
   // A legacy client gets the first call as `function_call`; it has no place for others.
   const legacy = usesLegacyFunctions(context.body)
   const call = (index: number, id: string | undefined, fn: Record<string, unknown>) => {

@@ -140,8 +140,9 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             out += close()
             break
           case 'keepalive':
-            // The style's own keep-alive; the SDKs skip it.
-            out += named('ping', {})
+            // The style's own keep-alive; the SDKs skip it. A stream of the style begins with its
+            // `message_start`: one before it is not written (it comes with the first event anyway).
+            if (started) out += named('ping', {})
             break
         }
       }

@@ -427,6 +427,8 @@ const readers = {
 }
 
 const models = [
+  // A keep-alive comment before the first chunk, then three words.
+  testModel('openai/keepalive-first', 'fake?tokens=3&writes=event'),
   ...Object.keys(openai).map((name) => testModel(`openai/${name}`, `fake?replay=openai/${name}`)),
   ...Object.keys(anthropic).map((name) =>
     anthropicTestModel(`anthropic/${name}`, `fake?replay=anthropic/${name}`),
@@ -441,6 +443,20 @@ describeWith('postgres', 'stream conformance', () => {
     key = (await gw.key(await gw.account('10'))).key
   })
   afterAll(() => gw.close())
+
+  test('a Messages stream begins with message_start, whatever the provider sent before its first chunk', async () => {
+    const [path, body] = requests.messages('openai/keepalive-first')
+    const response = await gw.app.api.handle(
+      new Request(`http://gateway.test/v1/${path}`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+    )
+    const raw = await response.text()
+    expect(raw).toStartWith('event: message_start\n')
+    expect(readMessagesStream(raw).kinds.at(-1)).toBe('message_stop')
+  })
 
   for (const [provider, fixtures] of [
     ['openai', openai],
@@ -464,8 +480,20 @@ describeWith('postgres', 'stream conformance', () => {
             )
             expect(response.status).toBe(200)
             expect(response.headers.get('content-type')).toStartWith('text/event-stream')
-            const summary: Summary = readers[style](await response.text())
+            const raw = await response.text()
+            const summary: Summary = readers[style](raw)
             expect(summary.kinds).toEqual(expected.kinds[style])
+            if (style === 'chat') {
+              // Usage was asked for: every chunk before the usage chunk says `usage: null`.
+              const chunks = raw
+                .split('\n')
+                .filter((line) => line.startsWith('data: {'))
+                .map(
+                  (line) => JSON.parse(line.slice(6)) as { choices?: unknown[]; usage?: unknown },
+                )
+              for (const chunk of chunks.filter((each) => (each.choices?.length ?? 0) > 0))
+                expect(chunk).toHaveProperty('usage', null)
+            }
             expect(summary.text).toBe(expected.text)
             expect(
               summary.tools.map(({ name, arguments: args }) => ({ name, arguments: args })),
