@@ -20,6 +20,7 @@ const models = [
   testModel('openai/interleaved', 'fake?tools=2&argsChunks=4&interleave=1'),
   testModel('openai/interleaved-started', 'fake?tools=2&argsChunks=4&interleave=2'),
   testModel('openai/whole-calls', 'fake?tools=2&wholeCalls=1'),
+  testModel('openai/functions-ids', 'fake?tools=2&ids=functions'),
   testModel('openai/stop-with-calls', 'fake?tools=2&finish=stop'),
   anthropicTestModel('anthropic/cut-call', 'fake?replay=anthropic/tool-cut'),
 ]
@@ -50,6 +51,10 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
   })
   afterAll(() => gw.close())
   const lastSent = () => gw.upstream.requests.at(-1)!.body as unknown as Sent
+  const lastSentChat = () =>
+    gw.upstream.requests.at(-1)!.body as unknown as {
+      messages: { tool_calls?: { id: string }[]; tool_call_id?: string }[]
+    }
 
   describe('a tool call without arguments has the arguments {}', () => {
     const ask = { messages: [{ role: 'user' as const, content: 'Ping' }], tools: [ping] }
@@ -488,6 +493,45 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
       expect(call!.content[0]!.id).toMatch(/^[a-zA-Z0-9_-]+$/)
       expect(result!.content[0]!.tool_use_id).toBe(call!.content[0]!.id!)
     }
+  })
+
+  test('a Messages client gets such IDs of an OpenAI-style provider valid, whole and streamed, and its results match them', async () => {
+    const ask = {
+      model: 'openai/functions-ids',
+      max_tokens: 100,
+      tools: [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: {} } }],
+      messages: [{ role: 'user' as const, content: 'Weather?' }],
+    }
+    const whole = await anthropic.messages.create(ask)
+    const streamed = await anthropic.messages.stream(ask).finalMessage()
+    for (const message of [whole, streamed]) {
+      const calls = message.content.filter((block) => block.type === 'tool_use')
+      expect(calls).toHaveLength(2)
+      for (const call of calls) expect(call.id).toMatch(/^[a-zA-Z0-9_-]+$/)
+    }
+    // The same call gets the same ID whole and streamed; the results go back under it.
+    const ids = whole.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : []))
+    expect(
+      streamed.content.flatMap((block) => (block.type === 'tool_use' ? [block.id] : [])),
+    ).toEqual(ids)
+    await anthropic.messages.create({
+      ...ask,
+      messages: [
+        ...ask.messages,
+        { role: 'assistant', content: whole.content },
+        {
+          role: 'user',
+          content: ids.map((id) => ({
+            type: 'tool_result' as const,
+            tool_use_id: id,
+            content: 'sunny',
+          })),
+        },
+      ],
+    })
+    const sent = lastSentChat().messages
+    expect(sent.at(-3)!.tool_calls!.map((call) => call.id)).toEqual(ids)
+    expect(sent.slice(-2).map((message) => message.tool_call_id)).toEqual(ids)
   })
 
   test('a Messages client’s history with such IDs (an earlier turn on another style’s provider) reaches a Messages-style provider valid', async () => {

@@ -12,6 +12,7 @@
  *   refusal=1      the words are a refusal: `refusal` instead of `content` (OpenAI style only)
  *   tools=N        when tools are offered and the last turn is not a tool result: N tool calls
  *   argsChunks=K   stream tool arguments in K fragments                  (default 3)
+ *   ids=functions  tool-call IDs such as `functions.get_weather:0` (as some OpenAI-compatible hosts make)
  *   interleave=1   stream: all tool calls start, then their fragments take turns (OpenAI style only);
  *                  interleave=2: each call starts with its first fragment, then the fragments take turns
  *   wholeCalls=1   stream: all tool calls whole in one delta, without `index` (OpenAI style only)
@@ -65,7 +66,10 @@ export function plan(
   const callTools = options.has('tools') && toolNames.length > 0 && !lastTurnIsToolResult
   const toolCalls = callTools
     ? Array.from({ length: number('tools', 1) }, (_, index) => ({
-        id: `call_fake${index}x${Math.random().toString(36).slice(2, 8)}`,
+        id:
+          options.get('ids') === 'functions'
+            ? `functions.${toolNames[index % toolNames.length]}:${index}`
+            : `call_fake${index}x${Math.random().toString(36).slice(2, 8)}`,
         name: toolNames[index % toolNames.length]!,
         arguments: options.has('noargs')
           ? ''

@@ -1,6 +1,7 @@
 /** Non-streaming Messages answers: from a provider of another style, or passed through with the cost added. */
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import { stopReasonFromFinish } from '../../../providers/anthropic/stop-reason.ts'
+import { toolUseId } from '../../../providers/anthropic/to-messages-body.ts'
 import type { Answer, FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext, Charged } from '../client-style.ts'
 import { messagesUsage } from './usage.ts'
@@ -38,7 +39,13 @@ export function renderMessagesAnswer(
     content: answer.parts.map((part) =>
       part.type === 'text'
         ? { type: 'text', text: part.text }
-        : { type: 'tool_use', id: part.id, name: part.name, input: toolInput(part.arguments) },
+        : {
+            type: 'tool_use',
+            // Another style's provider may name calls outside this style's alphabet.
+            id: toolUseId(part.id),
+            name: part.name,
+            input: toolInput(part.arguments),
+          },
     ),
     stop_reason: messagesStopReason(
       answer.finish,

@@ -8,6 +8,7 @@ import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
 import { argumentsWhole, sse, type Final, type StreamOutput } from '../../streams/stream-output.ts'
 import type { FinishReason } from '../../../core/neutral/answer.ts'
 import type { AnswerContext } from '../client-style.ts'
+import { toolUseId } from '../../../providers/anthropic/to-messages-body.ts'
 import { messageId, messagesStopReason } from './answer.ts'
 import { messagesError } from './render-error.ts'
 import { messagesUsage } from './usage.ts'
@@ -117,7 +118,8 @@ export function messagesStreamOutput(context: AnswerContext<MessagesRequest>): S
             out += start()
             const block = newBlock('tool', {
               type: 'tool_use',
-              id: event.id,
+              // Another style's provider may name calls outside this style's alphabet.
+              id: toolUseId(event.id),
               name: event.name,
               input: {},
             })
