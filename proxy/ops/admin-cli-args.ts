@@ -82,26 +82,31 @@ export function integer(values: Values, name: keyof typeof options): number | un
   return Number(value)
 }
 
-/** Dollars as integer nano-USD. */
+/**
+ * Dollars as integer nano-USD; `above` (a credit, a cap) refuses 0, and the message gives the range the
+ * option takes (`orNone`: what else it takes).
+ */
 export function nano(
   values: Values,
   name: 'credit-usd' | 'usd' | 'daily-usd' | 'monthly-usd' | 'budget-usd',
+  { above = false, orNone = '' } = {},
 ): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
   const amount = typeof value === 'string' ? usdToNano(value) : undefined
-  if (amount === undefined)
+  if (amount === undefined || (above && amount === 0)) {
+    const most = nanoToUsd(Number.MAX_SAFE_INTEGER)
+    const range = above ? `more than 0 and at most ${most}` : `from 0 to ${most}`
     throw new UsageError(
-      `--${name} must be an amount in USD from 0 to ${nanoToUsd(Number.MAX_SAFE_INTEGER)}, in digits with at most 9 decimals, such as 5 or 0.25 (got ${value})`,
+      `--${name} must be an amount in USD ${range}, in digits with at most 9 decimals, such as 5 or 0.25${orNone} (got ${value})`,
     )
+  }
   return amount
 }
 
 /** A required amount of dollars above 0 (a credit) as integer nano-USD. */
 export function positiveNano(values: Values, name: 'usd'): number {
-  const amount = nano(values, name) ?? missing(name)
-  if (amount === 0) throw new UsageError(`--${name} must be more than 0 (got ${values[name]})`)
-  return amount
+  return nano(values, name, { above: true }) ?? missing(name)
 }
 
 /** A spend cap or budget in nano-USD, above 0, or null for `none`. */
@@ -110,10 +115,7 @@ export function cap(
   name: 'daily-usd' | 'monthly-usd' | 'budget-usd',
 ): number | null | undefined {
   if (values[name] === 'none') return null
-  const amount = nano(values, name)
-  if (amount === 0)
-    throw new UsageError(`--${name} must be more than 0, or none for no cap (got ${values[name]})`)
-  return amount
+  return nano(values, name, { above: true, orNone: ', or none for no cap' })
 }
 
 /**
@@ -138,11 +140,18 @@ export function limit(
   return values[name] === 'none' ? null : count(values, name)
 }
 
-export function decimal(values: Values, name: keyof typeof options): number | undefined {
+/** A number of at least 0 (`above`: more than 0). */
+export function decimal(
+  values: Values,
+  name: keyof typeof options,
+  { above = false } = {},
+): number | undefined {
   const value = values[name]
   if (value === undefined) return undefined
-  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value))
-    throw new UsageError(`--${name} must be a number of at least 0, such as 0.5 (got ${value})`)
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value) || (above && Number(value) === 0))
+    throw new UsageError(
+      `--${name} must be a number ${above ? 'more than 0' : 'of at least 0'}, such as 0.5 (got ${value})`,
+    )
   return Number(value)
 }
 

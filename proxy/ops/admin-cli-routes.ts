@@ -207,10 +207,16 @@ function policyRoute(
       return { method: 'GET', path: '/providers' }
     case 'provider pause': {
       const [providerId] = positional(args, ['PROVIDER_ID'])
+      if ((values.minutes === undefined) === (values.until === undefined))
+        throw new UsageError('Give either --minutes or --until: how long the pause lasts')
       return {
         method: 'POST',
         path: `/providers/${providerId}/pause`,
-        body: { minutes: decimal(values, 'minutes'), until: values.until, reason: values.reason },
+        body: {
+          minutes: decimal(values, 'minutes', { above: true }),
+          until: values.until,
+          reason: values.reason,
+        },
       }
     }
     case 'support list':

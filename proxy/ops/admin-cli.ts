@@ -67,8 +67,9 @@ async function main(): Promise<number> {
     strict: true,
   })
   words = positionals
-  if (values.help) {
-    console.log(positionals.length > 0 ? usageOf(positionals) : usage)
+  if (values.help || positionals[0] === 'help') {
+    const about = positionals[0] === 'help' ? positionals.slice(1) : positionals
+    console.log(about.length > 0 ? usageOf(about) : usage)
     return 0
   }
   const request = route(positionals, values)
@@ -118,7 +119,10 @@ main().then(
       error instanceof UsageError ||
       (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
     ) {
-      console.error(`${(error as Error).message}\n\n${usageOf(words)}`)
+      // The parser's own text for an unknown option goes on about positional arguments.
+      const unknown = /^Unknown option '([^']+)'/.exec((error as Error).message)?.[1]
+      const message = unknown ? `Unknown option: ${unknown}` : (error as Error).message
+      console.error(`${message}\n\n${usageOf(words)}`)
       process.exit(2)
     }
     if (error instanceof ConfigError) {

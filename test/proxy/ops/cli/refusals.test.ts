@@ -115,7 +115,7 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
     const usd = await admin('credit', '--account', 'acct_x', '--usd', '10000000')
     expect(usd.code).toBe(2)
     expect(usd.stderr).toStartWith(
-      '--usd must be an amount in USD from 0 to 9007199.254740991, in digits with at most 9 decimals, such as 5 or 0.25 (got 10000000)',
+      '--usd must be an amount in USD more than 0 and at most 9007199.254740991, in digits with at most 9 decimals, such as 5 or 0.25 (got 10000000)',
     )
     const negative = await admin('preset', 'set', 'acct_x', 'p', '--model', 'm', '--temperature=-1')
     expect(negative.stderr).toStartWith('--temperature must be a number of at least 0')

@@ -88,7 +88,9 @@ test('a credit of nothing is refused in dollars, before anything is sent', async
       usd,
     ])
     expect(result.code).toBe(2)
-    expect(result.stderr).toStartWith(`--usd must be more than 0 (got ${usd})`)
+    expect(result.stderr).toStartWith(
+      `--usd must be an amount in USD more than 0 and at most 9007199.254740991, in digits with at most 9 decimals, such as 5 or 0.25 (got ${usd})`,
+    )
     expect(result.stderr).toContain('credit --account ID --usd N')
   }
 })
@@ -103,7 +105,7 @@ test('a spend cap or budget of nothing is refused in dollars, pointing at none',
     const result = await runAdminCli(env, args)
     expect(result.code).toBe(2)
     expect(result.stderr).toStartWith(
-      `${args.at(-2)} must be more than 0, or none for no cap (got ${args.at(-1)})`,
+      `${args.at(-2)} must be an amount in USD more than 0 and at most 9007199.254740991, in digits with at most 9 decimals, such as 5 or 0.25, or none for no cap (got ${args.at(-1)})`,
     )
   }
 })
@@ -112,7 +114,10 @@ test('a negative number is refused as a value out of range, naming the option', 
   const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
   const credit = await runAdminCli(env, ['credit', '--account', 'acct_x', '--usd', '-1'])
   expect(credit.code).toBe(2)
-  expect(credit.stderr).toStartWith('--usd must be an amount in USD from 0 to 9007199.254740991')
+  // The range named is the one the option takes: a credit is more than 0.
+  expect(credit.stderr).toStartWith(
+    '--usd must be an amount in USD more than 0 and at most 9007199.254740991',
+  )
   const rpm = await runAdminCli(env, ['key', 'create', '--account', 'acct_x', '--rpm', '-5'])
   expect(rpm.code).toBe(2)
   expect(rpm.stderr).toStartWith('--rpm must be a whole number up to 1000000000 (got -5)')
@@ -134,4 +139,22 @@ test('--help after a command shows that command’s usage; alone, every command'
   expect(all).toContain('key create --account ID')
   expect(all).toContain('preset set ACCOUNT_ID SLUG')
   expect(all).toContain('support close TICKET_ID')
+  // `help` as a command word works as --help does.
+  expect(await help('help')).toBe(all)
+  expect(await help('help', 'key')).toBe(key)
+})
+
+test('an unknown option is named plainly, and a pause needs how long it lasts, before anything is sent', async () => {
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  const unknown = await runAdminCli(env, ['provider', 'list', '--bogus'])
+  expect(unknown.code).toBe(2)
+  expect(unknown.stderr).toStartWith('Unknown option: --bogus\n')
+  for (const args of [[], ['--minutes', '5', '--until', '2030-01-01T00:00:00Z']]) {
+    const pause = await runAdminCli(env, ['provider', 'pause', 'fake', ...args])
+    expect(pause.code).toBe(2)
+    expect(pause.stderr).toStartWith('Give either --minutes or --until: how long the pause lasts')
+  }
+  const zero = await runAdminCli(env, ['provider', 'pause', 'fake', '--minutes', '0'])
+  expect(zero.code).toBe(2)
+  expect(zero.stderr).toStartWith('--minutes must be a number more than 0, such as 0.5 (got 0)')
 })
