@@ -9,6 +9,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors'
 import { Value } from '@sinclair/typebox/value'
 import { ServiceError } from '../../shared/errors.ts'
 import { USD_AMOUNT_PATTERN } from '../../shared/money.ts'
+import { EMAIL_RULE } from '../../shared/schemas/admin/field-rules.ts'
 
 export type Validated<T> = { ok: true; value: T } | { ok: false; error: ServiceError }
 
@@ -133,12 +134,18 @@ export function describeValueError(error: ValueError): string {
       return `must be ${members.map(kind).join(' or ')}`
     }
     case ValueErrorType.StringPattern:
-      return (error.schema as TSchema).pattern === USD_AMOUNT_PATTERN
-        ? 'must be an amount in USD, such as 5 or 2.50'
-        : `must match ${(error.schema as TSchema).pattern}`
+      return (
+        PATTERN_WORDS[(error.schema as TSchema).pattern] ?? `must match ${error.schema.pattern}`
+      )
     default:
       return error.message.charAt(0).toLowerCase() + error.message.slice(1)
   }
+}
+
+/** Patterns a person fills in, in words rather than as the expression. */
+const PATTERN_WORDS: Record<string, string> = {
+  [USD_AMOUNT_PATTERN]: 'must be an amount in USD, such as 5 or 2.50',
+  [EMAIL_RULE.pattern]: 'must be an e-mail address, such as name@example.com',
 }
 
 function jsonType(value: unknown): string {

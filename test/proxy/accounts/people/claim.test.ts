@@ -174,10 +174,10 @@ describeWith('postgres', 'claiming an accountless account', () => {
     expect(noKey.status).toBe(401)
     expect(((await noKey.json()) as ApiError).error.code).toBe('invalid_api_key')
     const created = await accountless()
-    for (const [body, param] of [
-      [{ email: 'nope' }, 'email'],
-      [{ email: 'a@people.test', wallet: {} }, 'wallet'],
-      [{ wallet: { message: 'x' } }, 'wallet.signature'],
+    for (const [body, param, message] of [
+      [{ email: 'nope' }, 'email', 'email: must be an e-mail address, such as name@example.com'],
+      [{ email: 'a@people.test', wallet: {} }, 'wallet', undefined],
+      [{ wallet: { message: 'x' } }, 'wallet.signature', undefined],
     ] as const) {
       const response = await claim(created.key, body)
       expect(response.status).toBe(400)
@@ -185,6 +185,7 @@ describeWith('postgres', 'claiming an accountless account', () => {
         code: 'invalid_request',
         type: 'invalid_request_error',
         param,
+        ...(message ? { message } : {}),
       })
     }
     const wrongDomain = await claim(created.key, {
