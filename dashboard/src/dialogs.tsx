@@ -11,6 +11,8 @@ export function ConfirmButton(props: {
   children: JSX.Element
   variant?: ButtonProps['variant']
   disabled?: boolean
+  /** Why the button is disabled (its tooltip). */
+  disabledTitle?: string
   ariaLabel?: string
 }) {
   let dialog: HTMLDialogElement | undefined
@@ -34,6 +36,7 @@ export function ConfirmButton(props: {
       <Button
         variant={props.variant ?? 'danger'}
         disabled={props.disabled}
+        title={props.disabled ? props.disabledTitle : undefined}
         aria-label={props.ariaLabel}
         onClick={() => dialog?.showModal()}
       >

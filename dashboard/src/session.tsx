@@ -19,11 +19,14 @@ export function useSession(): SessionView {
   return session
 }
 
-/** What the session's role allows (suspended accounts keep reading and support). */
+/** What the session's role allows (suspended accounts keep reading, support and revoking keys). */
 export function abilities(me: Me) {
   const active = me.account.status === 'active'
+  const managing = me.role === 'owner' || me.role === 'admin'
   return {
-    manage: active && (me.role === 'owner' || me.role === 'admin'),
+    manage: active && managing,
+    /** Revoking only takes access away: a leaked key can be stopped during a suspension too. */
+    revoke: managing,
     owner: me.role === 'owner',
     billing: active && me.role === 'owner',
     team: active && me.role === 'owner',

@@ -155,7 +155,7 @@ export function Shell(props: RouteSectionProps) {
               <Show when={current().account.status === 'suspended'}>
                 <Notice tone="warning" title="This account is suspended">
                   {suspensionCause(current().account.suspendedReason)} Requests with its keys are
-                  refused. You can still read everything here and write to support.
+                  refused. You can still read everything here, revoke keys and write to support.
                 </Notice>
               </Show>
               <Show when={current().account.kind === 'accountless'}>

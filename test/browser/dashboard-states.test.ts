@@ -4,10 +4,12 @@
 // ends before it starts is refused under its To field before anything is asked of the server; the
 // usage chart's axis leaves room for its dollar amounts; the new ticket, ticket reply, sign-in, team
 // invitation and claim forms refuse an empty or malformed field under it, with focus there, instead of
-// the browser's own pop-ups, and a server's refusal of a field shows under that field too.
+// the browser's own pop-ups, and a server's refusal of a field shows under that field too. A suspended
+// account's owner can still revoke a key, and the controls the suspension disables say so.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
+import { suspendAccount } from '../../proxy/accounts/suspension.ts'
 import { browserTest, describeBrowser, ownerPage, startSite, type Site } from './helpers/browser.ts'
 
 /** The text of the field's message (the last of the ids its control is described by). */
@@ -440,6 +442,31 @@ describeBrowser(
         const shown = await page.locator('.claim-steps pre code').innerText()
         expect(shown).toContain('owner@people.test')
         expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(shown)
+      },
+    )
+    browserTest(
+      "a suspended account's owner can still revoke a key; what the suspension disables says so",
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        await site.gw.key(accountId, { name: 'leaked' })
+        await suspendAccount(site.gw.app.operator, accountId, 'abuse')
+        await page.goto('/dashboard/keys')
+        await page.getByText('Keys can still be revoked').waitFor()
+        for (const name of ['Create key', 'Edit leaked', 'Rotate leaked']) {
+          const button = page.getByRole('button', { name, exact: true })
+          expect({ name, disabled: await button.isDisabled() }).toEqual({ name, disabled: true })
+          expect({ name, title: await button.getAttribute('title') }).toEqual({
+            name,
+            title: 'Not while the account is suspended',
+          })
+        }
+        await page.getByRole('button', { name: 'Revoke leaked' }).click()
+        await page.getByRole('button', { name: 'Revoke key' }).click()
+        await page.locator('tr', { hasText: 'leaked' }).getByText('Revoked').waitFor()
+        const [row] = await site.gw.app.operator
+          .sql`SELECT status FROM api_keys WHERE account_id = ${accountId}`
+        expect(row).toEqual({ status: 'revoked' })
       },
     )
   },

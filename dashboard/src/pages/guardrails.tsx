@@ -13,10 +13,11 @@ import { Dialog } from '../dialogs.tsx'
 import { announce, Button, Empty, Loaded, Page } from '../ui.tsx'
 import { GuardrailCard } from './policy/guardrail-card.tsx'
 import { GuardrailForm } from './policy/guardrail-form.tsx'
-import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
+import { ReadOnlyNote, useManageBlock } from './policy/read-only.tsx'
 
 export default function Guardrails() {
   const can = useAbilities()
+  const blocked = useManageBlock()
   // Reconciled by id: a card's open dialog or focused button survives the lists being read again.
   const guardrails = createAsyncStore(() => getGuardrails(), { reconcile: { key: 'id' } })
   // The keys name a guardrail's keys and the ones to assign; the guardrails show without them.
@@ -47,7 +48,7 @@ export default function Guardrails() {
         <Button
           variant="primary"
           disabled={!can().manage}
-          title={can().manage ? undefined : OWNER_OR_ADMIN}
+          title={blocked()}
           onClick={() => setEditing('new')}
         >
           New guardrail

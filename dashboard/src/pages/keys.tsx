@@ -14,10 +14,11 @@ import { announce, Button, Card, Empty, Loaded, Page } from '../ui.tsx'
 import { KeyForm } from './keys/key-form.tsx'
 import { KeySecretDialog, type Revealed } from './keys/key-secret.tsx'
 import { keyLabel, KeyTable } from './keys/key-table.tsx'
-import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
+import { ReadOnlyNote, useManageBlock } from './policy/read-only.tsx'
 
 export default function Keys() {
   const can = useAbilities()
+  const blocked = useManageBlock()
   // Reconciled by id: a row's open dialog or focused button survives the list being read again.
   const keys = createAsyncStore(() => getKeys(), { reconcile: { key: 'id' } })
   // Guardrail names and the default caps fill in the table and the form; the list shows without them.
@@ -64,7 +65,7 @@ export default function Keys() {
         <Button
           variant="primary"
           disabled={!can().manage}
-          title={can().manage ? undefined : OWNER_OR_ADMIN}
+          title={blocked()}
           onClick={() => setEditing('new')}
         >
           Create key
@@ -72,7 +73,12 @@ export default function Keys() {
       }
     >
       <Show when={!can().manage}>
-        <ReadOnlyNote what="keys" />
+        <ReadOnlyNote
+          what="keys"
+          stillAllowed={
+            can().revoke ? 'Keys can still be revoked, to stop one at once.' : undefined
+          }
+        />
       </Show>
       <Card>
         <Loaded data={keys} retry={reread}>
@@ -95,6 +101,7 @@ export default function Keys() {
                 keys={list.keys}
                 guardrails={guardrails.latest()?.guardrails}
                 canManage={can().manage}
+                canRevoke={can().revoke}
                 onEdit={setEditing}
                 onRotate={rotate}
                 onRevoke={revoke}

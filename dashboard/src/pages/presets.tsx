@@ -14,10 +14,11 @@ import { SelectField } from '../forms.tsx'
 import { announce, Button, Card, CopyButton, Empty, Loaded, Page } from '../ui.tsx'
 import { PresetForm } from './policy/preset-form.tsx'
 import { PresetSample } from './policy/preset-sample.tsx'
-import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
+import { ReadOnlyNote, useManageBlock } from './policy/read-only.tsx'
 
 export default function Presets() {
   const can = useAbilities()
+  const blocked = useManageBlock()
   // Reconciled by id: a row's open dialog or focused button survives the list being read again.
   const presets = createAsyncStore(() => getPresets(), { reconcile: { key: 'id' } })
   const reread = () => revalidate(getPresets.key)
@@ -42,7 +43,7 @@ export default function Presets() {
         <Button
           variant="primary"
           disabled={!can().manage}
-          title={can().manage ? undefined : OWNER_OR_ADMIN}
+          title={blocked()}
           onClick={() => setEditing('new')}
         >
           New preset
@@ -108,6 +109,7 @@ function PresetTable(props: {
   onEdit: (preset: Preset) => void
   onDelete: (preset: Preset) => Promise<unknown>
 }) {
+  const blocked = useManageBlock()
   return (
     <div class="table-wrap">
       <table class="policy-table narrow-cards">
@@ -162,7 +164,7 @@ function PresetTable(props: {
                       variant="ghost"
                       aria-label={`Edit ${preset.id}`}
                       disabled={!props.canManage}
-                      title={props.canManage ? undefined : OWNER_OR_ADMIN}
+                      title={blocked()}
                       onClick={() => props.onEdit(preset)}
                     >
                       Edit
@@ -173,6 +175,7 @@ function PresetTable(props: {
                       title={`Delete ${preset.id}?`}
                       confirmLabel="Delete preset"
                       disabled={!props.canManage}
+                      disabledTitle={blocked()}
                       onConfirm={() => props.onDelete(preset)}
                     >
                       <p>

@@ -18,7 +18,7 @@ import { useAbilities } from '../session.tsx'
 import { ConfirmButton } from '../dialogs.tsx'
 import { fieldError, useSubmit } from '../forms.tsx'
 import { announce, Button, Card, ErrorNotice, Loaded, Notice, Page } from '../ui.tsx'
-import { OWNER_OR_ADMIN, ReadOnlyNote } from './policy/read-only.tsx'
+import { ReadOnlyNote, useManageBlock } from './policy/read-only.tsx'
 import { AccountLimitsCard } from './routing/account-limits.tsx'
 
 export default function Routing() {
@@ -60,6 +60,7 @@ function RoutingForm(props: {
   const [models, setModels] = createSignal<string[]>(props.current.models ?? [])
   const [providerIds, setProviderIds] = createSignal<string[]>(props.current.providers ?? [])
   const submit = useSubmit()
+  const blocked = useManageBlock()
   const listed = (ids: string[]) => (ids.length > 0 ? ids : null)
   const unchanged = () =>
     JSON.stringify(listed(models())) === JSON.stringify(saved().models) &&
@@ -167,7 +168,7 @@ function RoutingForm(props: {
           variant="primary"
           busy={submit.busy()}
           disabled={!props.canManage || unchanged()}
-          title={props.canManage ? undefined : OWNER_OR_ADMIN}
+          title={blocked()}
         >
           Save routing
         </Button>
@@ -177,6 +178,7 @@ function RoutingForm(props: {
           confirmLabel="Remove restrictions"
           variant="secondary"
           disabled={!props.canManage || (saved().models === null && saved().providers === null)}
+          disabledTitle={blocked()}
           onConfirm={() => put({ models: null, providers: null }, 'Routing restrictions removed.')}
         >
           <p>

@@ -1,7 +1,8 @@
 /**
  * The account's keys (`/admin/v1/keys`): list (any member), create, change, revoke and rotate (owner and
- * admins). Creating a key is also personal recovery: a signed-in session, or the dashboard link's, can
- * make a replacement for a lost key. Another account's key is 404. The secret is shown once, on creation
+ * admins; revoking also while the account is suspended, so a leaked key can be stopped). Creating a key
+ * is also personal recovery: a signed-in session, or the dashboard link's, can make a replacement for a
+ * lost key. Another account's key is 404. The secret is shown once, on creation
  * or rotation; listings never carry it. `GET /keys/defaults` says which spend caps a new key gets when
  * its create call leaves them out, so a form can show them.
  */
@@ -85,7 +86,7 @@ export function keyRoutes(deps: AdminDeps) {
     .post(
       '/keys/:id/revoke',
       async ({ request, params }) => {
-        const session = await requireSession(deps, request, 'manage')
+        const session = await requireSession(deps, request, 'revoke')
         return revokeKey(deps, params.id, { accountId: session.accountId })
       },
       {

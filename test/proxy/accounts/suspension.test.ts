@@ -168,7 +168,7 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     expectRefusal(await operator(gw, 'POST', '/accounts/acct_missing/unsuspend'), 404, 'not_found')
   })
 
-  test('a suspended account can read in the dashboard but not change anything', async () => {
+  test('a suspended account can read in the dashboard and revoke keys, but not change anything else', async () => {
     const accountId = await gw.account('1')
     const { id } = await gw.key(accountId)
     const { cookie } = await sessionFor(gw, accountId, 'owner')
@@ -189,7 +189,6 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     for (const [method, path, body] of [
       ['POST', '/admin/v1/keys', {}],
       ['PATCH', `/admin/v1/keys/${id}`, { name: 'x' }],
-      ['POST', `/admin/v1/keys/${id}/revoke`, undefined],
       ['POST', `/admin/v1/keys/${id}/rotate`, undefined],
       ['PUT', '/admin/v1/presets/p', { model: 'test/cheap' }],
       ['POST', '/admin/v1/guardrails', { name: 'g' }],
@@ -206,6 +205,10 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     }
     const billing = (await (await admin(gw, 'GET', '/admin/v1/billing', { cookie })).json()) as Json
     expect(billing.topUp.allowed).toBe(false)
+    // Revoking only takes access away: a key that leaked can be stopped during the suspension.
+    const revoked = await admin(gw, 'POST', `/admin/v1/keys/${id}/revoke`, { cookie })
+    expect(revoked.status).toBe(200)
+    expect(((await revoked.json()) as Json).status).toBe('revoked')
   })
 })
 

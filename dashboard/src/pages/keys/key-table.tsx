@@ -11,12 +11,14 @@ import { count, dateTime, relative, usd } from '../../format.ts'
 import { ConfirmButton } from '../../dialogs.tsx'
 import { Badge, Button } from '../../ui.tsx'
 import { ModelList } from '../policy/model-list.tsx'
-import { OWNER_OR_ADMIN } from '../policy/read-only.tsx'
+import { OWNER_OR_ADMIN, useManageBlock } from '../policy/read-only.tsx'
 
 type Props = {
   keys: readonly ApiKey[]
   guardrails: readonly Guardrail[] | undefined
   canManage: boolean
+  /** Revoking stays possible while the account is suspended (it only takes access away). */
+  canRevoke: boolean
   onEdit: (key: ApiKey) => void
   onRotate: (key: ApiKey) => Promise<unknown>
   onRevoke: (key: ApiKey) => Promise<unknown>
@@ -26,6 +28,7 @@ type Props = {
 export const keyLabel = (key: ApiKey) => key.name || key.prefix
 
 export function KeyTable(props: Props) {
+  const blocked = useManageBlock()
   const usable = () =>
     props.keys.filter((key) => key.status === 'active' || key.status === 'in_grace').length
   return (
@@ -91,7 +94,7 @@ export function KeyTable(props: Props) {
                         variant="ghost"
                         aria-label={`Edit ${keyLabel(key)}`}
                         disabled={!props.canManage}
-                        title={props.canManage ? undefined : OWNER_OR_ADMIN}
+                        title={blocked()}
                         onClick={() => props.onEdit(key)}
                       >
                         Edit
@@ -104,6 +107,7 @@ export function KeyTable(props: Props) {
                           title={`Rotate ${keyLabel(key)}?`}
                           confirmLabel="Rotate key"
                           disabled={!props.canManage}
+                          disabledTitle={blocked()}
                           onConfirm={() => props.onRotate(key)}
                         >
                           <p>
@@ -121,7 +125,8 @@ export function KeyTable(props: Props) {
                         ariaLabel={`Revoke ${keyLabel(key)}`}
                         title={`Revoke ${keyLabel(key)}?`}
                         confirmLabel="Revoke key"
-                        disabled={!props.canManage}
+                        disabled={!props.canRevoke}
+                        disabledTitle={OWNER_OR_ADMIN}
                         onConfirm={() => props.onRevoke(key)}
                       >
                         <p>

@@ -13,7 +13,7 @@ import { announce, Badge, Button, Card, ErrorNotice } from '../../ui.tsx'
 import { keyLabel } from '../keys/key-table.tsx'
 import { FilterSummary } from './filter-editor.tsx'
 import { ModelList } from './model-list.tsx'
-import { OWNER_OR_ADMIN } from './read-only.tsx'
+import { useManageBlock } from './read-only.tsx'
 
 type Props = {
   guardrail: Guardrail
@@ -35,6 +35,7 @@ export function GuardrailCard(props: Props) {
     (props.keys ?? []).filter((key) => usable(key) && key.guardrailId !== props.guardrail.id)
   const [choice, setChoice] = createSignal('')
   const submit = useSubmit()
+  const blocked = useManageBlock()
 
   const assign = async (keyId: string, guardrailId: string | null, words: string) => {
     const done = await submit.run(() => api<ApiKey>('PATCH', `/keys/${keyId}`, { guardrailId }))
@@ -57,7 +58,7 @@ export function GuardrailCard(props: Props) {
             variant="ghost"
             aria-label={`Edit ${props.guardrail.name}`}
             disabled={!props.canManage}
-            title={props.canManage ? undefined : OWNER_OR_ADMIN}
+            title={blocked()}
             onClick={() => props.onEdit()}
           >
             Edit
@@ -68,6 +69,7 @@ export function GuardrailCard(props: Props) {
             title={`Delete ${props.guardrail.name}?`}
             confirmLabel="Delete guardrail"
             disabled={!props.canManage}
+            disabledTitle={blocked()}
             onConfirm={props.onDelete}
           >
             <p>

@@ -16,7 +16,7 @@ import { focusFirstInvalid, useFormCheck } from '../../form-check.ts'
 import { fieldError, formError, TextField, useSubmit } from '../../forms.tsx'
 import { announce, Button, Card, ErrorNotice, Loaded } from '../../ui.tsx'
 import { readWhole } from '../policy/amounts.ts'
-import { OWNER_OR_ADMIN } from '../policy/read-only.tsx'
+import { useManageBlock } from '../policy/read-only.tsx'
 
 const NAMES = ['rpmLimit', 'tpmLimit', 'concurrency'] as const
 
@@ -37,6 +37,7 @@ const text = (value: number | null) => (value === null ? '' : String(value))
 
 function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
   // The form keeps what was saved last itself, so saving does not rebuild it.
+  const blocked = useManageBlock()
   const [saved, setSaved] = createSignal(props.current)
   const [values, setValues] = createSignal<Record<Name, string>>({
     rpmLimit: text(props.current.rpmLimit),
@@ -102,7 +103,7 @@ function LimitsForm(props: { current: AccountLimits; canManage: boolean }) {
           variant="primary"
           busy={submit.busy()}
           disabled={!props.canManage}
-          title={props.canManage ? undefined : OWNER_OR_ADMIN}
+          title={blocked()}
         >
           Save limits
         </Button>

@@ -18,7 +18,7 @@ import { describeWith } from '../../../helpers/services.ts'
 
 const ACTORS = ['owner', 'member', 'other', 'none', 'link', 'suspended'] as const
 type Actor = (typeof ACTORS)[number]
-type Action = 'read' | 'manage' | 'billing' | 'team' | 'support' | 'chat'
+type Action = 'read' | 'manage' | 'revoke' | 'billing' | 'team' | 'support' | 'chat'
 
 /** What a cell needs: the account its objects live in (the actor's own, or for `other` this account's). */
 type Cell = { accountId: string; identity: boolean; unique: string }
@@ -288,7 +288,7 @@ for (const database of ['postgres', 'embedded'] as const)
       },
       {
         route: 'POST /admin/v1/keys/{id}/revoke',
-        action: 'manage',
+        action: 'revoke',
         ok: 200,
         object: true,
         call: async (cell) => ({ path: `/keys/${await fixtures.key(cell)}/revoke` }),
@@ -534,8 +534,11 @@ for (const database of ['postgres', 'embedded'] as const)
     function expected(row: Row, actor: Actor): number {
       if (row.action === 'public') return actor === 'none' ? (row.none ?? row.ok) : row.ok
       if (actor === 'none') return row.none ?? 401
+      // Revoking only takes access away: a suspended account's owner can still stop a leaked key.
       if (actor === 'suspended')
-        return row.action === 'read' || row.action === 'support' ? row.ok : 403
+        return row.action === 'read' || row.action === 'support' || row.action === 'revoke'
+          ? row.ok
+          : 403
       if (actor === 'member')
         return row.action === 'read' || row.action === 'support' || row.action === 'chat'
           ? (row.member ?? row.ok)
