@@ -6,11 +6,15 @@
  */
 import { Elysia } from 'elysia'
 import { dashboardPath } from '../../shared/dashboard-path.ts'
-import { errorTable, type ServiceError } from '../../shared/errors.ts'
+import { errorTable, ServiceError } from '../../shared/errors.ts'
 import { peekEmailToken, type EmailToken } from '../accounts/people/email-tokens.ts'
 import { escapeHtml } from '../accounts/people/mails.ts'
 import { siteBase } from '../accounts/people/site-url.ts'
+import { requireAccountless } from '../accounts/people/users.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
+
+/** The way on from a link that cannot be used: the dashboard's sign-in, which goes on to it when signed in. */
+const BACK = '<p><a href="/sign-in">Go to the dashboard</a></p>'
 
 const HEADERS = {
   'content-type': 'text/html; charset=utf-8',
@@ -32,8 +36,17 @@ export function emailConfirmPage(deps: AdminDeps) {
       return page(
         410,
         'This link cannot be used',
-        '<p>It expired or was already used. Ask for a new one from the dashboard.</p>',
+        `<p>It expired or was already used. Ask for a new one from the dashboard.</p>\n${BACK}`,
       )
+    // A claim of an account claimed another way since would be refused on confirming: say so now.
+    if (link.purpose === 'claim' && link.accountId) {
+      const refused = await requireAccountless(deps.sql, link.accountId).then(
+        () => undefined,
+        (error: unknown) => error,
+      )
+      if (refused instanceof ServiceError) return confirmPage.refused(refused)
+      if (refused) throw refused
+    }
     const action = `${siteBase(deps.config.PUBLIC_SITE_URL, request)}/admin/v1/auth/email/confirm`
     const { title, text, button } = wording(link)
     return page(
@@ -54,7 +67,7 @@ export const confirmPage = {
     page(
       errorTable[error.code].status,
       'This link did not work',
-      `<p>${escapeHtml(error.message)}</p>`,
+      `<p>${escapeHtml(error.message)}</p>\n${BACK}`,
     ),
 }
 

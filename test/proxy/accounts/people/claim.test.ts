@@ -165,6 +165,13 @@ describeWith('postgres', 'claiming an accountless account', () => {
         .status,
     ).toBe(200)
     const token = linkIn(await smtp.next(email)).searchParams.get('token')
+    // The link's page says so before its button is pressed, with the way on.
+    const shown = await admin(gw, 'GET', `/auth/email?token=${token}`)
+    expect(shown.status).toBe(409)
+    const page = await shown.text()
+    expect(page).toContain('already has an identity; it cannot be claimed again')
+    expect(page).not.toContain('<form')
+    expect(page).toContain('<a href="/sign-in">Go to the dashboard</a>')
     const late = await admin(gw, 'POST', '/admin/v1/auth/email/confirm', { body: { token } })
     expect(late.status).toBe(409)
   })
