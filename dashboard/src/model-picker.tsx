@@ -239,12 +239,31 @@ function describe(entry: CatalogEntry): string {
 }
 
 /**
+ * Whether the entry leads to a model in `allowed`: an alias through the models it stands for (at most
+ * three hops, as requests resolve them), an automatic choice when one of its candidates is.
+ */
+function leadsToAllowed(
+  entry: CatalogEntry,
+  byId: ReadonlyMap<string, CatalogEntry>,
+  allowed: ReadonlySet<string>,
+): boolean {
+  if (entry.auto_candidates) return entry.auto_candidates.some((id) => allowed.has(id))
+  let current: CatalogEntry | undefined = entry
+  for (let hop = 0; current?.alias_of && hop < 3; hop++) current = byId.get(current.alias_of)
+  return !!current && !current.alias_of && allowed.has(current.id)
+}
+
+/**
  * Models to choose from: `exact` lists only exact model IDs, image models included (what allowed-model
  * lists take), `any` also aliases and automatic choices but no image model (what a preset's model and
- * fallbacks may be: a preset is called for chat).
+ * fallbacks may be: a preset is called for chat). `allowed` (exact model IDs) leaves out what leads to
+ * none of them, such as the models the account's routing forbids.
  */
 export function ModelPicker(
-  props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & { choices: 'exact' | 'any' },
+  props: Omit<MultiSelectProps, 'options' | 'allowOther' | 'status'> & {
+    choices: 'exact' | 'any'
+    allowed?: readonly string[] | null
+  },
 ) {
   const catalog = createOptional(() => getCatalog())
   // From "try again" until its answer is in: the note says the list is loading again.
@@ -256,13 +275,17 @@ export function ModelPicker(
     await getCatalog().catch(() => undefined)
     setRetrying(false)
   }
-  const options = createMemo<PickerOption[]>(() =>
-    (catalog.latest() ?? [])
+  const options = createMemo<PickerOption[]>(() => {
+    const entries = catalog.latest() ?? []
+    const byId = new Map(entries.map((entry) => [entry.id, entry]))
+    const allowed = props.allowed ? new Set(props.allowed) : undefined
+    return entries
       .filter((entry) =>
         props.choices === 'any' ? canChat(entry) : !entry.alias_of && !entry.auto_candidates,
       )
-      .map((entry) => ({ id: entry.id, label: describe(entry) || undefined })),
-  )
+      .filter((entry) => !allowed || leadsToAllowed(entry, byId, allowed))
+      .map((entry) => ({ id: entry.id, label: describe(entry) || undefined }))
+  })
   const status = () => {
     if (catalog.loading() || retrying()) return 'Loading the model list…'
     const error = catalog.error()

@@ -71,7 +71,7 @@ export const preloadOverview = reads(getBilling, getActivitySummary, getKeys)
 export const preloadKeys = reads(getKeys, getGuardrails, getKeyDefaults)
 export const preloadGuardrails = reads(getGuardrails, getKeys)
 export const preloadRouting = reads(getRouting, getRoutingProviders, getCatalog, getAccountLimits)
-export const preloadPresets = reads(getPresets)
+export const preloadPresets = reads(getPresets, getRouting)
 export const preloadPlayground = reads(getTrial)
 export const preloadTeam = reads(getTeam)
 

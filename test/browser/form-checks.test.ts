@@ -2,10 +2,12 @@
 // and caps, a preset and a guardrail each show every bad field at once, under that field and linked to
 // it, with focus on the first; nothing is sent until they are fixed; a refusal only the server can make
 // (an unknown fallback or model, a pattern RE2 cannot read) shows under its field in the form's words.
+// A preset's pickers offer only the models the account's routing allows.
 // The claim command names the real API address.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
+import { setRouting } from '../../proxy/accounts/settings/routing.ts'
 import {
   browserTest,
   describeBrowser,
@@ -218,6 +220,39 @@ describeBrowser(
             params: { temperature: 0.5, top_p: 0.9, max_tokens: 100, stop: ['END', 'STOP'] },
           },
         ])
+      },
+    )
+
+    browserTest(
+      "a preset's pickers offer only what the account's routing allows, and a model it forbids is refused under its field",
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        await setRouting(site.gw.app.operator, accountId, { models: ['test/cheap'] })
+        const page = await signedInAs(site, accountId, 'owner', `routed-${accountId}@people.test`)
+        await page.goto('/dashboard/presets')
+        await page.getByRole('button', { name: 'New preset' }).click()
+        const dialog = page.getByRole('dialog')
+        await control(page, 'Slug').fill('routed')
+        for (const label of ['Model', 'Fallbacks']) {
+          await control(page, label).fill('test/')
+          const offered = dialog.getByRole('listbox', { name: label }).getByRole('option')
+          await offered.filter({ hasText: 'test/cheap' }).waitFor()
+          expect(await offered.filter({ hasText: 'test/other' }).count()).toBe(0)
+          await control(page, label).fill('')
+        }
+        // A model typed anyway goes to the server, which names it under its field.
+        await control(page, 'Model').fill('test/cheap')
+        await control(page, 'Model').press('Enter')
+        await control(page, 'Fallbacks').fill('test/other')
+        await control(page, 'Fallbacks').press('Enter')
+        await dialog.getByRole('button', { name: 'Save preset' }).click()
+        await control(page, 'Fallbacks').and(page.locator('[aria-invalid="true"]')).waitFor()
+        expect(await errorOf(page, 'Fallbacks')).toBe(
+          "Fallback 1: test/other is not allowed by the account's routing restrictions, so every call of the preset would be refused. Allow it on the Routing page, or choose another model.",
+        )
+        const saved = await page.evaluate(async () => (await fetch('/admin/v1/presets')).json())
+        expect(saved.presets).toEqual([])
       },
     )
 

@@ -6,8 +6,9 @@ import { createAsyncStore, revalidate } from '@solidjs/router'
 import { createSignal, For, Show } from 'solid-js'
 import type { Preset, PresetDeleted } from '../../../shared/schemas/admin/policy.ts'
 import { api } from '../api.ts'
-import { getPresets } from '../data.ts'
+import { getPresets, getRouting } from '../data.ts'
 import { dateTime, relative } from '../format.ts'
+import { createOptional } from '../reading.ts'
 import { useAbilities } from '../session.tsx'
 import { ConfirmButton, Dialog } from '../dialogs.tsx'
 import { SelectField } from '../forms.tsx'
@@ -22,6 +23,8 @@ export default function Presets() {
   // Reconciled by id: a row's open dialog or focused button survives the list being read again.
   const presets = createAsyncStore(() => getPresets(), { reconcile: { key: 'id' } })
   const reread = () => revalidate(getPresets.key)
+  // The models the account's routing allows narrow the form's pickers; the list shows without them.
+  const routing = createOptional(() => getRouting())
   const [editing, setEditing] = createSignal<Preset | 'new'>()
 
   const saved = (preset: Preset) => {
@@ -93,6 +96,7 @@ export default function Presets() {
             <PresetForm
               preset={target === 'new' ? undefined : target}
               taken={presets.latest?.presets.map((preset) => preset.slug) ?? []}
+              allowedModels={routing.latest()?.models}
               onSaved={saved}
               onCancel={() => setEditing(undefined)}
             />

@@ -1,8 +1,8 @@
 /**
  * Presets for operators: save (create or replace), list and delete an account's `@preset/<slug>`. The
- * model and fallbacks are checked against the catalog when saved, so a preset cannot point at a model
- * the gateway does not know. Presets load with the key record: every change invalidates the account's
- * cached keys on every process.
+ * model and fallbacks are checked against the catalog and the account's routing restrictions when saved,
+ * so a preset cannot point at a model the gateway does not know or the account's keys may not call.
+ * Presets load with the key record: every change invalidates the account's cached keys on every process.
  */
 import { Type } from '@sinclair/typebox'
 import { PresetParams } from '../../../shared/schemas/admin/policy.ts'
@@ -14,6 +14,7 @@ import {
 import { ServiceError } from '../../../shared/errors.ts'
 import type { OperatorDeps } from '../operator-deps.ts'
 import type { Catalog } from '../../core/catalog/catalog-types.ts'
+import { resolveAlias } from '../../core/catalog/catalog-choices.ts'
 import { envelope, validate } from '../../pipeline/validate.ts'
 import { isPresetId, PRESET_PREFIX } from '../../policy/routing/presets.ts'
 import { MAX_CANDIDATES } from '../../policy/routing/resolve.ts'
@@ -68,7 +69,11 @@ export async function savePreset(
   checkChoices(deps.catalog, input.model, fallbacks)
   const checked = validate({ params }, paramsCheck)
   if (!checked.ok) throw checked.error
-  await requireAccount(deps, accountId)
+  const [account] = await deps.sql<{ allowed_models: string[] | null }[]>`
+    SELECT allowed_models FROM accounts WHERE id = ${accountId}`
+  if (!account) throw new ServiceError('not_found', `No account ${accountId}.`)
+  if (account.allowed_models)
+    checkRouting(deps.catalog, new Set(account.allowed_models), input.model, fallbacks)
   const [row] = await deps.sql<(Row & { created: boolean })[]>`
     INSERT INTO presets (account_id, slug, model, fallbacks, params)
     VALUES (${accountId}, ${slug}, ${input.model}, ${fallbacks}, ${deps.sql.json(params)})
@@ -135,6 +140,42 @@ function checkChoices(catalog: Catalog, model: string, fallbacks: string[]): voi
       }
     })
   }
+}
+
+/**
+ * Every choice must be one the account's routing allows: otherwise each call of the preset is refused
+ * 403 model_not_allowed. An alias counts as the model it leads to now, an automatic choice as allowed
+ * when one of its candidates is.
+ */
+function checkRouting(
+  catalog: Catalog,
+  allowed: ReadonlySet<string>,
+  model: string,
+  fallbacks: string[],
+): void {
+  const check = (id: string, param: string, label: string): void => {
+    const auto = catalog.autos.get(id)
+    if (auto) {
+      if (auto.candidates.some((candidate) => allowed.has(candidate))) return
+      throw notRouted(`${label}: none of the models ${id} chooses from is`, param)
+    }
+    const target = catalog.models.get(id) ?? resolveAlias(catalog.aliases, catalog.models, id)
+    if (!target || allowed.has(target.id)) return
+    const named = target.id === id ? id : `${id} (an alias of ${target.id})`
+    throw notRouted(`${label}: ${named} is not`, param)
+  }
+  check(model, 'model', PRESET_LABELS.model)
+  fallbacks.forEach((fallback, index) =>
+    check(fallback, `fallbacks[${index}]`, fallbackLabel(index)),
+  )
+}
+
+function notRouted(what: string, param: string): ServiceError {
+  return new ServiceError(
+    'invalid_request',
+    `${what} allowed by the account's routing restrictions, so every call of the preset would be refused. Allow it on the Routing page, or choose another model.`,
+    { param },
+  )
 }
 
 /** `label` is how the dashboard's preset form names the field. */

@@ -23,6 +23,8 @@ const FIELDS = Object.keys(PRESET_LABELS)
 export function PresetForm(props: {
   preset?: Preset
   taken: readonly string[]
+  /** The models the account's routing allows (null: any), once read. */
+  allowedModels: readonly string[] | null | undefined
   onSaved: (preset: Preset) => void
   onCancel: () => void
 }) {
@@ -101,6 +103,8 @@ export function PresetForm(props: {
     else focusFirstInvalid(form)
   }
   const otherError = () => formError(submit.error(), FIELDS)
+  const routed = () =>
+    props.allowedModels ? " the account's routing allows (see the Routing page)" : ''
 
   return (
     <form class="stack" onSubmit={save} novalidate>
@@ -128,16 +132,18 @@ export function PresetForm(props: {
         choices="any"
         max={1}
         label={PRESET_LABELS.model}
+        allowed={props.allowedModels}
         value={model()}
         onChange={setModel}
         emptyText="None chosen yet"
-        hint="A model ID, an alias or an automatic choice (service/auto…)."
+        hint={`A model ID, an alias or an automatic choice (service/auto…)${routed()}.`}
         error={error('model')}
       />
       <ModelPicker
         choices="any"
         max={PRESET_MAX_FALLBACKS}
         label={PRESET_LABELS.fallbacks}
+        allowed={props.allowedModels}
         value={fallbacks()}
         onChange={setFallbacks}
         emptyText="No fallbacks"

@@ -1,5 +1,6 @@
-// Presets through the operator API: saving, listing and deleting, the refusals, and that a change is
-// what the next `@preset/…` request uses, in this process and in another one.
+// Presets through the operator API: saving, listing and deleting, the refusals (a model the account's
+// routing forbids too), and that a change is what the next `@preset/…` request uses, in this process and
+// in another one.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
@@ -10,6 +11,10 @@ const models = [
   testModel('test/other', 'fake'),
   testModel('test/third', 'fake'),
 ]
+const catalog = {
+  aliases: [{ id: 'test/latest', target: 'test/other' }],
+  auto: [{ id: 'service/auto', candidates: ['test/other', 'test/third'] }],
+}
 
 describeWith(['postgres', 'redis'], 'presets', () => {
   let gw: TestGateway
@@ -17,8 +22,14 @@ describeWith(['postgres', 'redis'], 'presets', () => {
   let accountId: string
   let key: string
   beforeAll(async () => {
-    gw = await startTestGateway({ store: 'redis', database: 'postgres', models })
-    sibling = await startTestGateway({ store: 'redis', database: 'postgres', models, sibling: gw })
+    gw = await startTestGateway({ store: 'redis', database: 'postgres', models, catalog })
+    sibling = await startTestGateway({
+      store: 'redis',
+      database: 'postgres',
+      models,
+      catalog,
+      sibling: gw,
+    })
     accountId = await gw.account('10')
     key = (await gw.key(accountId)).key
   })
@@ -145,6 +156,44 @@ describeWith(['postgres', 'redis'], 'presets', () => {
         (preset: { slug: string }) => preset.slug === 'ok',
       ),
     ).toBe(false)
+  })
+
+  test("a preset naming a model the account's routing forbids is refused, naming the model", async () => {
+    const routed = await gw.account('1')
+    await operator(gw, 'PUT', `/accounts/${routed}/routing`, { models: ['test/cheap'] })
+    const put = (body: unknown) => operator(gw, 'PUT', `/accounts/${routed}/presets/routed`, body)
+    const rest =
+      "allowed by the account's routing restrictions, so every call of the preset would be refused. Allow it on the Routing page, or choose another model."
+    expect(expectRefusal(await put({ model: 'test/other' }), 400, 'invalid_request', 'model')).toBe(
+      `Model: test/other is not ${rest}`,
+    )
+    expect(
+      expectRefusal(
+        await put({ model: 'test/cheap', fallbacks: ['test/cheap', 'test/third'] }),
+        400,
+        'invalid_request',
+        'fallbacks[1]',
+      ),
+    ).toBe(`Fallback 2: test/third is not ${rest}`)
+    expect(
+      expectRefusal(
+        await put({ model: 'test/cheap', fallbacks: ['test/latest'] }),
+        400,
+        'invalid_request',
+        'fallbacks[0]',
+      ),
+    ).toBe(`Fallback 1: test/latest (an alias of test/other) is not ${rest}`)
+    expect(
+      expectRefusal(await put({ model: 'service/auto' }), 400, 'invalid_request', 'model'),
+    ).toBe(`Model: none of the models service/auto chooses from is ${rest}`)
+    expect((await operator(gw, 'GET', `/accounts/${routed}/presets`)).body.presets).toEqual([])
+
+    // What the routing allows is saved, and answers.
+    expect((await put({ model: 'test/cheap' })).status).toBe(201)
+    await operator(gw, 'PUT', `/accounts/${routed}/routing`, {
+      models: ['test/cheap', 'test/third'],
+    })
+    expect((await put({ model: 'service/auto', fallbacks: ['test/cheap'] })).status).toBe(200)
   })
 
   test('a request to @preset/x is served by the preset model at once after each change, with its parameters', async () => {
