@@ -2,7 +2,8 @@
 // and caps, a preset and a guardrail each show every bad field at once, under that field and linked to
 // it, with focus on the first; nothing is sent until they are fixed; a refusal only the server can make
 // (an unknown fallback or model, a pattern RE2 cannot read) shows under its field in the form's words.
-// A preset's pickers offer only the models the account's routing allows.
+// A preset's pickers offer only the models the account's routing allows. Keywords are separated by
+// commas as by new lines, and the guardrail's card quotes each.
 // The claim command names the real API address.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
@@ -342,6 +343,30 @@ describeBrowser(
             ],
           },
         ])
+      },
+    )
+
+    browserTest(
+      "a guardrail's keywords: commas separate them as new lines do, and its card quotes each",
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner', `words-${accountId}@people.test`)
+        await page.goto('/dashboard/guardrails')
+        await page.getByRole('button', { name: 'New guardrail' }).click()
+        const dialog = page.getByRole('dialog')
+        const filter = dialog.getByRole('group', { name: 'Filter 1' })
+        await control(dialog, 'Name').fill('Fruit')
+        await dialog.getByRole('button', { name: 'Add filter' }).click()
+        await control(filter, 'Detector').selectOption('keywords')
+        await control(filter, 'Keywords').fill('bananas, secret project\nzeus')
+        await dialog.getByRole('button', { name: 'Save guardrail' }).click()
+        await dialog.waitFor({ state: 'detached' })
+        const saved = await page.evaluate(async () => (await fetch('/admin/v1/guardrails')).json())
+        expect(saved.guardrails[0].filters).toMatchObject([
+          { detector: 'keywords', keywords: ['bananas', 'secret project', 'zeus'] },
+        ])
+        await page.getByText('Keyword list (“bananas”, “secret project”, “zeus”)').waitFor()
       },
     )
 

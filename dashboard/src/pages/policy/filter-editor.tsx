@@ -21,7 +21,7 @@ import { refuse, type ReadField } from '../../form-check.ts'
 import { Field, SelectField, TextField } from '../../forms.tsx'
 import { Button } from '../../ui.tsx'
 
-/** A filter as the form holds it: keywords as typed, one a line. */
+/** A filter as the form holds it: keywords as typed, one a line or separated by commas. */
 export type FilterDraft = {
   detector: string
   action: string
@@ -69,9 +69,10 @@ export function toDraft(filter: unknown): FilterDraft {
   }
 }
 
+// A comma separates keywords as a new line does: "bananas, secret project" is two keywords.
 const keywordsOf = (draft: FilterDraft) =>
   draft.keywords
-    .split('\n')
+    .split(/[\n,]/)
     .map((keyword) => keyword.trim())
     .filter(Boolean)
 
@@ -218,7 +219,7 @@ export function FilterEditor(props: {
                 <Show when={filter().detector === 'keywords'}>
                   <Field
                     label={FILTER_LABELS.keywords}
-                    hint="One a line. Matched as whole words, ignoring case."
+                    hint="One a line, or separated by commas. Matched as whole words, ignoring case."
                     error={errorFor(index, 'keywords')}
                   >
                     {(id, describedBy) => (
@@ -264,6 +265,9 @@ export function FilterEditor(props: {
   )
 }
 
+/** Keywords each in quotes, so that one with a space or a comma reads as one: “a”, “b c”. */
+const quoted = (keywords: string[]) => keywords.map((keyword) => `“${keyword}”`).join(', ')
+
 /** A filter in one line, for the guardrail list. */
 export function FilterSummary(props: { filters: readonly unknown[] }) {
   return (
@@ -280,7 +284,7 @@ export function FilterSummary(props: { filters: readonly unknown[] }) {
               </Show>
               <Show when={filter.detector === 'keywords'}>
                 {' '}
-                ({filter.keywords.split('\n').filter(Boolean).join(', ')})
+                ({quoted(filter.keywords.split('\n').filter(Boolean))})
               </Show>
               {' → '}
               <span class={filter.action === 'block' ? 'badge bad' : 'badge warn'}>
