@@ -51,13 +51,31 @@ function exchangeLink(): Promise<unknown> {
   return exchange
 }
 
-/** An admin API read, made once a dashboard link being exchanged has opened its session. */
-const read = <T>(path: string) => linkExchange.then(() => get<T>(path))
+/**
+ * Settles once the latest session read is in: false when it said signed out (401), true otherwise (a
+ * failure of another kind leaves the page's reads to show their own).
+ */
+let sessionOpen: Promise<boolean> = Promise.resolve(true)
+
+/**
+ * An admin API read, made once a dashboard link being exchanged has opened its session and the session
+ * read is in; not made at all when that said signed out (the shell sends the user to sign in instead).
+ */
+const read = async <T>(path: string) => {
+  await linkExchange
+  if (!(await sessionOpen)) throw new ApiError(401, 'unauthorized', 'Sign in first.')
+  return get<T>(path)
+}
 
 /** The session: who acts for which account with which role. */
-export const getMe = query(async () => {
-  await exchangeLink()
-  return get<Me>('/me')
+export const getMe = query(() => {
+  // Set before the route's pages start their reads (the /dashboard route's preload runs first).
+  const me = exchangeLink().then(() => get<Me>('/me'))
+  sessionOpen = me.then(
+    () => true,
+    (error: unknown) => !(error instanceof ApiError && error.status === 401),
+  )
+  return me
 }, 'me')
 
 export const getBilling = query(() => read<Billing>('/billing'), 'billing')

@@ -2,7 +2,8 @@
 // is still loading (its route's preload), also with filters from the address; a failed read shows its
 // error in its own card, and Try again reads it again; Refresh keeps the answer on screen until the new
 // one is in; going back reads a page's data again; Load more appends older entries, which new filters
-// drop; the model picker is a labelled combobox whose hint and refusal are wired to it.
+// drop; the model picker is a labelled combobox whose hint and refusal are wired to it. Signed out, a
+// page asks for nothing but the session before it sends the user to sign in.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Page, Request } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
@@ -70,6 +71,26 @@ describeBrowser(
         )
         expect(firstPage.length).toBe(1)
         expect(firstPage[0]!.at).toBeLessThan(activityReleased()!)
+      },
+    )
+
+    browserTest(
+      'signed out, a page asks for the session only, then goes to sign in',
+      () => site,
+      async () => {
+        const { page } = await site.open()
+        const made = recordRequests(page)
+        for (const path of ['/dashboard', '/dashboard/billing']) {
+          made.length = 0
+          await page.goto(path)
+          await page.waitForURL('**/sign-in**')
+          await page.waitForLoadState('networkidle')
+          const reads = made.filter((request) => request.path.startsWith('/admin/v1/'))
+          expect({ path, reads: reads.map((request) => request.path) }).toEqual({
+            path,
+            reads: ['/admin/v1/me'],
+          })
+        }
       },
     )
 
