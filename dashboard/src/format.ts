@@ -33,6 +33,11 @@ export function count(value: number | null | undefined): string {
   return value === null || value === undefined ? '—' : countFormat.format(value)
 }
 
+/** "1 error", "2 errors", "1,204 tokens": a count with its noun in the right number. */
+export function counted(value: number, noun: string, plural = `${noun}s`): string {
+  return `${count(value)} ${value === 1 ? noun : plural}`
+}
+
 export function compact(value: number): string {
   return compactFormat.format(value)
 }

@@ -80,6 +80,35 @@ describeBrowser('dashboard wording and layout', () => {
   )
 
   browserTest(
+    "the overview's last 24 hours say one error and one token in the singular",
+    () => site,
+    async () => {
+      const { page } = await site.open()
+      await signInByEmail(site, page, 'one-error@people.test')
+      const totals = {
+        requests: 2,
+        errors: 1,
+        inputTokens: 0,
+        outputTokens: 1,
+        costNano: 0,
+        costUsd: '0',
+        chargedNano: 0,
+        chargedUsd: '0',
+      }
+      await page.route('**/admin/v1/activity/summary', (route) =>
+        route.fulfill({
+          contentType: 'application/json',
+          body: JSON.stringify({ from: '', to: '', hours: [], totals }),
+        }),
+      )
+      await page.reload()
+      const day = page.locator('.card', { hasText: 'Last 24 hours' })
+      await day.getByText('spent,').waitFor()
+      expect(await day.getByText('spent,').innerText()).toBe('$0.00 spent, 1 error, 1 token')
+    },
+  )
+
+  browserTest(
     'usage names one model as one line',
     () => site,
     async () => {

@@ -2,7 +2,7 @@
 import { A, createAsync, revalidate } from '@solidjs/router'
 import { Show } from 'solid-js'
 import { getActivitySummary, getBilling, getKeys } from '../data.ts'
-import { count, usd } from '../format.ts'
+import { count, counted, usd } from '../format.ts'
 import { useAbilities, useSession } from '../session.tsx'
 import { Card, Loaded, Page } from '../ui.tsx'
 
@@ -43,8 +43,8 @@ export default function Overview() {
                   <span class="value">{count(day.totals.requests)}</span>
                 </div>
                 <span class="small muted">
-                  {usd(day.totals.chargedUsd)} spent, {count(day.totals.errors)} errors,{' '}
-                  {count(day.totals.inputTokens + day.totals.outputTokens)} tokens
+                  {usd(day.totals.chargedUsd)} spent, {counted(day.totals.errors, 'error')},{' '}
+                  {counted(day.totals.inputTokens + day.totals.outputTokens, 'token')}
                 </span>
                 <A href="/dashboard/activity">See activity</A>
               </div>
