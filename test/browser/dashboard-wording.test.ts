@@ -189,6 +189,23 @@ describeBrowser('dashboard wording and layout', () => {
   )
 
   browserTest(
+    'a ticket of an account without an e-mail address is confirmed as answered here only',
+    () => site,
+    async () => {
+      const { linkSecret } = await createAccountless(site.gw.app.operator)
+      const { page } = await site.open()
+      await page.goto(`/dashboard/support#link=${linkSecret}`)
+      await page.getByRole('button', { name: 'New ticket' }).click()
+      await page.getByLabel('Subject').fill('No address')
+      await page.getByLabel('Message', { exact: true }).fill('Where do answers go?')
+      await page.getByRole('button', { name: 'Send', exact: true }).click()
+      const toast = page.getByRole('status').filter({ hasText: 'Ticket sent.' })
+      await toast.waitFor()
+      expect(await toast.innerText()).toBe('Ticket sent. Support answers here.')
+    },
+  )
+
+  browserTest(
     'a secret copy button names an acronym as written',
     () => site,
     async () => {

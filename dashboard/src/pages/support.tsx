@@ -8,11 +8,13 @@ import { createSignal, For, Show } from 'solid-js'
 import type { Ticket } from '../../../shared/schemas/admin/support.ts'
 import { getTickets } from '../data.ts'
 import { relative } from '../format.ts'
+import { useSession } from '../session.tsx'
 import { Badge, Button, Card, Empty, Loaded, Page, announce } from '../ui.tsx'
 import { NewTicketForm } from './support/new-ticket-form.tsx'
 import { STATUS, TicketView } from './support/ticket-view.tsx'
 
 export default function Support() {
+  const { me } = useSession()
   const [params, setParams] = useSearchParams()
   const param = (name: string) => {
     const raw = params[name]
@@ -38,7 +40,9 @@ export default function Support() {
   const opened = (ticket: Ticket) => {
     close()
     setParams({ requestId: null, ticket: ticket.id })
-    announce('Ticket sent. Support answers here and by e-mail.')
+    // Answers are mailed to whoever opened the ticket, when they have an address: a dashboard link's
+    // session (an accountless account) or a wallet has none.
+    announce(`Ticket sent. Support answers here${me().user?.email ? ' and by e-mail' : ''}.`)
     void reread()
   }
   return (
