@@ -463,6 +463,28 @@ describeWith('postgres', 'tool calls through the SDKs', () => {
       ])
     })
 
+    test('calls whole in one delta without index reach a Chat client with their index, which its stream helper needs', async () => {
+      const completion = await openai.chat.completions
+        .stream({
+          model: 'openai/whole-calls',
+          messages: [{ role: 'user', content: 'Go' }],
+          tools: tools.map((tool) => ({
+            type: 'function' as const,
+            function: { name: tool.name, parameters: tool.input_schema },
+          })),
+        })
+        .finalChatCompletion()
+      const calls = completion.choices[0]!.message.tool_calls ?? []
+      expect(
+        calls.map((call) =>
+          call.type === 'function' ? [call.function.name, JSON.parse(call.function.arguments)] : [],
+        ),
+      ).toEqual([
+        ['get_weather', expected[0]],
+        ['get_time', expected[1]],
+      ])
+    })
+
     test('a finish reason stop with tool calls is a tool_use turn for a Messages client, whole and streamed', async () => {
       const whole = await anthropic.messages.create({ ...ask, model: 'openai/stop-with-calls' })
       expect(whole.stop_reason).toBe('tool_use')

@@ -29,8 +29,12 @@ export type StreamEvent =
   | { type: 'start'; model?: string }
   | { type: 'text'; text: string; refusal?: true }
   /** `index` is the tool call's ordinal in the answer (0, 1, …), whatever the provider numbers. */
-  | { type: 'tool_start'; index: number; id: string; name: string }
-  | { type: 'tool_arguments'; index: number; text: string }
+  /**
+   * `position`: where the provider left the call's `index` out, the call's place in its chunk's list, so
+   * a stream passed through can write the index in.
+   */
+  | { type: 'tool_start'; index: number; id: string; name: string; position?: number }
+  | { type: 'tool_arguments'; index: number; text: string; position?: number }
   | { type: 'finish'; reason: FinishReason; stopSequence: string | null }
   /** Cumulative: replaces what an earlier usage event said. */
   | { type: 'usage'; usage: TokenUsage }

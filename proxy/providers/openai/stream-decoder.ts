@@ -71,7 +71,8 @@ export function chatStreamDecoder(): StreamDecoder {
         const refusal = delta?.refusal
         if (typeof refusal === 'string' && refusal !== '')
           events.push({ type: 'text', text: refusal, refusal: true })
-        for (const call of delta?.tool_calls ?? []) {
+        for (const [place, call] of (delta?.tool_calls ?? []).entries()) {
+          const position = typeof call.index === 'number' ? {} : { position: place }
           const index =
             typeof call.index === 'number'
               ? call.index
@@ -86,11 +87,17 @@ export function chatStreamDecoder(): StreamDecoder {
             toolsStarted.add(index)
             ordinals.set(call.id, index)
             lastTool = index
-            events.push({ type: 'tool_start', index, id: call.id, name: call.function.name })
+            events.push({
+              type: 'tool_start',
+              index,
+              id: call.id,
+              name: call.function.name,
+              ...position,
+            })
           }
           const fragment = call.function?.arguments
           if (typeof fragment === 'string' && fragment !== '')
-            events.push({ type: 'tool_arguments', index, text: fragment })
+            events.push({ type: 'tool_arguments', index, text: fragment, ...position })
         }
         if (choice.finish_reason)
           events.push({

@@ -98,18 +98,28 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
       if (first.length < META_READS && raw.data !== undefined) first.push(raw.data)
-      if (
-        !events.some((event) => event.type === 'usage') ||
-        !accounting.usage ||
-        raw.data === undefined
+      const unindexed = events.flatMap((event) =>
+        (event.type === 'tool_start' || event.type === 'tool_arguments') &&
+        event.position !== undefined
+          ? [{ index: event.index, position: event.position }]
+          : [],
       )
-        return `${raw.raw}\n\n`
-      const chunk = JSON.parse(raw.data) as Record<string, unknown> & { choices?: unknown[] }
+      const usage = events.some((event) => event.type === 'usage') ? accounting.usage : undefined
+      if ((!usage && unindexed.length === 0) || raw.data === undefined) return `${raw.raw}\n\n`
+      const chunk = JSON.parse(raw.data) as Record<string, unknown> & { choices?: Choice[] }
+      // Calls the provider sent without `index` (each whole in one delta) get the one the gateway gave
+      // them: the SDKs' stream helpers refuse a call without it.
+      const calls = chunk.choices?.find((choice) => (choice.index ?? 0) === 0)?.delta?.tool_calls
+      for (const { index, position } of unindexed) {
+        const call = calls?.[position]
+        if (call) call.index = index
+      }
+      if (!usage) return sse(JSON.stringify(chunk))
       if (includesUsage(context.body)) {
         usageSent = true
         chunk.usage = {
           ...(chunk.usage as Record<string, unknown>),
-          cost: accounting.costUsd(accounting.usage),
+          cost: accounting.costUsd(usage),
         }
         return sse(JSON.stringify(chunk))
       }
@@ -135,6 +145,8 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
     fail: errorEvent,
   }
 }
+
+type Choice = { index?: number; delta?: { tool_calls?: { index?: number }[] } }
 
 /** Chunks kept for the stream's id at most: a provider that sends none is not read to the end. */
 const META_READS = 4
