@@ -11,6 +11,7 @@ import {
   type Final,
   type StreamOutput,
 } from '../../streams/stream-output.ts'
+import type { TokenUsage } from '../../../core/catalog/pricing.ts'
 import type { AnswerContext } from '../client-style.ts'
 import { chatFinishReason, chatId } from './answer.ts'
 import { legacyFinishReason, usesLegacyFunctions } from './legacy-functions.ts'
@@ -98,19 +99,23 @@ export function chatPassthroughStream(context: AnswerContext<ChatRequest>): Stre
     event(raw, events, accounting) {
       if (events.some((event) => event.type === 'end')) return ''
       if (first.length < META_READS && raw.data !== undefined) first.push(raw.data)
-      const unindexed = events.flatMap((event) =>
-        (event.type === 'tool_start' || event.type === 'tool_arguments') &&
-        event.position !== undefined
-          ? [{ index: event.index, position: event.position }]
-          : [],
-      )
-      const usage = events.some((event) => event.type === 'usage') ? accounting.usage : undefined
-      if ((!usage && unindexed.length === 0) || raw.data === undefined) return `${raw.raw}\n\n`
+      // Most events are forwarded as they came: one pass finds those that are not.
+      let unindexed: { index: number; position: number }[] | undefined
+      let usage: TokenUsage | undefined
+      for (const event of events) {
+        if (event.type === 'usage') usage = accounting.usage
+        else if (
+          (event.type === 'tool_start' || event.type === 'tool_arguments') &&
+          event.position !== undefined
+        )
+          (unindexed ??= []).push({ index: event.index, position: event.position })
+      }
+      if ((!usage && !unindexed) || raw.data === undefined) return `${raw.raw}\n\n`
       const chunk = JSON.parse(raw.data) as Record<string, unknown> & { choices?: Choice[] }
       // Calls the provider sent without `index` (each whole in one delta) get the one the gateway gave
       // them: the SDKs' stream helpers refuse a call without it.
       const calls = chunk.choices?.find((choice) => (choice.index ?? 0) === 0)?.delta?.tool_calls
-      for (const { index, position } of unindexed) {
+      for (const { index, position } of unindexed ?? []) {
         const call = calls?.[position]
         if (call) call.index = index
       }
