@@ -85,7 +85,6 @@ export function withProviderWait(failure: UpstreamFailure, headers: Headers): Up
   }
 }
 
-/** The provider could not be reached, or the connection failed before any response. */
 /** A response that is not what was asked for, before any of it reached the client: another route may answer. */
 export function invalidResponse(check: string): UpstreamFailure {
   return {
@@ -97,6 +96,7 @@ export function invalidResponse(check: string): UpstreamFailure {
   }
 }
 
+/** The provider could not be reached, or the connection failed before any response. */
 export function failureFromNetwork(providerId: string, cause: unknown): UpstreamFailure {
   const reason = cause instanceof Error ? cause.message : String(cause)
   return {
