@@ -286,18 +286,28 @@ describeBrowser('dashboard wording and layout', () => {
   )
 
   browserTest(
-    'a daily cap above the monthly cap is pointed out',
+    'a daily cap above the monthly cap, typed or the default, is pointed out',
     () => site,
     async () => {
       const { page } = await site.open()
       await signInByEmail(site, page, 'caps@people.test')
       await page.goto('/dashboard/keys')
       await page.getByRole('button', { name: 'Create key' }).click()
-      const note = page.getByText('The daily cap is above the monthly cap')
+      const note = page.getByText('so the monthly cap stops the key first')
       await page.getByLabel('Daily spend cap (USD)').fill('50')
       await page.getByLabel('Monthly spend cap (USD)').fill('20')
       await note.waitFor()
+      expect(await note.innerText()).toStartWith('The daily cap is above the monthly cap, so')
       await page.getByLabel('Daily spend cap (USD)').fill('5')
+      await note.waitFor({ state: 'detached' })
+      // Left empty, the monthly cap is the default for new keys ($500 here): a daily cap above it too.
+      await page.getByLabel('Monthly spend cap (USD)').fill('')
+      await page.getByLabel('Daily spend cap (USD)').fill('600')
+      await note.waitFor()
+      expect(await note.innerText()).toStartWith(
+        'The daily cap is above the default monthly cap for new keys ($500.00), so',
+      )
+      await page.getByLabel('Daily spend cap (USD)').fill('')
       await note.waitFor({ state: 'detached' })
     },
   )

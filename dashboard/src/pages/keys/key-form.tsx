@@ -151,12 +151,29 @@ export function KeyForm(props: Props) {
       : `Empty: the default for new keys, ${usd(amount)} a ${period === 'daily' ? 'day' : 'month'}.`
   }
   const otherError = () => formError(submit.error(), FIELDS)
-  // Not a refusal (the server takes both), but the daily cap could then never apply: likely a slip.
+  /** A cap as it would be saved: typed, or on a new key left empty, the default; undefined for none. */
+  const capNano = (text: string, off: boolean, fallback: number | null | undefined) => {
+    if (off) return undefined
+    if (text.trim() === '') return start ? undefined : (fallback ?? undefined)
+    return usdToNano(text)
+  }
+  // Not a refusal (the server takes both, and both caps apply), but the daily cap could then never
+  // apply: likely a slip, also against the default monthly cap a new key gets when the field is empty.
   const dailyAboveMonthly = () => {
-    if (noDaily() || noMonthly()) return false
-    const day = usdToNano(daily())
-    const month = usdToNano(monthly())
+    const day = capNano(daily(), noDaily(), props.defaults?.dailyLimitNano)
+    const month = capNano(monthly(), noMonthly(), props.defaults?.monthlyLimitNano)
     return day !== undefined && month !== undefined && day > month
+  }
+  /** The warning's words, naming a cap that is the default because its field is empty. */
+  const capsNote = () => {
+    const isDefault = (text: string, off: boolean) => !start && !off && text.trim() === ''
+    const day = isDefault(daily(), noDaily())
+      ? `The default daily cap for new keys (${usd(props.defaults?.dailyLimitUsd)})`
+      : 'The daily cap'
+    const month = isDefault(monthly(), noMonthly())
+      ? `the default monthly cap for new keys (${usd(props.defaults?.monthlyLimitUsd)})`
+      : 'the monthly cap'
+    return `${day} is above ${month}, so the monthly cap stops the key first. Lower the daily cap if it should apply.`
   }
 
   return (
@@ -232,8 +249,7 @@ export function KeyForm(props: Props) {
         </div>
         <Show when={dailyAboveMonthly()}>
           <p class="hint" role="status">
-            The daily cap is above the monthly cap, so the monthly cap stops the key first. Lower
-            the daily cap if it should apply.
+            {capsNote()}
           </p>
         </Show>
       </fieldset>
