@@ -5,7 +5,7 @@
  * checked with axe-core run inside the page.
  */
 import { describe, test } from 'bun:test'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, rm } from 'node:fs/promises'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -47,16 +47,56 @@ export function describeBrowser(
 
 let built: Promise<void> | undefined
 
-/** Builds the dashboard once per test run, as `bun run build` does. */
+const DASHBOARD = join(ROOT, 'dashboard')
+/** The sources the build of `dashboard/dist` was made from, by hash. */
+const BUILT_FROM = join(DASHBOARD, 'dist', '.built-from')
+/** Held (a directory: made atomically) by the process building, so two test files never build at once. */
+const BUILD_LOCK = join(DASHBOARD, '.build-lock')
+
+/** A hash of everything the dashboard's build reads: its sources, its configuration and the lockfile. */
+async function dashboardSources(): Promise<string> {
+  const hash = new Bun.CryptoHasher('sha256')
+  const files = [...new Bun.Glob('**/*').scanSync({ cwd: DASHBOARD, dot: true })]
+    .filter((file) => !file.startsWith('dist/') && !file.startsWith('.build-lock'))
+    .sort()
+  for (const file of [...files.map((file) => join(DASHBOARD, file)), join(ROOT, 'bun.lock')])
+    hash.update(file).update(await Bun.file(file).arrayBuffer())
+  return hash.digest('hex')
+}
+
+/**
+ * Builds the dashboard as `bun run build` does, once for its sources: test files run at the same time
+ * (or one after another) share the build rather than emptying `dist` under each other's pages.
+ */
 export function buildDashboard(): Promise<void> {
   built ??= (async () => {
-    const build = Bun.spawn(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], {
-      cwd: ROOT,
-      stdout: 'pipe',
-      stderr: 'pipe',
-    })
-    if ((await build.exited) !== 0)
-      throw new Error(`dashboard build failed:\n${await new Response(build.stderr).text()}`)
+    const sources = await dashboardSources()
+    const current = async () =>
+      (await Bun.file(BUILT_FROM).exists()) && (await Bun.file(BUILT_FROM).text()) === sources
+    if (await current()) return
+    for (let waited = 0; ; waited += 100) {
+      try {
+        await mkdir(BUILD_LOCK)
+        break
+      } catch {
+        // Another file is building; a lock older than a build can take was left by a killed run.
+        if (waited > 120_000) await rm(BUILD_LOCK, { recursive: true, force: true })
+        await Bun.sleep(100)
+      }
+    }
+    try {
+      if (await current()) return
+      const build = Bun.spawn(['bun', 'x', 'vite', 'build', 'dashboard', '--logLevel', 'error'], {
+        cwd: ROOT,
+        stdout: 'pipe',
+        stderr: 'pipe',
+      })
+      if ((await build.exited) !== 0)
+        throw new Error(`dashboard build failed:\n${await new Response(build.stderr).text()}`)
+      await Bun.write(BUILT_FROM, sources)
+    } finally {
+      await rm(BUILD_LOCK, { recursive: true, force: true })
+    }
   })()
   return built
 }
