@@ -6,7 +6,8 @@
  * each size and quality. One object satisfies both official SDKs' `models.list()`: the OpenAI fields
  * (`object`, `created`, `owned_by`) and the Anthropic ones (`type`, `display_name`, `created_at`,
  * `has_more`, `first_id`, `last_id`). Aliases follow with `alias_of`; automatic choices list their
- * candidates (their price is the chosen candidate's).
+ * candidates (their price is the chosen candidate's). A model no provider here can serve (its key unset)
+ * is left out, as are aliases of it and automatic candidates it would be.
  */
 import { nanoToUsd } from '../../../shared/money.ts'
 import type { Catalog, ImageModel, Model } from './catalog-types.ts'
@@ -19,12 +20,16 @@ export function catalogListing(catalog: Catalog, listedAt: Date): Record<string,
   const created = Math.floor(listedAt.getTime() / 1000)
   const createdAt = listedAt.toISOString()
   const data: Record<string, unknown>[] = [
-    ...[...catalog.models.values()].map((model) => modelEntry(model, created, createdAt)),
-    ...[...catalog.images.values()].map((model) => imageEntry(model, created, createdAt)),
+    ...[...catalog.models.values()]
+      .filter(served)
+      .map((model) => modelEntry(model, created, createdAt)),
+    ...[...catalog.images.values()]
+      .filter(served)
+      .map((model) => imageEntry(model, created, createdAt)),
   ]
   for (const [id, target] of catalog.aliases) {
     const model = resolveAlias(catalog.aliases, catalog.models, id)
-    if (model)
+    if (model && served(model))
       data.push({
         ...modelEntry(model, created, createdAt),
         id,
@@ -32,13 +37,27 @@ export function catalogListing(catalog: Catalog, listedAt: Date): Record<string,
         alias_of: target,
       })
   }
-  for (const auto of catalog.autos.values())
-    data.push({
-      ...choiceEntry(auto.id, created, createdAt),
-      auto_candidates: auto.candidates,
-      free: auto.free,
+  for (const auto of catalog.autos.values()) {
+    const candidates = auto.candidates.filter((id) => {
+      const model = catalog.models.get(id)
+      return model !== undefined && served(model)
     })
+    if (candidates.length > 0)
+      data.push({
+        ...choiceEntry(auto.id, created, createdAt),
+        auto_candidates: candidates,
+        free: auto.free,
+      })
+  }
   return listing(data)
+}
+
+/**
+ * Whether a provider with its key set (or one that needs none) serves the model: one that none does
+ * would only ever answer 503 `no_available_route`, so it is not offered.
+ */
+function served(model: Pick<Model, 'routes'>): boolean {
+  return model.routes.some((route) => route.provider.available)
 }
 
 /** The listing with entries of the caller's own added (presets). */

@@ -16,6 +16,8 @@ import { describeWith } from '../../helpers/services.ts'
 const models = [
   testModel('openai/plain', 'fake'),
   anthropicTestModel('anthropic/plain', 'fake', { name: 'Plain' }),
+  // In the catalog, but its only provider's key is not set: nothing here can serve it.
+  testModel('openai/unkeyed', 'unkeyed', { routes: [{ provider: 'unkeyed', model: 'unkeyed' }] }),
 ]
 
 const images = [
@@ -40,7 +42,14 @@ describeWith('postgres', 'catalog routes', () => {
       store: 'memory',
       database: 'postgres',
       models,
-      catalog: { images },
+      catalog: {
+        images,
+        aliases: [{ id: 'openai/unkeyed-latest', target: 'openai/unkeyed' }],
+        auto: [
+          { id: 'service/auto', candidates: ['openai/unkeyed', 'openai/plain'] },
+          { id: 'service/auto:unkeyed', candidates: ['openai/unkeyed'] },
+        ],
+      },
     })
     ;({ apiUrl, siteUrl } = gw.app.listen())
     const accountId = await gw.account('1')
@@ -57,6 +66,15 @@ describeWith('postgres', 'catalog routes', () => {
   afterAll(() => gw.close())
 
   const item = (id: string) => listing.find((entry) => entry.id === id)!
+
+  test('a model no provider here can serve is not offered, nor its alias, nor as an automatic candidate', () => {
+    const ids = listing.map((entry) => entry.id)
+    expect(ids).toContain('openai/plain')
+    expect(ids).not.toContain('openai/unkeyed')
+    expect(ids).not.toContain('openai/unkeyed-latest')
+    expect(ids).not.toContain('service/auto:unkeyed')
+    expect(item('service/auto').auto_candidates).toEqual(['openai/plain'])
+  })
 
   test('the OpenAI SDK retrieves a model by its ID: the listing’s item for it', async () => {
     const client = new OpenAI({ baseURL: `${apiUrl}/v1`, apiKey: key, maxRetries: 0 })
