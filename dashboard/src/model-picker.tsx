@@ -242,7 +242,7 @@ function describe(entry: CatalogEntry): string {
  * Whether the entry leads to a model in `allowed`: an alias through the models it stands for (at most
  * three hops, as requests resolve them), an automatic choice when one of its candidates is.
  */
-function leadsToAllowed(
+export function leadsToAllowed(
   entry: CatalogEntry,
   byId: ReadonlyMap<string, CatalogEntry>,
   allowed: ReadonlySet<string>,

@@ -325,12 +325,12 @@ for (const database of ['postgres', 'embedded'] as const)
         async () => {
           const { page } = await site.open()
           await signInByEmail(site, page, 'chatty-user@people.test')
-          await creditAccount(
-            site.gw.app.operator,
-            await accountOf(page),
-            usdToNano('1')!,
-            'browser test',
-          )
+          const accountId = await accountOf(page)
+          await creditAccount(site.gw.app.operator, accountId, usdToNano('1')!, 'browser test')
+          // The account's routing allows two of the models: paid chat offers only those.
+          await site.gw.app.gateway
+            .sql`UPDATE accounts SET allowed_models = ${['test/cheap', 'test/free']} WHERE id = ${accountId}`
+          await site.gw.app.gateway.keys.invalidate({ accountId })
           const paidBefore = site.gw.upstream.requests.filter(
             (request) => request.body.model === 'fake',
           ).length
@@ -354,6 +354,11 @@ for (const database of ['postgres', 'embedded'] as const)
 
           // Paid chat, chosen explicitly: charged, with its cost on the answer.
           await page.getByLabel('Paid chat (charged to your balance)').check()
+          const offered = page.getByLabel('Model', { exact: true }).locator('option')
+          await offered.first().waitFor({ state: 'attached' })
+          const labels = await offered.allTextContents()
+          expect(labels.some((label) => label.includes('test/cheap'))).toBe(true)
+          expect(labels.some((label) => label.includes('test/other'))).toBe(false)
           await page.getByLabel('Model', { exact: true }).selectOption('test/cheap')
           await page.getByLabel('Message', { exact: true }).fill('Now a paid one')
           await page.getByRole('button', { name: 'Send', exact: true }).click()

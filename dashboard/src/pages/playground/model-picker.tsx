@@ -2,11 +2,12 @@
  * The model picker of paid chat: one choice from the public catalog (`GET /api/v1/models`, the
  * dashboard's shared catalog query), automatic choices first, then every model with its price per
  * million tokens, in a native select. Aliases are left out: each names a model already listed; image
- * models too: they do not chat.
+ * models too: they do not chat; and what the account's routing restrictions forbid.
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createEffect } from 'solid-js'
-import { canChat, getCatalog, type CatalogEntry } from '../../data.ts'
+import { canChat, getCatalog, getRouting, type CatalogEntry } from '../../data.ts'
+import { leadsToAllowed } from '../../model-picker.tsx'
 import { usd } from '../../format.ts'
 import { SelectField } from '../../forms.tsx'
 import { Loaded } from '../../ui.tsx'
@@ -16,8 +17,14 @@ export type ModelOption = { value: string; label: string }
 /** The default choice: the general automatic choice when the catalog has it. */
 export const PREFERRED_MODEL = 'service/auto'
 
-function modelOptions(catalog: CatalogEntry[]): ModelOption[] {
-  const entries = catalog.filter((entry) => !entry.alias_of && canChat(entry))
+/** `allowed`: the exact model IDs the account's routing allows (none: any). */
+function modelOptions(catalog: CatalogEntry[], allowed?: readonly string[] | null): ModelOption[] {
+  const byId = new Map(catalog.map((entry) => [entry.id, entry]))
+  const permitted = allowed ? new Set(allowed) : undefined
+  const entries = catalog.filter(
+    (entry) =>
+      !entry.alias_of && canChat(entry) && (!permitted || leadsToAllowed(entry, byId, permitted)),
+  )
   const autos = entries
     .filter((entry) => entry.auto_candidates)
     .sort((a, b) => a.id.localeCompare(b.id))
@@ -45,7 +52,14 @@ function modelLabel(entry: CatalogEntry): string {
 }
 
 export function PaidModelPicker(props: { value: string; onValue: (model: string) => void }) {
-  const options = createAsync(() => getCatalog().then(modelOptions))
+  // Only what the account's routing allows: a model it forbids would be refused 403.
+  const options = createAsync(async () => {
+    const [catalog, routing] = await Promise.all([
+      getCatalog(),
+      getRouting().catch(() => undefined),
+    ])
+    return modelOptions(catalog, routing?.models)
+  })
   return (
     <Loaded data={options} retry={() => revalidate(getCatalog.key)} loading="Loading models…">
       {(list) => <ModelSelect options={list} value={props.value} onValue={props.onValue} />}
