@@ -6,6 +6,7 @@ import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { testModel } from '../helpers/gateway.ts'
+import { sessionFor } from '../helpers/admin.ts'
 import {
   accountOf,
   browserTest,
@@ -76,6 +77,26 @@ describeBrowser('dashboard wording and layout', () => {
       expect(await notice.innerText()).toContain('Free chat cannot answer right now')
       expect(await notice.innerText()).toContain('no candidate can serve it right now')
       expect(await occurrences(page, 'main', 'No paid request was made')).toBe(1)
+    },
+  )
+
+  browserTest(
+    'paid chat speaks of paid chat only: no free model, and the key it is charged to',
+    () => site,
+    async () => {
+      // Signed in as the owner of an account with an identity (without the sign-in form, whose
+      // per-address limit the other tests of this file use up).
+      const accountId = await site.gw.account('5')
+      await site.gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
+      const owner = await sessionFor(site.gw, accountId, 'owner')
+      const { context, page } = await site.open()
+      const [name, value] = owner.cookie.split('=') as [string, string]
+      await context.addCookies([{ name, value, url: site.siteUrl }])
+      await page.goto('/dashboard/playground')
+      await page.getByText('No messages yet').waitFor()
+      await page.getByLabel('Paid chat (charged to your balance)').check()
+      await page.getByText("Paid chat uses the account's key named Playground").waitFor()
+      expect(await occurrences(page, '.chat-card', 'Free messages are answered by')).toBe(0)
     },
   )
 

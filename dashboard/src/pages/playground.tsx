@@ -108,12 +108,19 @@ export default function Playground() {
               </Show>
               <A href="/dashboard/billing">Billing and top-up</A>
             </p>
+            <p class="small muted">
+              Paid chat uses the account's key named Playground, made with the first paid message;
+              its limits and spending show on the <A href="/dashboard/keys">Keys</A> page.
+            </p>
           </div>
         </Show>
       </Card>
 
       <Card title="Conversation" class="chat-card">
-        <ChatLog turns={chat.turns} freeModel={trial.latest()?.model} />
+        <ChatLog
+          turns={chat.turns}
+          freeModel={mode() === 'free' ? trial.latest()?.model : undefined}
+        />
         {/* Free chat's "cannot serve now" refusals already say that nothing paid was sent and what to do. */}
         <Show when={chat.refusal()}>
           <Show when={freeUnavailable()} fallback={<ErrorNotice error={chat.refusal()} />}>
