@@ -51,7 +51,7 @@ function DepositAddress() {
           <div class="stack">
             <p>
               Address <code class="mono">{answer.address}</code>{' '}
-              <CopyButton text={answer.address} label="Copy address" variant="ghost" />
+              <CopyButton text={answer.address} label="Copy address" variant="secondary" />
             </p>
             <p class="small">
               Chain {answer.chainId}. Accepted:{' '}

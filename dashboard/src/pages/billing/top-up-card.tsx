@@ -86,7 +86,7 @@ export function TopUpCard() {
               <span class="small">
                 Account ID <code class="mono">{result().accountId}</code>
               </span>
-              <CopyButton text={result().accountId} label="Copy account ID" variant="ghost" />
+              <CopyButton text={result().accountId} label="Copy account ID" variant="secondary" />
             </div>
           </Notice>
         )}

@@ -91,7 +91,7 @@ export function KeyTable(props: Props) {
                   <Show when={key.status === 'active' || key.status === 'in_grace'}>
                     <div class="row-actions">
                       <Button
-                        variant="ghost"
+                        variant="secondary"
                         aria-label={`Edit ${keyLabel(key)}`}
                         disabled={!props.canManage}
                         title={blocked()}
