@@ -176,6 +176,26 @@ export type CatalogEntry = {
 /** Whether the entry answers chat (an image model does not): what chat and presets may use. */
 export const canChat = (entry: CatalogEntry) => entry.styles?.includes('chat') ?? true
 
+/**
+ * The entries that lead to a model in `allowed` (the exact model IDs the account's routing allows; none:
+ * every entry): an alias through the models it stands for (at most three hops, as requests resolve
+ * them), an automatic choice when one of its candidates is.
+ */
+export function routedEntries(
+  entries: CatalogEntry[],
+  allowed: readonly string[] | null | undefined,
+): CatalogEntry[] {
+  if (!allowed) return entries
+  const permitted = new Set(allowed)
+  const byId = new Map(entries.map((entry) => [entry.id, entry]))
+  return entries.filter((entry) => {
+    if (entry.auto_candidates) return entry.auto_candidates.some((id) => permitted.has(id))
+    let current: CatalogEntry | undefined = entry
+    for (let hop = 0; current?.alias_of && hop < 3; hop++) current = byId.get(current.alias_of)
+    return !!current && !current.alias_of && permitted.has(current.id)
+  })
+}
+
 let catalogRead: Promise<CatalogEntry[]> | undefined
 
 /**

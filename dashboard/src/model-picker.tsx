@@ -10,7 +10,7 @@
  */
 import { revalidate } from '@solidjs/router'
 import { createMemo, createSignal, For, Show, type JSX } from 'solid-js'
-import { canChat, getCatalog, type CatalogEntry } from './data.ts'
+import { canChat, getCatalog, routedEntries, type CatalogEntry } from './data.ts'
 import { Field } from './forms.tsx'
 import { createOptional } from './reading.ts'
 
@@ -239,21 +239,6 @@ function describe(entry: CatalogEntry): string {
 }
 
 /**
- * Whether the entry leads to a model in `allowed`: an alias through the models it stands for (at most
- * three hops, as requests resolve them), an automatic choice when one of its candidates is.
- */
-export function leadsToAllowed(
-  entry: CatalogEntry,
-  byId: ReadonlyMap<string, CatalogEntry>,
-  allowed: ReadonlySet<string>,
-): boolean {
-  if (entry.auto_candidates) return entry.auto_candidates.some((id) => allowed.has(id))
-  let current: CatalogEntry | undefined = entry
-  for (let hop = 0; current?.alias_of && hop < 3; hop++) current = byId.get(current.alias_of)
-  return !!current && !current.alias_of && allowed.has(current.id)
-}
-
-/**
  * Models to choose from: `exact` lists only exact model IDs, image models included (what allowed-model
  * lists take), `any` also aliases and automatic choices but no image model (what a preset's model and
  * fallbacks may be: a preset is called for chat). `allowed` (exact model IDs) leaves out what leads to
@@ -276,14 +261,10 @@ export function ModelPicker(
     setRetrying(false)
   }
   const options = createMemo<PickerOption[]>(() => {
-    const entries = catalog.latest() ?? []
-    const byId = new Map(entries.map((entry) => [entry.id, entry]))
-    const allowed = props.allowed ? new Set(props.allowed) : undefined
-    return entries
+    return routedEntries(catalog.latest() ?? [], props.allowed)
       .filter((entry) =>
         props.choices === 'any' ? canChat(entry) : !entry.alias_of && !entry.auto_candidates,
       )
-      .filter((entry) => !allowed || leadsToAllowed(entry, byId, allowed))
       .map((entry) => ({ id: entry.id, label: describe(entry) || undefined }))
   })
   const status = () => {

@@ -6,13 +6,13 @@ import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
 import { usdToNano } from '../../shared/money.ts'
 import { testModel } from '../helpers/gateway.ts'
-import { sessionFor } from '../helpers/admin.ts'
 import {
   accountOf,
   browserTest,
   chat,
   describeBrowser,
   signInByEmail,
+  signedInAs,
   startSite,
   type Site,
 } from './helpers/browser.ts'
@@ -88,10 +88,7 @@ describeBrowser('dashboard wording and layout', () => {
       // per-address limit the other tests of this file use up).
       const accountId = await site.gw.account('5')
       await site.gw.app.operator.sql`UPDATE accounts SET kind = 'identity' WHERE id = ${accountId}`
-      const owner = await sessionFor(site.gw, accountId, 'owner')
-      const { context, page } = await site.open()
-      const [name, value] = owner.cookie.split('=') as [string, string]
-      await context.addCookies([{ name, value, url: site.siteUrl }])
+      const page = await signedInAs(site, accountId, 'owner')
       await page.goto('/dashboard/playground')
       await page.getByText('No messages yet').waitFor()
       await page.getByLabel('Paid chat (charged to your balance)').check()

@@ -6,8 +6,7 @@
  */
 import { createAsync, revalidate } from '@solidjs/router'
 import { createEffect } from 'solid-js'
-import { canChat, getCatalog, getRouting, type CatalogEntry } from '../../data.ts'
-import { leadsToAllowed } from '../../model-picker.tsx'
+import { canChat, getCatalog, getRouting, routedEntries, type CatalogEntry } from '../../data.ts'
 import { usd } from '../../format.ts'
 import { SelectField } from '../../forms.tsx'
 import { Loaded } from '../../ui.tsx'
@@ -19,11 +18,8 @@ export const PREFERRED_MODEL = 'service/auto'
 
 /** `allowed`: the exact model IDs the account's routing allows (none: any). */
 function modelOptions(catalog: CatalogEntry[], allowed?: readonly string[] | null): ModelOption[] {
-  const byId = new Map(catalog.map((entry) => [entry.id, entry]))
-  const permitted = allowed ? new Set(allowed) : undefined
-  const entries = catalog.filter(
-    (entry) =>
-      !entry.alias_of && canChat(entry) && (!permitted || leadsToAllowed(entry, byId, permitted)),
+  const entries = routedEntries(catalog, allowed).filter(
+    (entry) => !entry.alias_of && canChat(entry),
   )
   const autos = entries
     .filter((entry) => entry.auto_candidates)
