@@ -51,8 +51,13 @@ async function probe(check: () => Promise<void>, timeoutMs: number): Promise<str
 /** Why a store did not answer, in words an operator reads; the Redis client's own for a lost connection. */
 function reason(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error)
-  // ioredis, with its offline queue off, while it reconnects.
-  if (/Stream isn't writeable|Connection is closed/.test(message))
+  // ioredis, with its offline queue off, while it reconnects; or a command written just before the
+  // connection's end was seen, which it gives up on once the connection is lost (no retries).
+  if (
+    /Stream isn't writeable|Connection is closed|max retries per request|ECONNRESET|EPIPE/.test(
+      message,
+    )
+  )
     return 'not connected to Redis (reconnecting; check that it is running and REDIS_URL)'
   return message
 }
