@@ -104,8 +104,10 @@ function chatTurn(message: Message, index: number, pending: Pending): Turn | Ser
       const parts = contentParts(message.content ?? '', `${at}.content`)
       if (parts instanceof ServiceError) return parts
       const toolCalls: ToolCall[] = []
-      for (const [index, call] of (message.tool_calls ?? []).entries()) {
-        if (typeof call.id !== 'string' || typeof call.function?.name !== 'string')
+      const calls = message.tool_calls ?? []
+      if (!Array.isArray(calls)) return refuse(`${at}.tool_calls`, 'must be an array')
+      for (const [index, call] of calls.entries()) {
+        if (typeof call?.id !== 'string' || typeof call.function?.name !== 'string')
           return refuse(`${at}.tool_calls[${index}]`, 'needs an id and a function name')
         toolCalls.push({
           id: call.id,

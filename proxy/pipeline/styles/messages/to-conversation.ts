@@ -119,6 +119,8 @@ function userTurns(blocks: Block[], at: string): Turn[] | ServiceError {
         typeof block.content === 'string'
           ? [{ type: 'text', text: block.content } as Block]
           : ((block.content ?? []) as Block[])
+      if (!Array.isArray(result))
+        return refuse(`${where}.content`, 'must be a string or an array of blocks')
       const parts = contentParts(result, `${where}.content`)
       if (parts instanceof ServiceError) return parts
       turns.push({
@@ -163,6 +165,9 @@ function assistantTurn(blocks: Block[], at: string): Turn[] | ServiceError {
 function contentParts(blocks: Block[], at: string): ContentPart[] | ServiceError {
   const parts: ContentPart[] = []
   for (const [index, block] of blocks.entries()) {
+    // A tool result's blocks are not checked by the envelope's schema.
+    if (typeof block !== 'object' || block === null)
+      return refuse(blocks.length === 1 ? at : `${at}[${index}]`, 'must be a block object')
     if (block.type === 'text' && typeof block.text === 'string')
       parts.push({ type: 'text', text: block.text })
     else if (

@@ -162,6 +162,19 @@ describe('Chat Completions → neutral', () => {
       ).details.param,
     ).toBe('tools[0]')
   })
+
+  test('tool calls that are not a list of calls are refused naming them', () => {
+    const calls = (tool_calls: unknown) =>
+      chat({
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', tool_calls },
+        ],
+      })
+    expect(refused(calls(5)).details.param).toBe('messages[1].tool_calls')
+    expect(refused(calls({ id: 'call_1' })).details.param).toBe('messages[1].tool_calls')
+    expect(refused(calls([null])).details.param).toBe('messages[1].tool_calls[0]')
+  })
 })
 
 describe('Messages → neutral', () => {
@@ -266,6 +279,28 @@ describe('Messages → neutral', () => {
     expect(
       ok(messages({ messages: [{ role: 'user', content: 'hi' }], mcp_servers: [] })).turns,
     ).toHaveLength(1)
+  })
+
+  test('a tool result whose content is neither text nor blocks is refused naming it', () => {
+    const result = (content: unknown) =>
+      messages({
+        messages: [
+          { role: 'user', content: 'hi' },
+          {
+            role: 'assistant',
+            content: [{ type: 'tool_use', id: 'toolu_1', name: 'look', input: {} }],
+          },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content }] },
+        ],
+      })
+    expect(refused(result(5)).details.param).toBe('messages[2].content[0].content')
+    expect(refused(result({ type: 'text', text: 'x' })).details.param).toBe(
+      'messages[2].content[0].content',
+    )
+    expect(refused(result([{ type: 'text', text: 'x' }, null])).details.param).toBe(
+      'messages[2].content[0].content[1]',
+    )
+    expect(ok(result(null)).turns[2]).toMatchObject({ role: 'tool', content: [] })
   })
 })
 
