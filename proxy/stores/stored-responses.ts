@@ -61,6 +61,7 @@ export class ResponseStore {
                  now() + make_interval(days => ${days}), p.id, p.root_id
           FROM stored_responses p
           WHERE p.id = ${follows.parentId} AND p.account_id = ${accountId} AND p.conversation::text <> 'null'
+          FOR SHARE OF p
           ON CONFLICT (id) DO UPDATE SET deleted_at = coalesce(stored_responses.deleted_at, now())
           RETURNING 1 AS kept`
         if (kept) return
@@ -186,11 +187,20 @@ export class ResponseStore {
     return deleted ?? false
   }
 
-  /** One attempt of `delete`: true when deleted, undefined when there is none (yet). */
+  /**
+   * One attempt of `delete`: true when deleted, undefined when there is none (yet). The chain's rows are
+   * locked first, and what is still needed is read after: a follow-up being written meanwhile holds its
+   * parent's row (`save`), so it is either seen as needing that row or finds it blanked and is kept whole.
+   */
   private async deleteNow(id: string, accountId: string): Promise<true | undefined> {
-    // `line`: the response and the ones it continues; `needed`: every kept response of its chain but it,
-    // and each one those continue.
-    const rows = await this.sql<{ deleted: boolean }[]>`
+    const rows = await this.sql.begin(async (tx) => {
+      await tx`
+        SELECT 1 FROM stored_responses
+        WHERE root_id = (SELECT root_id FROM stored_responses WHERE id = ${id} AND account_id = ${accountId})
+        ORDER BY id FOR UPDATE`
+      // `line`: the response and the ones it continues; `needed`: every kept response of its chain but
+      // it, and each one those continue.
+      return tx<{ deleted: boolean }[]>`
       WITH RECURSIVE target AS (
         SELECT id, root_id FROM stored_responses
         WHERE id = ${id} AND account_id = ${accountId} AND style = 'responses' AND deleted_at IS NULL
@@ -210,6 +220,7 @@ export class ResponseStore {
         conversation = CASE WHEN s.id IN (SELECT id FROM needed) THEN s.conversation ELSE 'null'::json END
       WHERE s.id IN (SELECT id FROM line) AND (s.id = ${id} OR s.deleted_at IS NOT NULL)
       RETURNING s.id = ${id} AS deleted`
+    })
     return rows.some((row) => row.deleted) || undefined
   }
 

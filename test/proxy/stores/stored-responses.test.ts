@@ -335,6 +335,49 @@ function storedResponses(stores: Stores) {
     expect(sentUserTexts().some((text) => text.includes('said before the delete'))).toBe(true)
   })
 
+  test.skipIf(embedded)(
+    'a follow-up written while the response it continues is deleted can still be followed up',
+    async () => {
+      const a = await turn('deleted while its follow-up was written')
+      await storedRow(a)
+      const sql = first.app.operator.sql
+      const store = first.app.gateway.responses
+      const [row] = await sql<
+        { account_id: string }[]
+      >`SELECT account_id FROM stored_responses WHERE id = ${a}`
+      const accountId = row!.account_id
+      const b = `resp_${Date.now().toString(36)}0000${crypto.randomUUID().slice(0, 8)}`
+      const added = [
+        { role: 'user', content: [{ type: 'text', text: 'the follow-up' }] },
+        { role: 'assistant', text: 'answered', toolCalls: [] },
+      ]
+      const whole = [
+        {
+          role: 'user',
+          content: [{ type: 'text', text: 'deleted while its follow-up was written' }],
+        },
+        { role: 'assistant', text: 'earlier', toolCalls: [] },
+        ...added,
+      ]
+      // A lock held on the row a moment makes the delete straddle the follow-up's write, as the timing
+      // of two connections can: the delete starts first, the follow-up is written before it ends.
+      let deleting: Promise<boolean> | undefined
+      await sql.begin(async (tx) => {
+        await tx`SELECT 1 FROM stored_responses WHERE id = ${a} FOR UPDATE`
+        deleting = store.delete(a, accountId)
+        await Bun.sleep(200)
+        store.save(b, accountId, 'responses', added, { id: b }, { parentId: a, whole: () => whole })
+        await Bun.sleep(200)
+      })
+      expect(await deleting).toBe(true)
+      await storedRow(b)
+      await turn('and after', b)
+      expect(
+        sentUserTexts().some((text) => text.includes('deleted while its follow-up was written')),
+      ).toBe(true)
+    },
+  )
+
   test('deleting the last response that follows up deleted ones blanks their turns too', async () => {
     const a = await turn('kept first')
     const b = await turn('deleted second', a)
