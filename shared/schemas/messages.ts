@@ -3,7 +3,9 @@
  * style passes through to a provider of the same style. Fields outside the style (and outside the
  * gateway's own `fallbacks`) are refused by name, as the style's own API refuses extra inputs.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]))
 
 export const MessagesMessage = Type.Object(
   {
@@ -32,6 +34,18 @@ export const MessagesRequest = Type.Object(
     ),
     stream: Type.Optional(Type.Boolean()),
     stop_sequences: Type.Optional(Type.Array(Type.String())),
+    // Sampling and tool options: typed here so that a wrong type is refused by name for every provider,
+    // rather than forwarded to one and dropped for another. Ranges are the provider's to judge.
+    temperature: nullable(Type.Number()),
+    top_p: nullable(Type.Number()),
+    top_k: nullable(Type.Integer()),
+    tool_choice: Type.Optional(
+      Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+    ),
+    thinking: Type.Optional(
+      Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+    ),
+    metadata: nullable(Type.Object({}, { additionalProperties: true })),
     tools: Type.Optional(
       Type.Array(
         Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true }),

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'bun:test'
 import { fieldName, envelope, validate } from '../../../proxy/pipeline/validate.ts'
 import { ChatRequest, chatRequestFields } from '../../../shared/schemas/chat.ts'
+import { MessagesRequest, messagesRequestFields } from '../../../shared/schemas/messages.ts'
 import { USD_AMOUNT_PATTERN } from '../../../shared/money.ts'
 
 const chat = envelope(ChatRequest, chatRequestFields)
@@ -95,6 +96,36 @@ describe('request envelope', () => {
     }
     const nulls = [...numbers, 'seed', 'top_logprobs', 'logprobs', 'parallel_tool_calls', 'store']
     expect(refusal(Object.fromEntries(nulls.map((field) => [field, null])))).toBe('ok')
+  })
+
+  test('Messages sampling and tool options of the wrong type are refused by name', () => {
+    const messages = envelope(MessagesRequest, messagesRequestFields)
+    const refusal = (body: Record<string, unknown>) => {
+      const result = validate({ model: 'a/b', max_tokens: 10, messages: user, ...body }, messages)
+      return result.ok ? 'ok' : { message: result.error.message, param: result.error.details.param }
+    }
+    for (const field of ['temperature', 'top_p']) {
+      expect(refusal({ [field]: '0.5' })).toEqual({
+        message: `${field}: must be a number or null`,
+        param: field,
+      })
+      expect(refusal({ [field]: 0.5 })).toBe('ok')
+    }
+    expect(refusal({ top_k: 1.5 })).toEqual({
+      message: 'top_k: must be an integer or null',
+      param: 'top_k',
+    })
+    expect(refusal({ tool_choice: 'auto' })).toMatchObject({ param: 'tool_choice' })
+    expect(refusal({ thinking: true })).toMatchObject({ param: 'thinking' })
+    expect(refusal({ metadata: 'user-1' })).toMatchObject({ param: 'metadata' })
+    expect(
+      refusal({
+        top_k: 40,
+        tool_choice: { type: 'any', disable_parallel_tool_use: true },
+        thinking: { type: 'enabled', budget_tokens: 1024 },
+        metadata: { user_id: 'user-1' },
+      }),
+    ).toBe('ok')
   })
 
   test('fields outside the style are refused by name; the style’s own pass', () => {

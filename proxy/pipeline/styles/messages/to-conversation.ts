@@ -69,6 +69,11 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
           : choice?.type === 'auto'
             ? 'auto'
             : undefined
+  if (choice !== undefined && toolChoice === undefined)
+    return refuse(
+      'tool_choice',
+      'must be {"type": "auto"}, {"type": "any"}, {"type": "none"} or {"type": "tool", "name": …}',
+    )
   const metadata = raw.metadata as { user_id?: unknown } | undefined
   const thinking = raw.thinking as { type?: unknown; budget_tokens?: unknown } | undefined
   return {

@@ -281,6 +281,14 @@ describe('Messages → neutral', () => {
     ).toHaveLength(1)
   })
 
+  test('a tool choice another provider has no equivalent for is refused, not dropped', () => {
+    const choice = (tool_choice: unknown) =>
+      messages({ messages: [{ role: 'user', content: 'hi' }], tool_choice })
+    expect(refused(choice({ type: 'banana' })).details.param).toBe('tool_choice')
+    expect(refused(choice({ type: 'tool' })).details.param).toBe('tool_choice')
+    expect(ok(choice({ type: 'tool', name: 'look' })).toolChoice).toEqual({ name: 'look' })
+  })
+
   test('a tool result whose content is neither text nor blocks is refused naming it', () => {
     const result = (content: unknown) =>
       messages({
