@@ -3,7 +3,9 @@
  * read where they are translated. Fields outside the style (and outside the gateway's own `models`) are
  * refused by name.
  */
-import { Type, type Static } from '@sinclair/typebox'
+import { Type, type Static, type TSchema } from '@sinclair/typebox'
+
+const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]))
 
 export const ResponsesRequest = Type.Object(
   {
@@ -15,6 +17,12 @@ export const ResponsesRequest = Type.Object(
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     store: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
+    // Sampling and tool options: typed so that a wrong type is refused by name rather than dropped on
+    // the way to the provider (and echoed back in the response as sent). Ranges are the provider's.
+    temperature: nullable(Type.Number()),
+    top_p: nullable(Type.Number()),
+    top_logprobs: nullable(Type.Integer()),
+    parallel_tool_calls: nullable(Type.Boolean()),
     tools: Type.Optional(
       Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
     ),

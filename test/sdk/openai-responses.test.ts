@@ -258,6 +258,29 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
       )
     })
 
+    test('sampling and tool options of the wrong type, named; null passes', async () => {
+      for (const model of ['openai/plain', 'anthropic/plain']) {
+        for (const [param, value] of [
+          ['temperature', 'hot'],
+          ['top_p', '0.5'],
+          ['top_logprobs', 1.5],
+          ['parallel_tool_calls', 'yes'],
+        ] as const) {
+          const caught = await refusedBefore({ model, input: 'hi', [param]: value }, param)
+          expect(caught.message).toContain('must be')
+        }
+        const answered = await client.responses.create({
+          model,
+          input: 'hi',
+          temperature: null,
+          top_p: null,
+          top_logprobs: null,
+          parallel_tool_calls: null,
+        })
+        expect(answered.status).toBe('completed')
+      }
+    })
+
     test('function call arguments that are not a JSON object, named by their item', async () => {
       const input = (args: string) => [
         { role: 'user', content: 'hi' },
