@@ -186,7 +186,11 @@ function parts(content: unknown, at: string): ContentPart[] | ServiceError {
           ? { detail: part.detail }
           : {}),
       })
-    } else
+    } else if (type === 'input_text' || type === 'output_text' || type === 'text')
+      return refuse(`${at}[${index}].text`, 'is required')
+    else if (type === 'input_image')
+      return refuse(`${at}[${index}].image_url`, 'is required (uploaded files are not supported)')
+    else
       return refuse(
         `${at}[${index}]`,
         `parts of type ${JSON.stringify(type)} are not supported (uploaded files included)`,
@@ -205,8 +209,10 @@ function responsesTools(tools: ResponsesRequest['tools']): Tool[] | ServiceError
       parameters?: unknown
       strict?: unknown
     }
-    if (fn.type !== 'function' || typeof fn.name !== 'string')
+    if (fn.type !== 'function')
       return refuse(`tools[${index}]`, 'only function tools are supported')
+    if (typeof fn.name !== 'string' || fn.name === '')
+      return refuse(`tools[${index}].name`, 'is required')
     result.push({
       name: fn.name,
       ...(typeof fn.description === 'string' ? { description: fn.description } : {}),

@@ -387,4 +387,19 @@ describe('Responses → neutral', () => {
     ).toBe('input[0].type')
     expect(refused(responses({ input: 'hi', background: true })).details.param).toBe('background')
   })
+
+  test('a part or a function tool missing what it is made of is refused naming that field', () => {
+    const part = (content: Record<string, unknown>) =>
+      refused(responses({ input: [{ role: 'user', content: [content] }] }))
+    expect(part({ type: 'input_text' })).toMatchObject({
+      message: 'input[0].content[0].text: is required',
+      details: { param: 'input[0].content[0].text' },
+    })
+    expect(part({ type: 'input_image', file_id: 'file_1' }).details.param).toBe(
+      'input[0].content[0].image_url',
+    )
+    expect(
+      refused(responses({ input: 'hi', tools: [{ type: 'function', parameters: {} }] })),
+    ).toMatchObject({ message: 'tools[0].name: is required', details: { param: 'tools[0].name' } })
+  })
 })
