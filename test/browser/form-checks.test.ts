@@ -2,8 +2,8 @@
 // and caps, a preset and a guardrail each show every bad field at once, under that field and linked to
 // it, with focus on the first; nothing is sent until they are fixed; a refusal only the server can make
 // (an unknown fallback or model, a pattern RE2 cannot read) shows under its field in the form's words.
-// A preset's pickers offer only the models the account's routing allows. Keywords are separated by
-// commas as by new lines, and the guardrail's card quotes each.
+// A preset's, a key's and a guardrail's pickers offer only the models the account's routing allows.
+// Keywords are separated by commas as by new lines, and the guardrail's card quotes each.
 // The claim command names the real API address.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
@@ -225,7 +225,7 @@ describeBrowser(
     )
 
     browserTest(
-      "a preset's pickers offer only what the account's routing allows, and a model it forbids is refused under its field",
+      "the preset, key and guardrail pickers offer only what the account's routing allows; a preset model it forbids is refused under its field",
       () => site,
       async () => {
         const accountId = await site.gw.account('5')
@@ -254,6 +254,18 @@ describeBrowser(
         )
         const saved = await page.evaluate(async () => (await fetch('/admin/v1/presets')).json())
         expect(saved.presets).toEqual([])
+        // A key's and a guardrail's allowed models: the same narrowing.
+        for (const [path, create] of [
+          ['/dashboard/keys', 'Create key'],
+          ['/dashboard/guardrails', 'New guardrail'],
+        ]) {
+          await page.goto(path!)
+          await page.getByRole('button', { name: create }).click()
+          await control(page, 'Allowed models').fill('test/')
+          const offered = page.getByRole('listbox', { name: 'Allowed models' }).getByRole('option')
+          await offered.filter({ hasText: 'test/cheap' }).waitFor()
+          expect(await offered.filter({ hasText: 'test/other' }).count()).toBe(0)
+        }
       },
     )
 

@@ -20,7 +20,9 @@ import {
 import type { Guardrail } from '../../../../shared/schemas/admin/policy.ts'
 import { usdToNano } from '../../../../shared/money.ts'
 import { api } from '../../api.ts'
+import { getRouting } from '../../data.ts'
 import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
+import { createOptional } from '../../reading.ts'
 import { usd } from '../../format.ts'
 import { ModelPicker } from '../../model-picker.tsx'
 import { Checkbox, fieldError, formError, SelectField, TextField, useSubmit } from '../../forms.tsx'
@@ -38,7 +40,7 @@ type Props = {
   onCancel: () => void
 }
 
-const FIELDS = [
+const FIELDS: (keyof NewApiKey & keyof ApiKey)[] = [
   'name',
   'rpmLimit',
   'tpmLimit',
@@ -51,6 +53,8 @@ const FIELDS = [
 
 export function KeyForm(props: Props) {
   const start = props.apiKey
+  // Only what the account's routing allows is offered; a key could reach nothing else.
+  const routing = createOptional(() => getRouting())
   const [name, setName] = createSignal(start?.name ?? '')
   const [rpm, setRpm] = createSignal(asText(start?.rpmLimit))
   const [tpm, setTpm] = createSignal(asText(start?.tpmLimit))
@@ -95,16 +99,7 @@ export function KeyForm(props: Props) {
 
   const changes = (key: ApiKey, next: NewApiKey): ApiKeyChanges =>
     changedFields<NewApiKey>(
-      {
-        name: key.name,
-        rpmLimit: key.rpmLimit,
-        tpmLimit: key.tpmLimit,
-        concurrency: key.concurrency,
-        dailyLimitNano: key.dailyLimitNano,
-        monthlyLimitNano: key.monthlyLimitNano,
-        allowedModels: key.allowedModels,
-        guardrailId: key.guardrailId,
-      },
+      Object.fromEntries(FIELDS.map((field) => [field, key[field]])) as NewApiKey,
       next,
     )
 
@@ -256,6 +251,7 @@ export function KeyForm(props: Props) {
       <ModelPicker
         choices="exact"
         label={KEY_LABELS.allowedModels}
+        allowed={routing.latest()?.models}
         value={models()}
         onChange={setModels}
         emptyText="Every model the account may use"

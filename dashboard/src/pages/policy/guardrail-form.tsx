@@ -13,7 +13,9 @@ import type {
   NewGuardrail,
 } from '../../../../shared/schemas/admin/policy.ts'
 import { api, ApiError } from '../../api.ts'
+import { getRouting } from '../../data.ts'
 import { focusFirstInvalid, refuse, useFormCheck } from '../../form-check.ts'
+import { createOptional } from '../../reading.ts'
 import { ModelPicker } from '../../model-picker.tsx'
 import { fieldError, formError, TextField, useSubmit } from '../../forms.tsx'
 import { Button, ErrorNotice } from '../../ui.tsx'
@@ -36,6 +38,8 @@ export function GuardrailForm(props: {
   onCancel: () => void
 }) {
   const start = props.guardrail
+  // Only what the account's routing allows is offered; the guardrail could let through nothing else.
+  const routing = createOptional(() => getRouting())
   const [name, setName] = createSignal(start?.name ?? '')
   const [models, setModels] = createSignal<string[]>(start?.models ?? [])
   const [budget, setBudget] = createSignal(start?.budgetUsd ?? '')
@@ -112,6 +116,7 @@ export function GuardrailForm(props: {
       <ModelPicker
         choices="exact"
         label={GUARDRAIL_LABELS.models}
+        allowed={routing.latest()?.models}
         value={models()}
         onChange={setModels}
         emptyText="Any model (no restriction)"
