@@ -17,12 +17,16 @@ export const ResponsesRequest = Type.Object(
     stream: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     store: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
     previous_response_id: Type.Optional(Type.Union([Type.String({ minLength: 1 }), Type.Null()])),
-    // Sampling and tool options: typed so that a wrong type is refused by name rather than dropped on
-    // the way to the provider (and echoed back in the response as sent). Ranges are the provider's.
+    // Sampling, tool and output options: typed so that a wrong type is refused by name rather than
+    // dropped on the way to the provider (and echoed back in the response as sent). Ranges are the
+    // provider's.
     temperature: nullable(Type.Number()),
     top_p: nullable(Type.Number()),
     top_logprobs: nullable(Type.Integer()),
     parallel_tool_calls: nullable(Type.Boolean()),
+    text: nullable(Type.Object({}, { additionalProperties: true })),
+    reasoning: nullable(Type.Object({}, { additionalProperties: true })),
+    metadata: nullable(Type.Object({}, { additionalProperties: true })),
     tools: Type.Optional(
       Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
     ),

@@ -258,13 +258,16 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
       )
     })
 
-    test('sampling and tool options of the wrong type, named; null passes', async () => {
+    test('sampling, tool and output options of the wrong type, named; null passes', async () => {
       for (const model of ['openai/plain', 'anthropic/plain']) {
         for (const [param, value] of [
           ['temperature', 'hot'],
           ['top_p', '0.5'],
           ['top_logprobs', 1.5],
           ['parallel_tool_calls', 'yes'],
+          ['text', 'json'],
+          ['reasoning', 'high'],
+          ['metadata', 'user-1'],
         ] as const) {
           const caught = await refusedBefore({ model, input: 'hi', [param]: value }, param)
           expect(caught.message).toContain('must be')
@@ -276,6 +279,8 @@ describeWith('postgres', 'openai SDK over the Responses style', () => {
           top_p: null,
           top_logprobs: null,
           parallel_tool_calls: null,
+          reasoning: null,
+          metadata: null,
         })
         expect(answered.status).toBe('completed')
       }
