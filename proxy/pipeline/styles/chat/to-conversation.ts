@@ -1,7 +1,8 @@
 /**
  * A Chat Completions request in neutral form, for a provider of another style. What that provider cannot
- * receive (audio and file parts, an answer in audio, several choices) is refused by field, rather than
- * dropped. Legacy function calls and their results become tool calls and results (legacy-functions.ts).
+ * receive (audio and file parts, an answer in audio, several choices, log probabilities, web search) is
+ * refused by field, rather than dropped. Legacy function calls and their results become tool calls and
+ * results (legacy-functions.ts).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
@@ -41,6 +42,11 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
   // An answer asked for in audio would come back as text only, which the client would not expect.
   if (Array.isArray(raw.modalities) && raw.modalities.includes('audio'))
     return refuse('modalities', "audio output is not supported by this model's provider")
+  // Asked-for log probabilities would come back null, and a web search would not be made.
+  if (raw.logprobs === true)
+    return refuse('logprobs', "log probabilities are not supported by this model's provider")
+  if (raw.web_search_options !== undefined && raw.web_search_options !== null)
+    return refuse('web_search_options', "web search is not supported by this model's provider")
   const turns: Turn[] = []
   const pending: Pending = {}
   for (const [index, message] of (body.messages as Message[]).entries()) {

@@ -163,6 +163,19 @@ describe('Chat Completions → neutral', () => {
     ).toBe('tools[0]')
   })
 
+  test('log probabilities and web search, which would be answered without, are refused by field', () => {
+    const hi = [{ role: 'user', content: 'hi' }]
+    expect(refused(chat({ messages: hi, logprobs: true, top_logprobs: 3 })).details.param).toBe(
+      'logprobs',
+    )
+    expect(refused(chat({ messages: hi, web_search_options: {} })).details.param).toBe(
+      'web_search_options',
+    )
+    expect(
+      ok(chat({ messages: hi, logprobs: false, web_search_options: null })).turns,
+    ).toHaveLength(1)
+  })
+
   test('tool calls that are not a list of calls are refused naming them', () => {
     const calls = (tool_calls: unknown) =>
       chat({
