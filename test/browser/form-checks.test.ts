@@ -2,12 +2,14 @@
 // and caps, a preset and a guardrail each show every bad field at once, under that field and linked to
 // it, with focus on the first; nothing is sent until they are fixed; a refusal only the server can make
 // (an unknown fallback or model, a pattern RE2 cannot read) shows under its field in the form's words.
-// A preset's, a key's and a guardrail's pickers offer only the models the account's routing allows.
+// A preset's, a key's and a guardrail's pickers offer only the models the account's routing allows, and
+// a saved preset whose model routing no longer allows is flagged.
 // Keywords are separated by commas as by new lines, and the guardrail's card quotes each.
 // The claim command names the real API address.
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { createAccountless } from '../../proxy/accounts/people/accountless.ts'
+import { savePreset } from '../../proxy/accounts/settings/presets.ts'
 import { setRouting } from '../../proxy/accounts/settings/routing.ts'
 import {
   browserTest,
@@ -225,12 +227,25 @@ describeBrowser(
     )
 
     browserTest(
-      "the preset, key and guardrail pickers offer only what the account's routing allows; a preset model it forbids is refused under its field",
+      "the preset, key and guardrail pickers offer only what the account's routing allows; a preset model it forbids is refused under its field, and flagged on a preset saved before",
       () => site,
       async () => {
         const accountId = await site.gw.account('5')
+        // Saved while routing allowed every model; flagged once it no longer allows the model.
+        await savePreset(site.gw.app.operator, accountId, 'older', {
+          model: 'test/other',
+          fallbacks: ['test/cheap'],
+        })
         await setRouting(site.gw.app.operator, accountId, { models: ['test/cheap'] })
         const page = await signedInAs(site, accountId, 'owner', `routed-${accountId}@people.test`)
+        await page.goto('/dashboard/presets')
+        const older = page.getByRole('row', { name: /@preset\/older/ })
+        await older.getByText('Not allowed by routing').waitFor()
+        expect(await older.getByText('Not allowed by routing').count()).toBe(1)
+        expect(await older.locator('[data-label="Model"]').innerText()).toContain(
+          'Calls are refused until the Routing page allows it.',
+        )
+        expect(await older.locator('[data-label="Fallbacks"]').innerText()).toBe('test/cheap')
         await page.goto('/dashboard/presets')
         await page.getByRole('button', { name: 'New preset' }).click()
         const dialog = page.getByRole('dialog')
@@ -253,7 +268,7 @@ describeBrowser(
           "Fallback 1: test/other is not allowed by the account's routing restrictions, so every call of the preset would be refused. Allow it on the Routing page, or choose another model.",
         )
         const saved = await page.evaluate(async () => (await fetch('/admin/v1/presets')).json())
-        expect(saved.presets).toEqual([])
+        expect(saved.presets.map((preset: { slug: string }) => preset.slug)).toEqual(['older'])
         // A key's and a guardrail's allowed models: the same narrowing.
         for (const [path, create] of [
           ['/dashboard/keys', 'Create key'],

@@ -3,16 +3,16 @@
  * model can change here without changing clients. List, create, edit, delete, and how to call one.
  */
 import { createAsyncStore, revalidate } from '@solidjs/router'
-import { createSignal, For, Show } from 'solid-js'
+import { createMemo, createSignal, For, Show } from 'solid-js'
 import type { Preset, PresetDeleted } from '../../../shared/schemas/admin/policy.ts'
 import { api } from '../api.ts'
-import { getPresets, getRouting } from '../data.ts'
+import { getCatalog, getPresets, getRouting, routedEntries } from '../data.ts'
 import { dateTime, relative } from '../format.ts'
 import { createOptional } from '../reading.ts'
 import { useAbilities } from '../session.tsx'
 import { ConfirmButton, Dialog } from '../dialogs.tsx'
 import { SelectField } from '../forms.tsx'
-import { announce, Button, Card, CopyButton, Empty, Loaded, Page } from '../ui.tsx'
+import { announce, Badge, Button, Card, CopyButton, Empty, Loaded, Page } from '../ui.tsx'
 import { PresetForm } from './policy/preset-form.tsx'
 import { PresetSample } from './policy/preset-sample.tsx'
 import { ReadOnlyNote, useManageBlock } from './policy/read-only.tsx'
@@ -25,7 +25,19 @@ export default function Presets() {
   const reread = () => revalidate(getPresets.key)
   // The models the account's routing allows narrow the form's pickers; the list shows without them.
   const routing = createOptional(() => getRouting())
+  const catalog = createOptional(() => getCatalog())
   const [editing, setEditing] = createSignal<Preset | 'new'>()
+  // A model the catalog or routing changed under a saved preset: every call that reaches it is refused.
+  const problems = createMemo(() => {
+    const entries = catalog.latest()
+    if (!entries) return () => undefined
+    const listed = new Set(entries.map((entry) => entry.id))
+    const routed = new Set(
+      routedEntries(entries, routing.latest()?.models).map((entry) => entry.id),
+    )
+    return (model: string): ModelProblem | undefined =>
+      !listed.has(model) ? 'unavailable' : !routed.has(model) ? 'forbidden' : undefined
+  })
 
   const saved = (preset: Preset) => {
     setEditing(undefined)
@@ -72,6 +84,7 @@ export default function Presets() {
             <Card>
               <PresetTable
                 presets={list.presets}
+                problem={(model) => problems()(model)}
                 canManage={can().manage}
                 onEdit={setEditing}
                 onDelete={remove}
@@ -107,8 +120,30 @@ export default function Presets() {
   )
 }
 
+type ModelProblem = 'unavailable' | 'forbidden'
+
+/** A preset's model or fallback, flagged when calls cannot reach it. */
+function PresetModel(props: { model: string; problem: ModelProblem | undefined }) {
+  return (
+    <>
+      <span class="mono">{props.model}</span>
+      <Show when={props.problem === 'unavailable'}>
+        {' '}
+        <Badge tone="bad">Not available</Badge>
+        <div class="hint">No provider here serves it now.</div>
+      </Show>
+      <Show when={props.problem === 'forbidden'}>
+        {' '}
+        <Badge tone="warn">Not allowed by routing</Badge>
+        <div class="hint">Calls are refused until the Routing page allows it.</div>
+      </Show>
+    </>
+  )
+}
+
 function PresetTable(props: {
   presets: readonly Preset[]
+  problem: (model: string) => ModelProblem | undefined
   canManage: boolean
   onEdit: (preset: Preset) => void
   onDelete: (preset: Preset) => Promise<unknown>
@@ -139,8 +174,8 @@ function PresetTable(props: {
                     <CopyButton text={preset.id} label={`Copy ${preset.id}`} variant="ghost" />
                   </div>
                 </th>
-                <td class="mono small" data-label="Model">
-                  {preset.model}
+                <td class="small" data-label="Model">
+                  <PresetModel model={preset.model} problem={props.problem(preset.model)} />
                 </td>
                 <td class="small" data-label="Fallbacks">
                   <Show
@@ -149,7 +184,11 @@ function PresetTable(props: {
                   >
                     <ol class="plain-list">
                       <For each={preset.fallbacks}>
-                        {(fallback) => <li class="mono">{fallback}</li>}
+                        {(fallback) => (
+                          <li>
+                            <PresetModel model={fallback} problem={props.problem(fallback)} />
+                          </li>
+                        )}
                       </For>
                     </ol>
                   </Show>
