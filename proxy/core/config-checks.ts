@@ -6,7 +6,14 @@
 import { usdToNano } from '../../shared/money.ts'
 
 /** The settings these checks read, as `loadConfig` has them. */
-type UrlSetting = 'DATABASE_URL' | 'REDIS_URL' | 'SMTP_URL' | 'PUBLIC_API_URL' | 'PUBLIC_SITE_URL'
+type UrlSetting =
+  | 'DATABASE_URL'
+  | 'REDIS_URL'
+  | 'SMTP_URL'
+  | 'PUBLIC_API_URL'
+  | 'PUBLIC_SITE_URL'
+  | 'STRIPE_API_URL'
+  | 'DEPOSIT_RPC_URL'
 type Settings = Record<
   | UrlSetting
   | 'HOST'
@@ -25,6 +32,8 @@ const URL_SCHEMES: [UrlSetting, string[], string][] = [
   ['SMTP_URL', ['smtp', 'smtps'], 'smtp://user:password@host:587'],
   ['PUBLIC_API_URL', ['http', 'https'], 'https://api.example.com'],
   ['PUBLIC_SITE_URL', ['http', 'https'], 'https://example.com'],
+  ['STRIPE_API_URL', ['http', 'https'], 'http://127.0.0.1:12111'],
+  ['DEPOSIT_RPC_URL', ['http', 'https'], 'https://rpc.example.com'],
 ]
 
 /** Settings each valid alone that do not work together, or a URL of the wrong kind. */

@@ -82,12 +82,22 @@ describe('config', () => {
       'SMTP_URL: not a smtp:// or smtps://',
     )
     expect(refusal({ PUBLIC_SITE_URL: 'example.com' })).toContain('PUBLIC_SITE_URL: not a http://')
+    // Read only once payments run: a wrong one would stop the start with a stack trace (Stripe's) or
+    // fail every round of the deposit watcher.
+    expect(refusal({ STRIPE_API_URL: 'stripe-mock:12111' })).toContain(
+      'STRIPE_API_URL: not a http:// or https:// URL',
+    )
+    expect(refusal({ DEPOSIT_RPC_URL: 'wss://rpc.example.com' })).toContain(
+      'DEPOSIT_RPC_URL: not a http:// or https:// URL',
+    )
     expect(
       loadConfig({
         DATABASE_URL: 'postgresql://u:p@db:5432/g',
         REDIS_URL: 'rediss+cluster://10.0.0.1:6379,10.0.0.2:6379',
         SMTP_URL: 'smtps://u:p@mail:465',
         PUBLIC_SITE_URL: 'https://example.com',
+        STRIPE_API_URL: 'http://127.0.0.1:12111',
+        DEPOSIT_RPC_URL: 'https://rpc.example.com',
       }).REDIS_URL,
     ).toBe('rediss+cluster://10.0.0.1:6379,10.0.0.2:6379')
   })
