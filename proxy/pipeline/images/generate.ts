@@ -106,6 +106,7 @@ async function run(
   if (model instanceof ServiceError) return refuse(model)
   const guarded = guardText(key.guardrail, body.prompt)
   if (!guarded.ok) return refuse(guarded.error)
+  call.redactions = guarded.redactions
   const price = priceImages(model, body)
   if (price instanceof ServiceError) return refuse(price)
   const routes = usableImageRoutes(model, key)

@@ -117,17 +117,25 @@ export function guard(
   return { ok: true, redactions, redactedBy, bytesAdded }
 }
 
-/** One text through the guardrail (an image prompt). */
+/**
+ * One text through the guardrail (an image prompt), with what it redacted as the answer's
+ * `x-service-guardrail-redactions` says it (`email=2, phone=1`), if anything.
+ */
 export function guardText(
   guardrail: GuardrailRecord | null,
   text: string,
-): { ok: true; text: string } | { ok: false; error: ServiceError } {
+): { ok: true; text: string; redactions?: string } | { ok: false; error: ServiceError } {
   const holder = { text }
   const outcome = guard(guardrail, (visit) => {
     const replaced = visit(holder.text)
     if (replaced !== undefined) holder.text = replaced
   })
-  return outcome.ok ? { ok: true, text: holder.text } : outcome
+  if (!outcome.ok) return outcome
+  if (outcome.redactions === 0) return { ok: true, text: holder.text }
+  const redactions = [...outcome.redactedBy]
+    .map(([detector, count]) => `${detector}=${count}`)
+    .join(', ')
+  return { ok: true, text: holder.text, redactions }
 }
 
 function blockedError(finding: Finding, where = '', remedy = 'Remove that content'): ServiceError {

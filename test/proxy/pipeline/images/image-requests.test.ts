@@ -121,7 +121,7 @@ describeWith('postgres', 'image requests', () => {
   })
 
   describe('the guardrail', () => {
-    test('a blocking filter refuses the prompt with 403 guardrail_blocked; a redacting one rewrites what the provider receives', async () => {
+    test('a blocking filter refuses the prompt with 403 guardrail_blocked; a redacting one rewrites what the provider receives and the answer says so', async () => {
       const guarded = await gw.key(accountId)
       const guardrail = `gr_${guarded.id}`
       const filters = [
@@ -146,6 +146,7 @@ describeWith('postgres', 'image requests', () => {
         prompt: 'a poster for ada@example.com',
       })
       expect(response.status).toBe(200)
+      expect(response.headers.get('x-service-guardrail-redactions')).toBe('email=1')
       const sent = gw.upstream.requests
         .filter((request) => request.path.endsWith('/images/generations'))
         .at(-1)!
