@@ -43,7 +43,7 @@ export function validate<T>(body: Record<string, unknown>, spec: Envelope<T>): V
       }
   }
   if (!spec.check.Check(body)) {
-    const first = spec.check.Errors(body).First()!
+    const first = innermost(spec.check.Errors(body).First()!)
     return { ok: false, error: schemaRefusal(first, fieldName(first.path)) }
   }
   const value = body as T
@@ -75,6 +75,22 @@ function withoutNull(error: ValueError): ValueError {
   )
   if (members.length !== 1) return error
   return Value.Errors(members[0]!, error.value).First() ?? error
+}
+
+/**
+ * A union's problem as the problem inside its member of the value's own type, at its full path: a list
+ * of blocks with a number among them is wrong at that element (`messages[0].content[1]`), not as a whole.
+ */
+function innermost(error: ValueError): ValueError {
+  // A field with a label is named by it (schemaRefusal), whatever the member.
+  if (error.type !== ValueErrorType.Union || (error.schema as { title?: string }).title)
+    return error
+  const members = (error.schema as unknown as { anyOf?: TSchema[] }).anyOf ?? []
+  const same = members.find(
+    (member) => member.const === undefined && member.type === jsonType(error.value),
+  )
+  const inner = same && Value.Errors(same, error.value).First()
+  return inner ? innermost({ ...inner, path: error.path + inner.path }) : error
 }
 
 /** "/messages/0/role" → "messages[0].role" */

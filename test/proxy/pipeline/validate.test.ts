@@ -98,6 +98,22 @@ describe('request envelope', () => {
     expect(refusal(Object.fromEntries(nulls.map((field) => [field, null])))).toBe('ok')
   })
 
+  test('a wrong element inside a list of blocks is named by its own index', () => {
+    const messages = envelope(MessagesRequest, messagesRequestFields)
+    const result = validate(
+      {
+        model: 'a/b',
+        max_tokens: 10,
+        messages: [{ role: 'user', content: [{ type: 'text' }, 5] }],
+      },
+      messages,
+    )
+    expect(result.ok ? 'ok' : result.error.message).toBe(
+      'messages[0].content[1]: must be an object',
+    )
+    expect(result.ok ? 'ok' : result.error.details.param).toBe('messages[0].content[1]')
+  })
+
   test('Messages sampling and tool options of the wrong type are refused by name', () => {
     const messages = envelope(MessagesRequest, messagesRequestFields)
     const refusal = (body: Record<string, unknown>) => {
