@@ -16,6 +16,7 @@ import { catalogListing } from './core/catalog/catalog-listing.ts'
 import { MemoryAddressLimiter, RedisAddressLimiter } from './stores/address-limits.ts'
 import { ConfigError, type Config } from './core/config.ts'
 import { connectPostgres, startEmbedded, type Database } from './stores/db/database.ts'
+import { claimForStore } from './stores/db/store-claim.ts'
 import { Ceiling } from './pipeline/ceiling.ts'
 import type { Gateway } from './pipeline/gateway.ts'
 import { Inflight } from './pipeline/inflight.ts'
@@ -89,6 +90,17 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
   log.info(`database: ${database.kind === 'embedded' ? 'embedded PGlite' : 'PostgreSQL'}`, {
     location: database.location,
   })
+  // The embedded database is claimed by its directory; a server's, here, for the admission store.
+  const claim =
+    !overrides.database && database.kind === 'postgres'
+      ? await reaching('DATABASE_URL', database.location, () =>
+          claimForStore(
+            config.DATABASE_URL,
+            database.location,
+            config.REDIS_URL ? 'redis' : 'memory',
+          ),
+        )
+      : undefined
 
   // One clock for key expiry, sessions and the in-process admission store, so a test moves them together.
   const clock = systemClock()
@@ -270,6 +282,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
         await store.close()
         if (redis) await keys.disconnect()
         if (!overrides.database) await database.close()
+        await claim?.release()
       })()
       return stopping
     },
