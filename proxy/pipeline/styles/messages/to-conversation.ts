@@ -76,6 +76,17 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
     )
   const metadata = raw.metadata as { user_id?: unknown } | undefined
   const thinking = raw.thinking as { type?: unknown; budget_tokens?: unknown } | undefined
+  const budget = typeof thinking?.budget_tokens === 'number'
+  if (
+    thinking !== undefined &&
+    !(thinking.type === 'enabled'
+      ? budget
+      : ['adaptive', 'disabled'].includes(String(thinking.type)))
+  )
+    return refuse(
+      'thinking',
+      'must be {"type": "enabled", "budget_tokens": …}, {"type": "adaptive"} or {"type": "disabled"}',
+    )
   return {
     turns,
     tools,

@@ -302,6 +302,16 @@ describe('Messages → neutral', () => {
     expect(ok(choice({ type: 'tool', name: 'look' })).toolChoice).toEqual({ name: 'look' })
   })
 
+  test('a thinking setting of no known form is refused, not dropped', () => {
+    const thinking = (value: unknown) =>
+      messages({ messages: [{ role: 'user', content: 'hi' }], thinking: value })
+    expect(refused(thinking({ type: 'deep' })).details.param).toBe('thinking')
+    expect(refused(thinking({ type: 'enabled' })).details.param).toBe('thinking')
+    expect(ok(thinking({ type: 'enabled', budget_tokens: 2048 })).thinkingBudget).toBe(2048)
+    expect(ok(thinking({ type: 'adaptive' })).thinkingBudget).toBeUndefined()
+    expect(ok(thinking({ type: 'disabled' })).thinkingBudget).toBeUndefined()
+  })
+
   test('a tool result whose content is neither text nor blocks is refused naming it', () => {
     const result = (content: unknown) =>
       messages({
