@@ -44,6 +44,21 @@ export const ChatRequest = Type.Object(
     top_logprobs: nullable(Type.Integer()),
     parallel_tool_calls: nullable(Type.Boolean()),
     store: nullable(Type.Boolean()),
+    // Options a provider of another style maps or cannot take (refused by name there): typed too, so a
+    // wrong type is not forwarded to one style and dropped on the way to the other.
+    stop: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String()), Type.Null()])),
+    user: nullable(Type.String()),
+    safety_identifier: nullable(Type.String()),
+    metadata: nullable(Type.Object({}, { additionalProperties: true })),
+    response_format: nullable(
+      Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+    ),
+    tools: nullable(Type.Array(Type.Object({}, { additionalProperties: true }))),
+    modalities: nullable(Type.Array(Type.String())),
+    reasoning_effort: nullable(Type.String()),
+    service_tier: nullable(Type.String()),
+    prediction: nullable(Type.Object({}, { additionalProperties: true })),
+    web_search_options: nullable(Type.Object({}, { additionalProperties: true })),
     /** Ordered fallback models, tried when the one before could not start a response. */
     models: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { maxItems: 3 })),
     provider: Type.Optional(Type.Object({}, { additionalProperties: true })),

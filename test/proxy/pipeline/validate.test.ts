@@ -98,6 +98,47 @@ describe('request envelope', () => {
     expect(refusal(Object.fromEntries(nulls.map((field) => [field, null])))).toBe('ok')
   })
 
+  test('options another provider style maps or refuses, of the wrong type, are refused by name', () => {
+    const refusal = (body: Record<string, unknown>) => {
+      const result = validate({ model: 'a/b', messages: user, ...body }, chat)
+      return result.ok ? 'ok' : { message: result.error.message, param: result.error.details.param }
+    }
+    for (const field of ['user', 'safety_identifier', 'reasoning_effort', 'service_tier']) {
+      expect(refusal({ [field]: 5 })).toEqual({
+        message: `${field}: must be a string or null`,
+        param: field,
+      })
+      expect(refusal({ [field]: 'x' })).toBe('ok')
+    }
+    for (const field of ['metadata', 'prediction', 'web_search_options', 'response_format']) {
+      expect(refusal({ [field]: 'x' })).toEqual({
+        message: `${field}: must be an object or null`,
+        param: field,
+      })
+    }
+    expect(refusal({ response_format: {} })).toMatchObject({ param: 'response_format.type' })
+    expect(refusal({ stop: 5 })).toMatchObject({ param: 'stop' })
+    expect(refusal({ stop: ['###', 5] })).toEqual({
+      message: 'stop[1]: must be a string',
+      param: 'stop[1]',
+    })
+    expect(refusal({ modalities: 'audio' })).toMatchObject({ param: 'modalities' })
+    expect(refusal({ tools: 'x' })).toMatchObject({ param: 'tools' })
+    expect(refusal({ tools: [5] })).toMatchObject({ param: 'tools[0]' })
+    expect(
+      refusal({
+        stop: 'x',
+        metadata: { a: 'b' },
+        response_format: { type: 'json_object' },
+        modalities: ['text'],
+        prediction: { type: 'content', content: 'x' },
+        tools: [{ type: 'function', function: { name: 'f' } }],
+      }),
+    ).toBe('ok')
+    const nullable = ['stop', 'user', 'metadata', 'response_format', 'tools', 'modalities']
+    expect(refusal(Object.fromEntries(nullable.map((field) => [field, null])))).toBe('ok')
+  })
+
   test('a wrong element inside a list of blocks is named by its own index', () => {
     const messages = envelope(MessagesRequest, messagesRequestFields)
     const result = validate(
