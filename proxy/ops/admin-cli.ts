@@ -10,7 +10,7 @@
 import { parseArgs } from 'node:util'
 import { ConfigError, loadConfig } from '../core/config.ts'
 import { storedSecretPath } from '../stores/stored-secrets.ts'
-import { joinNegativeNumbers, options, UsageError } from './admin-cli-args.ts'
+import { joinNegativeNumbers, options, UsageError, type Values } from './admin-cli-args.ts'
 import { send } from './admin-cli-request.ts'
 import { route } from './admin-cli-routes.ts'
 
@@ -72,6 +72,8 @@ async function main(): Promise<number> {
     console.log(about.length > 0 ? usageOf(about) : usage)
     return 0
   }
+  const stray = strayOption(positionals, values)
+  if (stray) throw new UsageError(`Unknown option for ${stray.command}: --${stray.option}`)
   const request = route(positionals, values)
   const config = loadConfig()
   const base = siteBase(process.env.SITE_URL, config.SITE_PORT)
@@ -110,6 +112,22 @@ function usageOf(command: string[]): string {
   const entries = usage.split(/\n(?= {2}[a-z])/)
   const own = entries.filter((entry) => entry.trim().split(/\s/)[0] === command[0])
   return own.length > 0 ? `Usage: bun run admin -- <command> [options]\n\n${own.join('\n')}` : usage
+}
+
+/**
+ * An option the command `words` does not take (one of another command's, which would otherwise be
+ * dropped: `key create --guardrail` made a key without it), read from the command's usage line so that
+ * what is listed and what is accepted are one.
+ */
+function strayOption(words: string[], values: Values): { command: string; option: string } | null {
+  for (const entry of usage.split(/\n(?= {2}[a-z])/)) {
+    const command = /^\s*([a-z]+(?: [a-z]+)*)/.exec(entry)?.[1]
+    if (!command || words.slice(0, command.split(' ').length).join(' ') !== command) continue
+    const taken = new Set([...entry.matchAll(/--([a-z-]+)/g)].map((match) => match[1]))
+    const option = Object.keys(values).find((name) => name !== 'help' && !taken.has(name))
+    return option ? { command, option } : null
+  }
+  return null
 }
 
 main().then(

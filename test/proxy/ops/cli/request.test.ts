@@ -158,3 +158,33 @@ test('an unknown option is named plainly, and a pause needs how long it lasts, b
   expect(zero.code).toBe(2)
   expect(zero.stderr).toStartWith('--minutes must be a number more than 0, such as 0.5 (got 0)')
 })
+
+test("another command's option is refused by a command that does not take it, not dropped", async () => {
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  // key create would otherwise make the key without the guardrail.
+  const stray = await runAdminCli(env, ['key', 'create', '--account', 'acct_1', '--guardrail', 'g'])
+  expect(stray.code).toBe(2)
+  expect(stray.stderr).toStartWith('Unknown option for key create: --guardrail\n\nUsage:')
+  expect(stray.stderr).toContain('  key create --account ID')
+  const credit = await runAdminCli(env, [
+    'credit',
+    '--account',
+    'acct_1',
+    '--usd',
+    '1',
+    '--note',
+    'x',
+  ])
+  expect(credit.stderr).toStartWith('Unknown option for credit: --note\n')
+  // The options a command lists still reach the server (none answers here).
+  const listed = await runAdminCli(env, [
+    'payments',
+    'list',
+    '--account',
+    'acct_1',
+    '--state',
+    'held',
+  ])
+  expect(listed.code).toBe(1)
+  expect(listed.stderr).toContain('"code":"unreachable"')
+})
