@@ -145,6 +145,57 @@ describeWith('postgres', 'anthropic SDK', () => {
     expect(streamed.content).toEqual(answer.content as never)
   })
 
+  test('a plain-text document reaches an OpenAI-style provider as text; a PDF is refused, nothing sent', async () => {
+    const answer = await client.messages.create({
+      model: 'openai/plain',
+      max_tokens: 100,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'document',
+              title: 'Notes',
+              source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
+            },
+            { type: 'text', text: 'What colour is the grass?' },
+          ],
+        },
+      ],
+    })
+    expect(answer.content[0]!.type).toBe('text')
+    expect(gw.upstream.requests.at(-1)!.body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Notes\n\nThe grass is green.' },
+          { type: 'text', text: 'What colour is the grass?' },
+        ],
+      },
+    ])
+    const sent = gw.upstream.requests.length
+    const pdf = await rejection(
+      client.messages.create({
+        model: 'openai/plain',
+        max_tokens: 100,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'document',
+                source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+              },
+            ],
+          },
+        ],
+      }),
+    )
+    expect(pdf).toBeInstanceOf(Anthropic.BadRequestError)
+    expect((pdf as Error).message).toContain('only plain-text documents')
+    expect(gw.upstream.requests.length).toBe(sent)
+  })
+
   test('the key is accepted as x-api-key with any anthropic-version, as older SDK majors send it', async () => {
     const response = await fetch(`${apiUrl}/v1/messages`, {
       method: 'POST',

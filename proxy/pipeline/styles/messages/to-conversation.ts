@@ -1,7 +1,8 @@
 /**
  * A Messages request in neutral form, for a provider of another style. Tool results open their user
- * turn as separate tool turns; the rest of that turn follows as a user turn. What the other style
- * cannot carry (documents, server tools, MCP servers) is refused by field; thinking blocks are left out,
+ * turn as separate tool turns; the rest of that turn follows as a user turn. A plain-text document is
+ * sent as text. What the other style cannot carry (PDF documents, server tools, MCP servers) is refused
+ * by field; thinking blocks are left out,
  * and `thinking` is kept as its budget (a reasoning model's effort, where the catalog says it takes one).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
@@ -18,7 +19,15 @@ import type {
 type Block = {
   type: string
   text?: unknown
-  source?: { type?: unknown; media_type?: unknown; data?: unknown; url?: unknown }
+  source?: {
+    type?: unknown
+    media_type?: unknown
+    data?: unknown
+    url?: unknown
+    content?: unknown
+  }
+  title?: unknown
+  context?: unknown
   id?: unknown
   name?: unknown
   input?: unknown
@@ -201,14 +210,37 @@ function contentParts(blocks: Block[], at: string): ContentPart[] | ServiceError
       typeof block.source.url === 'string'
     ) {
       parts.push({ type: 'image', url: block.source.url })
+    } else if (block.type === 'document' && documentText(block) !== undefined) {
+      parts.push({ type: 'text', text: documentText(block)! })
     } else {
       return refuse(
         blocks.length === 1 ? at : `${at}[${index}]`,
-        `blocks of type ${block.type} cannot be sent to this model's provider`,
+        block.type === 'document'
+          ? "only plain-text documents can be sent to this model's provider (a PDF or a document by URL cannot)"
+          : `blocks of type ${block.type} cannot be sent to this model's provider`,
       )
     }
   }
   return parts
+}
+
+/**
+ * A plain-text document (a `text` source, or a `content` source of text) as the text the model reads:
+ * its title and its context first, each as a paragraph of its own; undefined for any other document.
+ */
+function documentText(block: Block): string | undefined {
+  const source = block.source
+  let text: string | undefined
+  if (source?.type === 'text' && typeof source.data === 'string') text = source.data
+  else if (source?.type === 'content' && typeof source.content === 'string') text = source.content
+  else if (source?.type === 'content' && Array.isArray(source.content)) {
+    const blocks = source.content as Block[]
+    if (blocks.every((inner) => inner?.type === 'text' && typeof inner.text === 'string'))
+      text = blocks.map((inner) => inner.text).join('\n\n')
+  }
+  if (text === undefined) return undefined
+  const heading = [block.title, block.context].filter((field) => typeof field === 'string' && field)
+  return [...heading, text].join('\n\n')
 }
 
 function messagesTools(tools: unknown): Tool[] | ServiceError {

@@ -7,7 +7,7 @@ import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import { chatConversation } from '../../../../proxy/pipeline/styles/chat/to-conversation.ts'
 import { messagesConversation } from '../../../../proxy/pipeline/styles/messages/to-conversation.ts'
 import { responsesConversation } from '../../../../proxy/pipeline/styles/responses/to-conversation.ts'
-import type { Conversation } from '../../../../proxy/core/neutral/conversation.ts'
+import type { Conversation, Turn } from '../../../../proxy/core/neutral/conversation.ts'
 
 const ok = (result: Conversation | ServiceError) => {
   if (!('turns' in result)) throw new Error(`refused: ${result.message}`)
@@ -267,18 +267,64 @@ describe('Messages → neutral', () => {
     })
   })
 
-  test('documents, server tools and MCP servers are refused by field', () => {
-    const document = messages({
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'document', source: { type: 'text', data: 'x', media_type: 'text/plain' } },
+  test('a plain-text document is sent as text, after its title and context', () => {
+    const document = (source: object, more: object = {}) =>
+      ok(
+        messages({
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'document', source, ...more },
+                { type: 'text', text: 'Sum it up.' },
+              ],
+            },
           ],
-        },
-      ],
+        }),
+      ).turns
+    expect(
+      document(
+        { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
+        { title: 'Notes', context: 'From the garden log', citations: { enabled: true } },
+      ),
+    ).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Notes\n\nFrom the garden log\n\nThe grass is green.' },
+          { type: 'text', text: 'Sum it up.' },
+        ],
+      },
+    ])
+    const content = (source: object) =>
+      (document(source)[0] as Extract<Turn, { role: 'user' }>).content[0]
+    expect(content({ type: 'content', content: 'One line.' })).toEqual({
+      type: 'text',
+      text: 'One line.',
     })
-    expect(refused(document).details.param).toBe('messages[0].content[0]')
+    expect(
+      content({
+        type: 'content',
+        content: [
+          { type: 'text', text: 'First.' },
+          { type: 'text', text: 'Second.' },
+        ],
+      }),
+    ).toEqual({ type: 'text', text: 'First.\n\nSecond.' })
+  })
+
+  test('PDF documents, server tools and MCP servers are refused by field', () => {
+    const document = (source: object) =>
+      messages({ messages: [{ role: 'user', content: [{ type: 'document', source }] }] })
+    for (const source of [
+      { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+      { type: 'url', url: 'https://example.com/a.pdf' },
+      { type: 'content', content: [{ type: 'image', source: { type: 'url', url: 'x' } }] },
+    ]) {
+      const error = refused(document(source))
+      expect(error.details.param).toBe('messages[0].content[0]')
+      expect(error.message).toContain('only plain-text documents')
+    }
     const search = messages({
       messages: [{ role: 'user', content: 'hi' }],
       tools: [{ type: 'web_search_20250305', name: 'web_search' }],
