@@ -2,7 +2,7 @@
  * The record of one request as it moves through the stages. Stages read it and return decisions; the
  * pipeline writes their results into it, and the request log is taken from it at the end.
  */
-import type { Model, Route } from './catalog/catalog-types.ts'
+import type { ImageModel, Model, Route } from './catalog/catalog-types.ts'
 import type { TokenUsage } from './catalog/pricing.ts'
 import type { KeyRecord } from './key-record.ts'
 import type { ErrorCode } from '../../shared/errors.ts'
@@ -28,7 +28,7 @@ export type Call = {
   /** Available balance as the last admission-store answer reported it. */
   availableNano?: number
   admitted: boolean
-  served?: { model: Model; route: Route }
+  served?: { model: Model | ImageModel; route: Route }
   usage?: TokenUsage
   costNano: number
   chargedNano: number

@@ -202,6 +202,7 @@ async function respond(
       const costNano = returned * price.unitNano
       call.availableNano = admittedAvailableNano + call.holdNano - costNano
       call.status = 200
+      call.served = { model, route: outcome.route }
       const provider = outcome.route.provider.id
       const written = finishCall(gw, call, {
         kind: 'charge',
@@ -230,6 +231,9 @@ async function respond(
     case 'unreachable': {
       const error = imageFailure(call.requestId, outcome)
       const provider = outcome.kind === 'refused' ? outcome.route.provider.id : null
+      call.availableNano = admittedAvailableNano + call.holdNano
+      // Made before the request's record is written: it sets the status and error code recorded.
+      const response = errorResponse(call, error, chatErrorBody)
       const written = finishCall(gw, call, { kind: 'release' })
         .then(() => markFailed(gw.sql, call.requestId, provider, error.code))
         .catch((failure) =>
@@ -238,17 +242,23 @@ async function respond(
             error: failure,
           }),
         )
-      call.availableNano = admittedAvailableNano + call.holdNano
       await atMost(written, ROW_WAIT_MS)
       return withHeaders(
-        errorResponse(call, error, chatErrorBody),
+        response,
         call,
         model,
         outcome.kind === 'refused' ? outcome.route : undefined,
       )
     }
     case 'unknown': {
+      // The provider took the request and may bill it: the record names it.
+      call.served = { model, route: outcome.route }
       keepHoldOpen(gw, call)
+      const response = errorResponse(
+        call,
+        unknownOutcome(call.requestId, outcome, call.holdNano, admitted.costDeadline),
+        chatErrorBody,
+      )
       void finishCall(gw, call, { kind: 'release' })
       const written = markProvider(gw.sql, call.requestId, outcome.route.provider.id).catch(
         (error) =>
@@ -259,16 +269,7 @@ async function respond(
         provider: outcome.route.provider.id,
       })
       await atMost(written, ROW_WAIT_MS)
-      return withHeaders(
-        errorResponse(
-          call,
-          unknownOutcome(call.requestId, outcome, call.holdNano, admitted.costDeadline),
-          chatErrorBody,
-        ),
-        call,
-        model,
-        outcome.route,
-      )
+      return withHeaders(response, call, model, outcome.route)
     }
   }
 }

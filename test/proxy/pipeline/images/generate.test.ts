@@ -336,21 +336,50 @@ for (const { store, database, needs } of storeSetups) {
         expect((await balanced(accountId)).snapshot.balanceNano).toBe(50_000_000)
       })
 
-      test('the request log records image requests with their cost', async () => {
+      test('the request log records image requests with their cost, and failed ones with the status and code the client got', async () => {
         const { key } = await customer()
-        const response = await gw.images(key, { model: 'test/image', prompt: 'a map' })
-        const requestId = response.headers.get('x-request-id')!
-        await resolvedStatus(key, requestId)
-        await gw.app.gateway.writer.drain()
-        const [row] = await gw.app.gateway.sql<
-          { api_style: string; model: string; status: number; charged_nano: number }[]
-        >`
-        SELECT api_style, model, status, charged_nano FROM request_logs WHERE request_id = ${requestId}`
-        expect(row).toMatchObject({
+        const logged = async (prompt: string) => {
+          const response = await gw.images(key, { model: 'test/image', prompt })
+          const requestId = response.headers.get('x-request-id')!
+          await resolvedStatus(key, requestId)
+          await gw.app.gateway.writer.drain()
+          const [row] = await gw.app.gateway.sql<
+            {
+              api_style: string
+              model: string
+              provider: string | null
+              status: number
+              error_code: string | null
+              charged_nano: number
+            }[]
+          >`
+          SELECT api_style, model, provider, status, error_code, charged_nano
+          FROM request_logs WHERE request_id = ${requestId}`
+          expect(row?.status).toBe(response.status)
+          return row
+        }
+        expect(await logged('a map')).toMatchObject({
           api_style: 'images',
           model: 'test/image',
+          provider: 'fake',
           status: 200,
+          error_code: null,
           charged_nano: MEDIUM_NANO,
+        })
+        expect(await logged('a map [[status=500]]')).toMatchObject({
+          status: 502,
+          error_code: 'image_request_failed',
+          charged_nano: 0,
+        })
+        expect(await logged('a map [[status=400&code=content_policy_violation]]')).toMatchObject({
+          status: 400,
+          error_code: 'provider_policy_rejected',
+        })
+        expect(await logged('a map [[garbage=1]]')).toMatchObject({
+          provider: 'fake',
+          status: 502,
+          error_code: 'image_request_failed',
+          charged_nano: 0,
         })
       })
     },
