@@ -58,6 +58,8 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
   if (tools instanceof ServiceError) return tools
   const toolChoice = chatToolChoice(raw.tool_choice ?? raw.function_call)
   if (toolChoice instanceof ServiceError) return toolChoice
+  const responseFormat = chatResponseFormat(raw.response_format)
+  if (responseFormat instanceof ServiceError) return responseFormat
   const stop = raw.stop
   return {
     turns,
@@ -79,7 +81,7 @@ export function chatConversation(body: ChatRequest): Conversation | ServiceError
           ? stop.filter((item): item is string => typeof item === 'string')
           : [],
     seed: typeof raw.seed === 'number' ? raw.seed : undefined,
-    responseFormat: chatResponseFormat(raw.response_format),
+    responseFormat,
     user:
       typeof raw.user === 'string'
         ? raw.user
@@ -225,16 +227,25 @@ function chatToolChoice(choice: unknown): ToolChoice | undefined | ServiceError 
   return refuse('tool_choice', 'must be auto, none, required or a named function')
 }
 
-function chatResponseFormat(format: unknown): Conversation['responseFormat'] {
+/**
+ * The answer's format. A JSON schema format needs its `json_schema` (as the style's own API says); one
+ * without a schema asks for JSON of any shape. A format of another type is refused, not answered in text.
+ */
+function chatResponseFormat(format: unknown): Conversation['responseFormat'] | ServiceError {
   const value = format as
     | { type?: unknown; json_schema?: { name?: unknown; schema?: unknown; strict?: unknown } }
+    | null
     | undefined
-  if (value?.type === 'json_object') return { type: 'json_object' }
-  if (
-    value?.type === 'json_schema' &&
-    typeof value.json_schema?.schema === 'object' &&
-    value.json_schema.schema !== null
-  ) {
+  if (value === undefined || value === null || value.type === 'text') return undefined
+  if (value.type === 'json_object') return { type: 'json_object' }
+  if (value.type !== 'json_schema')
+    return refuse(
+      'response_format.type',
+      `${JSON.stringify(value.type)} cannot be sent to this model's provider (text, json_object or json_schema)`,
+    )
+  if (typeof value.json_schema !== 'object' || value.json_schema === null)
+    return refuse('response_format.json_schema', 'is required for the json_schema type')
+  if (typeof value.json_schema.schema === 'object' && value.json_schema.schema !== null) {
     return {
       type: 'json_schema',
       name: typeof value.json_schema.name === 'string' ? value.json_schema.name : 'response',
@@ -244,5 +255,5 @@ function chatResponseFormat(format: unknown): Conversation['responseFormat'] {
         : {}),
     }
   }
-  return undefined
+  return { type: 'json_object' }
 }

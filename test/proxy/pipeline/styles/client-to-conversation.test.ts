@@ -176,6 +176,19 @@ describe('Chat Completions → neutral', () => {
     ).toHaveLength(1)
   })
 
+  test('a response format of another type, or a JSON schema format without its json_schema, is refused by field', () => {
+    const format = (response_format: unknown) =>
+      chat({ messages: [{ role: 'user', content: 'hi' }], response_format })
+    expect(refused(format({ type: 'xml' })).details.param).toBe('response_format.type')
+    expect(refused(format({ type: 'json_schema' })).details.param).toBe(
+      'response_format.json_schema',
+    )
+    expect(
+      ok(format({ type: 'json_schema', json_schema: { name: 'any' } })).responseFormat,
+    ).toEqual({ type: 'json_object' })
+    expect(ok(format({ type: 'text' })).responseFormat).toBeUndefined()
+  })
+
   test('tool calls that are not a list of calls are refused naming them', () => {
     const calls = (tool_calls: unknown) =>
       chat({
