@@ -25,6 +25,8 @@ export function notAllowed(
   knownIds: Iterable<string>,
   param: string,
   servable: (id: string) => boolean = () => true,
+  /** What `knownIds` are, for the message when the key may call none of them. */
+  noun = 'catalog model',
 ): ServiceError {
   const policy =
     key.allowedModels && !key.allowedModels.has(modelId)
@@ -45,7 +47,7 @@ export function notAllowed(
   suggestion ??= unservable
   const hint = suggestion
     ? ` This key may call, for example, ${suggestion}.`
-    : ' No catalog model is allowed for this key.'
+    : ` No ${noun} is allowed for this key.`
   return new ServiceError('model_not_allowed', `${modelId} is not allowed by ${policy}.${hint}`, {
     param,
   })

@@ -38,7 +38,7 @@ export function resolveImageModel(
       param: 'model',
     })
   }
-  if (!mayUse(key, id)) return notAllowed(key, id, imageIds, 'model')
+  if (!mayUse(key, id)) return notAllowed(key, id, imageIds, 'model', undefined, 'image model')
   return model
 }
 

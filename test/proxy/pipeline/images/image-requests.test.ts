@@ -109,7 +109,9 @@ describeWith('postgres', 'image requests', () => {
         403,
         'model_not_allowed',
       )
-      expect(error.message).toContain('test/image')
+      expect(error.message).toBe(
+        "test/image is not allowed by this key's allowed models. No image model is allowed for this key.",
+      )
       expect(gw.imageCalls()).toBe(0)
       expect(await gw.app.gateway.store.snapshot(accountId)).toMatchObject({ heldNano: 0 })
     })
