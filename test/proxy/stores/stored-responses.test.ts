@@ -266,8 +266,10 @@ function storedResponses(stores: Stores) {
     // The first is past its retention, but the second, within its own, still needs it.
     expect(await storedRow(a)).toBeDefined()
     expect(await storedRow(lone, true)).toBeUndefined()
-    await turn('third', b)
+    const c = await turn('third', b)
     expect(sentUserTexts().some((text) => text.includes('first of a chain'))).toBe(true)
+    // Written after its answer: once there, it is expired with the rest of its chain below.
+    await storedRow(c)
     const refused = await post(first, {
       model: 'openai/plain',
       input: 'x',
