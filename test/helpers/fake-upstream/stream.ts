@@ -42,9 +42,9 @@ export function streamResponse(
           await writer.flush()
           return controller.close()
         }
-        // Let what was sent leave first: erroring a stream discards chunks not yet read.
+        // Let what was sent leave first.
         await writer.flush()
-        await Bun.sleep(30)
+        await writer.taken()
         return controller.error(new Error('fake connection drop'))
       }
       if (step.content) content += 1

@@ -59,6 +59,18 @@ export class WireWriter {
     await this.drain(true)
   }
 
+  /**
+   * Waits until the server took every chunk written from the body (erroring the body discards chunks it
+   * has not taken), at most 2 s, then a moment more for its socket to send them.
+   */
+  async taken(): Promise<void> {
+    for (let waited = 0; waited < 2_000 && !this.cancelled(); waited += 5) {
+      if ((this.controller.desiredSize ?? 1) > 0) break
+      await Bun.sleep(5)
+    }
+    await Bun.sleep(30)
+  }
+
   private append(bytes: Uint8Array): void {
     const joined = new Uint8Array(this.pending.length + bytes.length)
     joined.set(this.pending)
