@@ -202,7 +202,11 @@ export async function createApp(config: Config, overrides: AppOverrides = {}): P
     metricsToken: config.METRICS_TOKEN,
   }
   initMetrics({
-    knownModel: (id) => catalog.models.has(id),
+    knownModel: (id) =>
+      catalog.models.has(id) ||
+      catalog.images.has(id) ||
+      catalog.aliases.has(id) ||
+      catalog.autos.has(id),
     openHolds: () => inflight.size,
     inflightRequests: () => gateway.ceiling.inUse,
   })

@@ -122,6 +122,16 @@ describeWith('postgres', 'image requests', () => {
     })
   })
 
+  test('an image request is counted in the metrics under its catalog model, not as other', async () => {
+    expect((await gw.images(key, { model: 'test/image', prompt: 'x' })).status).toBe(200)
+    const metrics = await (
+      await gw.app.api.handle(new Request('http://gateway.test/metrics'))
+    ).text()
+    expect(metrics).toContain(
+      'gateway_requests_total{style="images",model="test/image",provider="fake",status="200"}',
+    )
+  })
+
   describe('the guardrail', () => {
     test('a blocking filter refuses the prompt with 403 guardrail_blocked; a redacting one rewrites what the provider receives and the answer says so', async () => {
       const guarded = await gw.key(accountId)
