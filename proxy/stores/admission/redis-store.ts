@@ -64,8 +64,15 @@ export function redisClientOptions(options: RedisStoreOptions): RedisOptions {
 
 export async function createRedisStore(options: RedisStoreOptions): Promise<RedisAdmissionStore> {
   const client = connectRedis(options.url, redisClientOptions(options))
-  client.on('error', () => {}) // connection errors surface as failed commands
-  await client.connect()
+  // Connection errors surface as failed commands; the last one says why a first connection failed.
+  let lastError: Error | undefined
+  client.on('error', (error: Error) => {
+    lastError = error
+  })
+  await client.connect().catch((error: Error) => {
+    client.disconnect()
+    throw lastError && lastError !== error ? lastError : error
+  })
   const store = new RedisAdmissionStore(
     await withScripts(client),
     options.holdDeadlineMs,

@@ -92,7 +92,10 @@ test('a store that cannot be reached stops the start naming the setting that poi
   const port = await closedPort()
   const ports = { PORT: '0', SITE_PORT: '0' }
   const [redis] = await refusedStart({ ...ports, REDIS_URL: `redis://127.0.0.1:${port}` })
-  expect(String(redis!.msg)).toStartWith(`REDIS_URL (redis://127.0.0.1:${port}) cannot be used: `)
+  // The connection's own reason, not the client's "Connection is closed".
+  expect(String(redis!.msg)).toStartWith(
+    `REDIS_URL (redis://127.0.0.1:${port}) cannot be used: connect ECONNREFUSED 127.0.0.1:${port}. `,
+  )
   expect(String(redis!.msg)).toEndWith(
     'Check that it is running and reachable, or change REDIS_URL.',
   )
