@@ -4,16 +4,28 @@
  * in the same rate and spend windows as the old one (its lineage's, `limits_key_id`), and the
  * old key working for 24 more hours (spec: key rotation grace), then refused as 401 invalid_api_key by
  * the gateway, which compares `expires_at` with the same clock. A key already rotated, or revoked, is
- * not rotated again (409): its replacement is the key to rotate.
+ * not rotated again (409): its replacement is the key to rotate. A key in its grace only makes API calls:
+ * it may not rotate a key or claim the account (a leaked key rotated out would otherwise rotate its
+ * replacement and keep a key that never expires).
  */
 import type { RotatedKey } from '../../shared/schemas/admin/keys.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { generateApiKey } from '../core/api-key.ts'
+import type { KeyRecord } from '../core/key-record.ts'
 import type { KeyRow } from '../stores/keys/key-row.ts'
 import { newKeyId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
+
+/** Refuses an account operation (rotation, claim) asked with a key that was rotated out (403). */
+export function requireCurrentKey(key: Pick<KeyRecord, 'id' | 'expiresAtMs'>): void {
+  if (key.expiresAtMs === null) return
+  throw new ServiceError(
+    'forbidden',
+    `Key ${key.id} was rotated out: it makes API calls until ${new Date(key.expiresAtMs).toISOString()}, but cannot rotate keys or claim the account. Use the key that replaced it.`,
+  )
+}
 
 type OldKey = Pick<KeyRow, 'prefix' | 'status' | 'expires_at' | 'replaced_by'>
 

@@ -4,7 +4,7 @@
  * the link is confirmed. `{"wallet": {"message", "signature"}}` (a Sign-In with Ethereum message for the
  * site or this API's domain) attaches at once. Either way the user becomes the account's owner; keys and
  * balance keep working, and the dashboard link ends (the owner signs in with the identity from then on).
- * An account that already has an identity → 409 `conflict`.
+ * An account that already has an identity → 409 `conflict`; a key rotated out (in its grace) → 403.
  * An e-mail address or wallet that already belongs to a user is accepted: that user gains this account.
  * A wallet on the sanctions list is screened as at a wallet sign-in: its user's accounts, this one
  * included, are suspended (reason `sanctions`).
@@ -19,6 +19,7 @@ import type { Gateway } from '../pipeline/gateway.ts'
 import { screenWallet } from '../accounts/payments/sanctions.ts'
 import { countAttempt } from '../accounts/people/attempts.ts'
 import { sendLink } from '../accounts/people/send-link.ts'
+import { requireCurrentKey } from '../accounts/rotation.ts'
 import { siteBaseFromApi, siweSite } from '../accounts/people/site-url.ts'
 import { verifyWalletProof } from '../accounts/people/siwe.ts'
 import {
@@ -45,7 +46,10 @@ export function claimRoutes(gw: Gateway, admin: AdminDeps) {
         gw,
         request,
         { style: 'account', render: () => chatErrorBody, address: () => address },
-        (key) => claim(admin, request, key.accountId, address),
+        (key) => {
+          requireCurrentKey(key)
+          return claim(admin, request, key.accountId, address)
+        },
       )
     },
     { parse: 'none' },

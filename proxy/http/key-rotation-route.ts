@@ -2,10 +2,11 @@
  * `POST /keys/:id/rotate` on the API server (at the root, not under /v1): authenticated with any valid key
  * of the same account, errors in the OpenAI-style shape. The answer (201) is `{ key, id, prefix, oldKey:
  * { id, expiresAt } }`: the new key, shown this once, and the old key's end of grace, 24 hours out
- * (see accounts/rotation.ts), marked `cache-control: no-store`. Another account's key id is 404; a key already rotated or revoked is 409.
+ * (see accounts/rotation.ts), marked `cache-control: no-store`. Another account's key id is 404; a key already rotated or revoked is 409;
+ * a calling key in its grace is 403.
  */
 import { Elysia } from 'elysia'
-import { rotateKey } from '../accounts/rotation.ts'
+import { requireCurrentKey, rotateKey } from '../accounts/rotation.ts'
 import { keyEndpoint } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
@@ -27,10 +28,10 @@ export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
           // The answer carries the new key, shown this once: no cache may keep it.
           headers: () => ({ 'cache-control': 'no-store' }),
         },
-        async (key) => ({
-          body: await rotateKey(admin, key.accountId, params.id),
-          status: 201,
-        }),
+        async (key) => {
+          requireCurrentKey(key)
+          return { body: await rotateKey(admin, key.accountId, params.id), status: 201 }
+        },
       ),
     // The body is not read: rotation takes no options.
     { parse: 'none' },

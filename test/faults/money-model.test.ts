@@ -524,9 +524,11 @@ class Run extends Referee {
       ? 'invalid_api_key'
       : account.suspended
         ? 'account_suspended'
-        : target.revoked || target.expiresAt !== null
-          ? 'conflict'
-          : undefined
+        : by.expiresAt !== null
+          ? 'forbidden'
+          : target.revoked || target.expiresAt !== null
+            ? 'conflict'
+            : undefined
     const body = (await response.json()) as {
       key: string
       id: string

@@ -30,6 +30,7 @@ export const statusOf: Record<string, number> = {
   model_not_allowed: 403,
   spend_limit_exceeded: 403,
   account_suspended: 403,
+  forbidden: 403,
   unknown_model: 404,
   conflict: 409,
   usage_limit_exceeded: 429,

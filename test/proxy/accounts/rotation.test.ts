@@ -1,6 +1,7 @@
 // POST /keys/:id/rotate on the API server (and the admin API's, sharing one rotate function): a new key
 // with the same settings, the old one accepted for 24 hours on the gateway's clock and then refused as
-// 401 invalid_api_key; another account's key is 404, a second rotation 409.
+// 401 invalid_api_key; another account's key is 404, a second rotation 409, a rotation or claim asked
+// with a key in its grace 403.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
 import { showAccount } from '../../../proxy/accounts/accounts.ts'
 import { listKeys, readKey, updateKey } from '../../../proxy/accounts/keys.ts'
@@ -186,7 +187,35 @@ describeWith('postgres', 'key rotation', () => {
 
     const revoked = await gw.key(accountId)
     await gw.app.operator.sql`UPDATE api_keys SET status = 'revoked' WHERE id = ${revoked.id}`
-    expect((await rotate(key.key, revoked.id)).body.error.code).toBe('conflict')
+    expect((await rotate(revoked.key, revoked.id)).status).toBe(401)
+    expect((await rotate((await gw.key(accountId)).key, revoked.id)).body.error.code).toBe(
+      'conflict',
+    )
+  })
+
+  test('a key in its grace makes API calls but rotates no key and claims nothing: 403', async () => {
+    const leaked = await gw.key(accountId)
+    const replaced = await rotate(leaked.key, leaked.id)
+    const other = await gw.key(accountId)
+    for (const target of [replaced.body.id, other.id]) {
+      const refused = await rotate(leaked.key, target)
+      expect(refused.status).toBe(403)
+      expect(refused.body.error).toMatchObject({ code: 'forbidden', type: 'permission_error' })
+      expect(refused.body.error.message).toBe(
+        `Key ${leaked.id} was rotated out: it makes API calls until ${replaced.body.oldKey.expiresAt}, but cannot rotate keys or claim the account. Use the key that replaced it.`,
+      )
+    }
+    const claim = await gw.app.api.handle(
+      new Request('http://gateway.test/me/claim', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${leaked.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'holder@people.test' }),
+      }),
+    )
+    expect(claim.status).toBe(403)
+    expect((await chat(leaked.key)).status).toBe(200)
+    // The replacement is untouched: still the account's current key.
+    expect((await rotate(replaced.body.key, replaced.body.id)).status).toBe(201)
   })
 
   test('two rotations of one key at once: one succeeds, the other is refused', async () => {
