@@ -73,12 +73,17 @@ describeWith('postgres', 'readiness with a store unreachable', () => {
   test('a Redis that is gone makes /readyz 503 at once while /healthz stays 200', async () => {
     const notConnected =
       'error: not connected to Redis (reconnecting; check that it is running and REDIS_URL)'
-    // Killed while the probe's ping is on its way: the ping was written before the end was seen.
+    // Killed while the probe's ping is on its way: the ping was written before the end was seen. On a
+    // machine so loaded that the kill comes after the store's 200 ms deadline, the ping timed out first.
     redis.pause()
+    const sent = performance.now()
     const inFlight = probe(gw, 'api', '/readyz')
-    await Bun.sleep(50)
+    await Bun.sleep(20)
     process.kill(redis.pid, 'SIGKILL')
-    expect((await inFlight).body.checks!.admission).toBe(notConnected)
+    const killedAfter = performance.now() - sent
+    const admission = (await inFlight).body.checks!.admission
+    if (killedAfter < 150) expect(admission).toBe(notConnected)
+    else expect(admission).toStartWith('error: ')
     await redis.kill()
     const { status, body } = await probe(gw, 'site', '/readyz')
     expect(status).toBe(503)
