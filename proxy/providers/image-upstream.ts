@@ -12,7 +12,7 @@ export type ImageOutcome =
   /** The provider answered with images: `returned` of them. */
   | { kind: 'images'; route: Route; json: Record<string, unknown>; returned: number }
   /** The provider answered with an error status: nothing was generated. */
-  | { kind: 'refused'; route: Route; status: number; body: string }
+  | { kind: 'refused'; route: Route; status: number; body: string; headers: Headers }
   /** No route could be connected to: nothing was sent. */
   | { kind: 'unreachable'; detail: string }
   /** Sent, but the answer was lost (timeout, broken connection, unreadable body): images may exist. */
@@ -69,7 +69,13 @@ async function attempt(
   if (response.status >= 400) {
     // The status already says nothing was generated; a body that breaks off changes nothing.
     const text = await response.text().catch(() => '')
-    return { kind: 'refused', route, status: response.status, body: text }
+    return {
+      kind: 'refused',
+      route,
+      status: response.status,
+      body: text,
+      headers: response.headers,
+    }
   }
   let text: string
   try {

@@ -1,12 +1,17 @@
 /**
  * What an image request that produced no images tells the client. A provider's error status means
  * nothing was generated: the client's own mistakes (content policy, invalid parameters) keep their 400,
+ * a provider's rate limit is 503 `upstream_rate_limited` with its wait (retrying later can only help),
  * everything else is 502 `image_request_failed`. An unknown outcome is 502 too, and says where the final
  * cost will appear and until when the hold stays.
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import { nanoToUsd } from '../../../shared/money.ts'
-import { failureFromStatus, readErrorBody } from '../../providers/upstream-failure.ts'
+import {
+  failureFromStatus,
+  readErrorBody,
+  withProviderWait,
+} from '../../providers/upstream-failure.ts'
 import type { ImageOutcome } from '../../providers/image-upstream.ts'
 
 /** Error codes OpenAI-style providers use for a prompt their moderation refused. */
@@ -28,11 +33,20 @@ export function imageFailure(
     )
   }
   const provider = outcome.route.provider.id
-  const mapped = failureFromStatus(
+  const failure = failureFromStatus(
     provider,
     outcome.status,
     readErrorBody(outcome.body, policyCodes),
-  ).error
+  )
+  const mapped = failure.error
+  if (mapped.code === 'upstream_rate_limited') {
+    const waited = withProviderWait(failure, outcome.headers).error
+    return new ServiceError(
+      mapped.code,
+      `${mapped.message} No image was generated; nothing was charged.`,
+      waited.details,
+    )
+  }
   if (clientFault.has(mapped.code))
     return new ServiceError(
       mapped.code,

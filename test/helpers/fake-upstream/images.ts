@@ -3,7 +3,8 @@
  * model name ("fake-image?fewer=1") and from a marker in the prompt ("a cat [[status=500]]"), written
  * like a query string; the prompt's marker wins.
  *
- *   status=S    fail with HTTP status S; code=C adds an error code (content_policy_violation…)
+ *   status=S    fail with HTTP status S; code=C adds an error code (content_policy_violation…),
+ *               retryAfter=N a Retry-After of N seconds
  *   fewer=K     return K images whatever n asked for
  *   delay=MS    wait before answering
  *   hang=1      never answer (until the gateway goes away)
@@ -32,7 +33,10 @@ export async function imagesAnswer(
           code: options.get('code'),
         },
       },
-      { status },
+      {
+        status,
+        headers: options.has('retryAfter') ? { 'retry-after': options.get('retryAfter')! } : {},
+      },
     )
   if (options.has('drop'))
     return new Response(

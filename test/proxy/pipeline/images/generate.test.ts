@@ -197,6 +197,28 @@ for (const { store, database, needs } of storeSetups) {
         })
       })
 
+      test("a provider's rate limit is 503 upstream_rate_limited with its wait: nothing generated or charged", async () => {
+        const { accountId, key } = await customer()
+        const response = await gw.images(key, {
+          model: 'test/image',
+          prompt: 'a kite [[status=429&retryAfter=7]]',
+        })
+        expect(response.status).toBe(503)
+        expect(response.headers.get('x-service-error-code')).toBe('upstream_rate_limited')
+        expect(response.headers.get('retry-after')).toBe('7')
+        const requestId = response.headers.get('x-request-id')!
+        const error = ((await response.json()) as { error: { message: string } }).error
+        expect(error.message).toContain('No image was generated; nothing was charged.')
+        const { snapshot, ledger } = await balanced(accountId)
+        expect(ledger.filter((row) => row.request_id === requestId)).toEqual([])
+        expect(snapshot.balanceNano).toBe(10_000_000_000)
+        expect(await resolvedStatus(key, requestId)).toMatchObject({
+          status: 'failed',
+          cost_usd: '0',
+          error_code: 'upstream_rate_limited',
+        })
+      })
+
       test("a provider's content-policy refusal is 400 provider_policy_rejected, nothing charged", async () => {
         const { accountId, key } = await customer()
         const response = await gw.images(key, {
