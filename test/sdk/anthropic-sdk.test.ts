@@ -146,22 +146,21 @@ describeWith('postgres', 'anthropic SDK', () => {
   })
 
   test('a plain-text document reaches an OpenAI-style provider as text; a PDF is refused, nothing sent', async () => {
-    const answer = await client.messages.create({
-      model: 'openai/plain',
-      max_tokens: 100,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            {
-              type: 'document',
-              title: 'Notes',
-              source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
-            },
-            { type: 'text', text: 'What colour is the grass?' },
-          ],
-        },
-      ],
+    const ask = (document: Anthropic.DocumentBlockParam) =>
+      client.messages.create({
+        model: 'openai/plain',
+        max_tokens: 100,
+        messages: [
+          {
+            role: 'user',
+            content: [document, { type: 'text', text: 'What colour is the grass?' }],
+          },
+        ],
+      })
+    const answer = await ask({
+      type: 'document',
+      title: 'Notes',
+      source: { type: 'text', media_type: 'text/plain', data: 'The grass is green.' },
     })
     expect(answer.content[0]!.type).toBe('text')
     expect(gw.upstream.requests.at(-1)!.body.messages).toEqual([
@@ -175,20 +174,9 @@ describeWith('postgres', 'anthropic SDK', () => {
     ])
     const sent = gw.upstream.requests.length
     const pdf = await rejection(
-      client.messages.create({
-        model: 'openai/plain',
-        max_tokens: 100,
-        messages: [
-          {
-            role: 'user',
-            content: [
-              {
-                type: 'document',
-                source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
-              },
-            ],
-          },
-        ],
+      ask({
+        type: 'document',
+        source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
       }),
     )
     expect(pdf).toBeInstanceOf(Anthropic.BadRequestError)
