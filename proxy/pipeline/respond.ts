@@ -31,8 +31,22 @@ export function serviceHeaders(call: Call, costNano?: number): Record<string, st
     headers['x-service-provider'] = call.served.route.provider.id
   }
   if (costNano !== undefined) headers['x-service-cost-usd'] = nanoToUsd(costNano)
-  if (call.redactions) headers['x-service-guardrail-redactions'] = call.redactions
+  if (call.redactions) headers['x-service-guardrail-redactions'] = headerText(call.redactions)
   return headers
+}
+
+/**
+ * Text a header can carry: a filter's name is any text but brackets and control characters, and a header
+ * value only Latin-1 (a name such as `Clé €` would make the answer fail after it was charged). Bytes
+ * outside printable ASCII, and `%` itself, are written percent-encoded as UTF-8, as in a URL.
+ */
+function headerText(text: string): string {
+  return text.replace(/[^\x20-\x24\x26-\x7e]+/g, (run) =>
+    Array.from(
+      new TextEncoder().encode(run),
+      (byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`,
+    ).join(''),
+  )
 }
 
 export function errorResponse(

@@ -135,6 +135,30 @@ describeWith(['postgres', 'redis'], 'guardrails on requests', () => {
     ])
   })
 
+  test('a filter named outside ASCII is reported percent-encoded in the header, as written in the activity view', async () => {
+    const { accountId, key } = await guarded([
+      { detector: 'email', action: 'redact', name: 'Clé € 100%' },
+    ])
+    for (const stream of [false, true]) {
+      const response = await gw.chat(key, {
+        model: 'test/cheap',
+        stream,
+        messages: [{ role: 'user', content: `mail ${email}` }],
+      })
+      expect(response.status).toBe(200)
+      expect(response.headers.get('x-service-guardrail-redactions')).toBe(
+        'Cl%C3%A9 %E2%82%AC 100%25=1',
+      )
+      await response.text()
+    }
+    await settledAccount(gw, accountId)
+    const activity = await readActivity(gw.app.gateway.sql, accountId, {})
+    expect(activity.items.map((item) => item.guardrailRedactions)).toEqual([
+      'Clé € 100%=1',
+      'Clé € 100%=1',
+    ])
+  })
+
   test('redaction in the Messages style reaches tool_result blocks, over a provider of the same style', async () => {
     const { key } = await guarded([{ detector: 'email', action: 'redact' }])
     const response = await post(
