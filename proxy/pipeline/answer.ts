@@ -160,7 +160,7 @@ function endStream(
   call: Call,
   outcome: StreamOutcome,
   price: (usage: TokenUsage) => number,
-): void {
+): number {
   call.releaseSlot()
   if (outcome.failure) {
     call.status = outcome.failure.status
@@ -172,13 +172,15 @@ function endStream(
   // A stream the provider broke is charged for what was delivered, and under 50 output tokens not at
   // all; a client that went away pays for what it was sent.
   const forgive = outcome.end === 'upstream_failed' && usage.outputTokens < WRITE_OFF_BELOW_TOKENS
+  const costNano = price(usage)
   void finishCall(gw, call, {
     kind: 'charge',
     usage,
-    costNano: price(usage),
+    costNano,
     forgive,
     reason: forgive ? 'stream_broken_early' : undefined,
   })
+  return forgive ? 0 : Math.min(costNano, call.holdNano)
 }
 
 /** The gateway's own count when the provider reported no usage: the prompt's and the output seen. */

@@ -51,6 +51,12 @@ const models = [
   testModel('openai/prompt-filter-first', 'fake?replay=openai/prompt-filter-first', {
     pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
   }),
+  testModel('openai/breaks-late', 'fake?tokens=80&break=60', {
+    pricing: { inputPerMTok: 1, outputPerMTok: 10 },
+  }),
+  testModel('openai/breaks-early', 'fake?tokens=80&break=5', {
+    pricing: { inputPerMTok: 1, outputPerMTok: 10 },
+  }),
 ]
 
 /** The cost a client read from the stream (USD, as sent), and the response's headers. */
@@ -140,6 +146,14 @@ describeWith('postgres', 'cost on streams', () => {
     return log!.charged_nano
   }
 
+  const loggedCharge = async (requestId: string) => {
+    await settledAccount(gw, accountId)
+    const [log] = await gw.app.gateway.sql<
+      { charged_nano: number }[]
+    >`SELECT charged_nano FROM request_logs WHERE request_id = ${requestId}`
+    return log!.charged_nano
+  }
+
   test('prompt-cache writes kept an hour are charged at their own price, streamed or not', async () => {
     // 10 plain input tokens at $3, 10 written for five minutes at $3.75, 20 for an hour at $6, and 5 output
     // tokens at $15, a million each.
@@ -223,6 +237,37 @@ describeWith('postgres', 'cost on streams', () => {
         expect(told.headers.get('x-service-balance-usd')).not.toBeNull()
         expect(await chargedFor(told.requestId)).toBeGreaterThan(0)
       })
+    }
+  })
+
+  test('a Responses stream the provider breaks says in response.failed what it is charged: the delivered part, nothing under 50 tokens', async () => {
+    // The delivered words counted with the model's tokenizer: at least one token each.
+    for (const [model, words, charged] of [
+      ['openai/breaks-late', 60, true],
+      ['openai/breaks-early', 5, false],
+    ] as const) {
+      const { data, response } = await openai.responses
+        .create({ model, input: 'hello', stream: true })
+        .withResponse()
+      let failed: OpenAI.Responses.Response | undefined
+      const error = await (async () => {
+        try {
+          for await (const event of data)
+            if (event.type === 'response.failed') failed = event.response
+        } catch (caught) {
+          return caught
+        }
+      })()
+      expect(error).toBeInstanceOf(OpenAI.APIError)
+      expect(failed!.status).toBe('failed')
+      const usage = failed!.usage as unknown as { output_tokens: number; cost: number }
+      expect(usage.output_tokens).toBeGreaterThanOrEqual(words)
+      expect(usage.output_tokens >= 50).toBe(charged)
+      const requestId = response.headers.get('x-request-id')!
+      // Written off: no charge row, and the log says 0.
+      const chargedNano = charged ? await chargedFor(requestId) : await loggedCharge(requestId)
+      expect(usdToNano(String(usage.cost))).toBe(chargedNano)
+      expect(chargedNano > 0).toBe(charged)
     }
   })
 })

@@ -52,7 +52,8 @@ export type RelayOptions = {
   tokenizer: TokenizerName | undefined
   /** Cost of a usage at the serving model's price. */
   price: (usage: TokenUsage) => number
-  onEnd: (outcome: StreamOutcome) => void
+  /** Settles the stream; returns what it charged (nano-USD). */
+  onEnd: (outcome: StreamOutcome) => number
 }
 
 const encoder = new TextEncoder()
@@ -137,9 +138,12 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   ) => {
     if (!end()) return
     options.upstream.abort()
-    options.onEnd({ end: kind, usage: charged ?? (await deliveredUsage()), failure })
+    const usage = charged ?? (await deliveredUsage())
+    const costNano = options.onEnd({ end: kind, usage, failure })
     try {
-      controller.enqueue(encoder.encode(output.fail(failure)))
+      controller.enqueue(
+        encoder.encode(output.fail(failure, { usage, costUsd: Number(nanoToUsd(costNano)) })),
+      )
       controller.close()
     } catch {
       // The client side of the stream is already gone.

@@ -22,13 +22,19 @@ export type Final = {
   reported: boolean
 }
 
+/** What a stream that did not complete is charged for. */
+export type Charged = { usage: TokenUsage; costUsd: number }
+
 export type StreamOutput = {
   /** The text to send for one provider event; '' to send nothing. */
   event(raw: SseEvent, events: StreamEvent[], accounting: Accounting): string
   /** The closing events of a complete answer. */
   complete(final: Final): string
-  /** The error event of a stream that failed after it began (no end marker follows). */
-  fail(error: ServiceError): string
+  /**
+   * The error event of a stream that failed after it began (no end marker follows); `charged`: what the
+   * delivered part is charged (nothing below the write-off), for a style whose failure carries usage.
+   */
+  fail(error: ServiceError, charged: Charged): string
 }
 
 /**

@@ -106,6 +106,6 @@ export function recordReply(
       if (stopped && id !== undefined) done({ id, content: content.filter(Boolean) })
       return text
     },
-    fail: (error) => output.fail(error),
+    fail: (error, charged) => output.fail(error, charged),
   }
 }

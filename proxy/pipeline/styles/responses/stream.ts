@@ -12,6 +12,7 @@ import {
   argumentsWhole,
   KEEP_ALIVE_COMMENT,
   sse,
+  type Charged,
   type Final,
   type StreamOutput,
 } from '../../streams/stream-output.ts'
@@ -228,11 +229,13 @@ export function responsesStreamOutput(
         event(status === 'completed' ? 'response.completed' : 'response.incomplete', { response })
       )
     },
-    fail(error: ServiceError) {
-      // The terminal state for clients that follow it, then the error event the SDK raises.
+    fail(error: ServiceError, charged: Charged) {
+      // The terminal state for clients that follow it (with what the delivered part is charged), then
+      // the error event the SDK raises.
       const output = items.map(({ item }) => ({ ...item, status: 'incomplete' }) as OutputItem)
+      const usage = responsesUsage(charged.usage, charged.costUsd)
       const response = {
-        ...responseObject(context, { status: 'failed', model, output }),
+        ...responseObject(context, { status: 'failed', model, output, usage }),
         error: { code: error.code, message: error.message },
       }
       return (

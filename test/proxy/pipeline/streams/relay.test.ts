@@ -104,6 +104,7 @@ export async function relayChunks(
     price: (usage: TokenUsage) => costNano(pricing, usage),
     onEnd: (ended) => {
       outcome = ended
+      return Math.min(costNano(pricing, ended.usage), options.holdNano ?? 1_000_000_000)
     },
   })
   const text = await new Response(stream).text()
