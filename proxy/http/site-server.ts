@@ -18,7 +18,7 @@ import { emailConfirmPage } from './email-confirm-page.ts'
 import { stripeWebhookRoute } from './stripe-webhook-route.ts'
 import { siteError } from '../pipeline/respond.ts'
 import { validationError } from './site-error.ts'
-import { MAX_BODY_BYTES } from '../pipeline/read-body.ts'
+import { checkDepth, MAX_BODY_BYTES } from '../pipeline/read-body.ts'
 
 /**
  * The most a request body to the site may carry: its forms and the operator's commands are small. The
@@ -41,6 +41,16 @@ function bodyTooLarge(request: Request): Response | undefined {
   )
 }
 
+/**
+ * A parsed body nested more than 64 levels deep is refused, as on the API server, before any schema walks
+ * it: the schema check's error report of a deeply nested body overflowed the stack after seconds of work,
+ * which held up both servers.
+ */
+function refuseDeepBody(body: unknown): void {
+  const tooDeep = typeof body === 'object' && body !== null ? checkDepth(body) : undefined
+  if (tooDeep) throw tooDeep
+}
+
 export function siteServer(
   deps: AdminDeps,
   options: {
@@ -54,6 +64,7 @@ export function siteServer(
   // normalize: false, so fields a schema does not know are refused rather than silently dropped.
   return new Elysia({ name: 'site', normalize: false })
     .onRequest(({ request }) => bodyTooLarge(request))
+    .onTransform(({ body }) => refuseDeepBody(body))
     .onAfterHandle(({ set }) => {
       set.headers['referrer-policy'] = 'no-referrer'
     })

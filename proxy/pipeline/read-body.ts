@@ -59,8 +59,8 @@ async function readLimited(request: Request): Promise<Uint8Array | undefined> {
   return Buffer.concat(chunks)
 }
 
-/** Iterative walk: a hostile body cannot overflow the stack here. */
-function checkDepth(root: object): ServiceError | undefined {
+/** Iterative walk: a hostile body cannot overflow the stack here. The site's bodies are held to it too. */
+export function checkDepth(root: object): ServiceError | undefined {
   const stack: [unknown, number][] = [[root, 1]]
   while (stack.length > 0) {
     const [node, depth] = stack.pop()!
