@@ -20,7 +20,7 @@ export const ChatRequest = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
     messages: Type.Array(ChatMessage, { minItems: 1 }),
-    stream: Type.Optional(Type.Boolean()),
+    stream: nullable(Type.Boolean()),
     stream_options: Type.Optional(
       Type.Union([
         Type.Null(),

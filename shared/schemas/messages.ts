@@ -23,7 +23,8 @@ export type MessagesThread = { type: 'create' } | { type: 'continue'; previous_m
 export const MessagesRequest = Type.Object(
   {
     model: Type.String({ minLength: 1 }),
-    max_tokens: Type.Integer({ minimum: 1 }),
+    /** 0 only warms the provider's prompt cache: nothing is generated. */
+    max_tokens: Type.Integer({ minimum: 0 }),
     /** Non-empty, except in a thread's continue (the style's rules check it). */
     messages: Type.Array(MessagesMessage),
     system: Type.Optional(
@@ -46,9 +47,13 @@ export const MessagesRequest = Type.Object(
       Type.Object({ type: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
     ),
     metadata: nullable(Type.Object({}, { additionalProperties: true })),
+    // A toolset (`browser_toolset_…`, `computer_toolset_…`) has a type and no name.
     tools: Type.Optional(
       Type.Array(
-        Type.Object({ name: Type.String({ minLength: 1 }) }, { additionalProperties: true }),
+        Type.Object(
+          { name: Type.Optional(Type.String({ minLength: 1 })) },
+          { additionalProperties: true },
+        ),
       ),
     ),
     /**
@@ -70,7 +75,7 @@ export type MessagesRequest = Static<typeof MessagesRequest>
 export const MessagesCountTokensRequest = Type.Composite(
   [
     Type.Omit(MessagesRequest, ['max_tokens']),
-    Type.Object({ max_tokens: Type.Optional(Type.Integer({ minimum: 1 })) }),
+    Type.Object({ max_tokens: Type.Optional(Type.Integer({ minimum: 0 })) }),
   ],
   { additionalProperties: true },
 )
@@ -81,11 +86,16 @@ export const messagesRequestFields = new Set([
   'model',
   'max_tokens',
   'messages',
+  'cache_control',
   'container',
   'context_management',
+  'diagnostics',
+  'inference_geo',
   'mcp_servers',
   'metadata',
+  'output_config',
   'service_tier',
+  'speed',
   'stop_sequences',
   'stream',
   'system',

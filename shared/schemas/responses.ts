@@ -39,9 +39,11 @@ export type ResponsesRequest = Static<typeof ResponsesRequest>
 
 /** Top-level fields of the Responses style (OpenAI's CreateResponse) and the gateway's own. */
 export const responsesRequestFields = new Set([
+  'access_programs',
   'background',
   'context_management',
   'conversation',
+  'image',
   'include',
   'input',
   'instructions',

@@ -4,6 +4,8 @@ import { fieldName, envelope, validate } from '../../../proxy/pipeline/validate.
 import { ChatRequest, chatRequestFields } from '../../../shared/schemas/chat.ts'
 import { MessagesRequest, messagesRequestFields } from '../../../shared/schemas/messages.ts'
 import { USD_AMOUNT_PATTERN } from '../../../shared/money.ts'
+import { chatEnvelope } from '../../../proxy/pipeline/styles/chat/envelope.ts'
+import { responsesEnvelope } from '../../../proxy/pipeline/styles/responses/envelope.ts'
 
 const chat = envelope(ChatRequest, chatRequestFields)
 const message = (body: unknown) => {
@@ -36,7 +38,7 @@ describe('request envelope', () => {
       'models: must have at most 3 items',
     )
     expect(message({ model: 'a/b', messages: user, stream: 'yes' })).toBe(
-      'stream: must be a boolean',
+      'stream: must be a boolean or null',
     )
   })
 
@@ -183,6 +185,58 @@ describe('request envelope', () => {
         metadata: { user_id: 'user-1' },
       }),
     ).toBe('ok')
+  })
+
+  test('what the SDK types allow passes: stream null, an assistant message given by its refusal or audio', () => {
+    const problem = (body: Record<string, unknown>) => {
+      const result = validate({ model: 'a/b', messages: user, ...body }, chatEnvelope)
+      return result.ok ? 'ok' : result.error.message
+    }
+    expect(problem({ stream: null })).toBe('ok')
+    expect(problem({ stream: null, stream_options: null })).toBe('ok')
+    const after = (message: Record<string, unknown>) =>
+      problem({ messages: [...user, { role: 'assistant', ...message }, ...user] })
+    expect(after({ refusal: 'I cannot help with that.' })).toBe('ok')
+    expect(after({ audio: { id: 'audio_1' } })).toBe('ok')
+    expect(after({ name: 'a' })).toBe('messages[1].content: is required')
+  })
+
+  test('Messages fields of the current SDKs pass: no output, toolsets without a name, output and cache options', () => {
+    const messages = envelope(MessagesRequest, messagesRequestFields)
+    const problem = (body: Record<string, unknown>) => {
+      const result = validate({ model: 'a/b', max_tokens: 10, messages: user, ...body }, messages)
+      return result.ok ? 'ok' : result.error.message
+    }
+    expect(problem({ max_tokens: 0 })).toBe('ok')
+    expect(problem({ max_tokens: -1 })).toBe('max_tokens: must be at least 0')
+    expect(
+      problem({
+        tools: [{ type: 'browser_toolset_20260801' }, { type: 'computer_toolset_20260801' }],
+      }),
+    ).toBe('ok')
+    expect(problem({ tools: [{ name: '' }] })).toBe('tools[0].name: must not be empty')
+    expect(
+      problem({
+        cache_control: { type: 'ephemeral', ttl: '1h' },
+        diagnostics: { previous_message_id: null },
+        inference_geo: 'us',
+        output_config: { effort: 'high', format: { type: 'json_schema', schema: {} } },
+        speed: 'fast',
+      }),
+    ).toBe('ok')
+  })
+
+  test('Responses fields of the current SDK pass: access programs and image options', () => {
+    const result = validate(
+      {
+        model: 'a/b',
+        input: 'hi',
+        access_programs: { cyber: 'standard' },
+        image: { context_compression: 'enabled' },
+      },
+      responsesEnvelope,
+    )
+    expect(result.ok ? 'ok' : result.error.message).toBe('ok')
   })
 
   test('fields outside the style are refused by name; the style’s own pass', () => {

@@ -9,9 +9,11 @@ export const chatEnvelope = envelope<ChatRequest>(ChatRequest, chatRequestFields
       param: 'stream_options',
     })
   }
+  // An assistant message may say what it was by its calls, its refusal or its audio instead.
   const index = body.messages.findIndex(
     (message) =>
-      message.content === undefined && !('tool_calls' in message) && !('function_call' in message),
+      message.content === undefined &&
+      !['tool_calls', 'function_call', 'refusal', 'audio'].some((field) => field in message),
   )
   if (index >= 0)
     return new ServiceError('invalid_request', `messages[${index}].content: is required`, {
