@@ -24,7 +24,13 @@ export type Tool = {
   strict?: boolean
 }
 
-export type ToolChoice = 'auto' | 'required' | 'none' | { name: string }
+/** `allowed`: of the tools offered, the model may call only these, when it likes or at least one. */
+export type ToolChoice =
+  | 'auto'
+  | 'required'
+  | 'none'
+  | { name: string }
+  | { allowed: string[]; mode: 'auto' | 'required' }
 
 export type ResponseFormat =
   | { type: 'json_object' }

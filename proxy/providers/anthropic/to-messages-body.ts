@@ -64,18 +64,24 @@ export function conversationToMessages(
     messages,
   }
   if (system.length > 0) body.system = system.join('\n')
-  if (conversation.tools.length > 0) {
-    body.tools = conversation.tools.map((tool) => ({
+  const choice = conversation.toolChoice
+  // The style has no list of allowed tools among those offered: only the allowed ones are offered.
+  const allowed = typeof choice === 'object' && 'allowed' in choice ? choice : undefined
+  const tools = allowed
+    ? conversation.tools.filter((tool) => allowed.allowed.includes(tool.name))
+    : conversation.tools
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
       name: tool.name,
       ...(tool.description !== undefined ? { description: tool.description } : {}),
       input_schema: { type: 'object', properties: {}, ...tool.parameters },
     }))
-    const choice = conversation.toolChoice
     const disable =
       conversation.parallelToolCalls === false ? { disable_parallel_tool_use: true } : {}
-    if (choice === 'required') body.tool_choice = { type: 'any', ...disable }
+    if (choice === 'required' || allowed?.mode === 'required')
+      body.tool_choice = { type: 'any', ...disable }
     else if (choice === 'none') body.tool_choice = { type: 'none' }
-    else if (typeof choice === 'object')
+    else if (typeof choice === 'object' && 'name' in choice)
       body.tool_choice = { type: 'tool', name: choice.name, ...disable }
     else if (choice === 'auto' || conversation.parallelToolCalls === false)
       body.tool_choice = { type: 'auto', ...disable }

@@ -56,7 +56,17 @@ export function conversationToChat(
   const unsaid = (choice === 'auto' || choice === 'none') && conversation.tools.length === 0
   if (choice && !unsaid)
     body.tool_choice =
-      typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
+      typeof choice === 'string'
+        ? choice
+        : 'allowed' in choice
+          ? {
+              type: 'allowed_tools',
+              allowed_tools: {
+                mode: choice.mode,
+                tools: choice.allowed.map((name) => ({ type: 'function', function: { name } })),
+              },
+            }
+          : { type: 'function', function: { name: choice.name } }
   if (conversation.parallelToolCalls !== undefined && conversation.tools.length > 0)
     body.parallel_tool_calls = conversation.parallelToolCalls
   if (conversation.maxOutputTokens !== undefined)

@@ -173,6 +173,19 @@ describe('neutral → Messages', () => {
     })
   })
 
+  test('allowed tools: only those are offered, the mode as its tool choice', () => {
+    const tools = [
+      { name: 'look', parameters: { type: 'object' } },
+      { name: 'touch', parameters: { type: 'object' } },
+    ]
+    const required = body({ tools, toolChoice: { allowed: ['touch'], mode: 'required' } })
+    expect((required.tools as { name: string }[]).map((tool) => tool.name)).toEqual(['touch'])
+    expect(required.tool_choice).toEqual({ type: 'any' })
+    const auto = body({ tools, toolChoice: { allowed: ['look'], mode: 'auto' } })
+    expect((auto.tools as { name: string }[]).map((tool) => tool.name)).toEqual(['look'])
+    expect(auto.tool_choice).toBeUndefined()
+  })
+
   test('temperature and top_p together: only temperature goes, as current models refuse both; top_p alone goes', () => {
     const both = body({ temperature: 0.2, topP: 0.9 })
     expect(both.temperature).toBe(0.2)
@@ -504,6 +517,21 @@ describe('neutral → Chat Completions', () => {
       'required',
     )
     expect(chatBody(conversation({ toolChoice: 'none' }), 'gpt-x').tool_choice).toBe('none')
+  })
+
+  test('allowed tools go as the style names them, every tool still offered', () => {
+    const body = chatBody(
+      conversation({ toolChoice: { allowed: ['look'], mode: 'required' } }),
+      'gpt-x',
+    )
+    expect(body.tool_choice).toEqual({
+      type: 'allowed_tools',
+      allowed_tools: {
+        mode: 'required',
+        tools: [{ type: 'function', function: { name: 'look' } }],
+      },
+    })
+    expect(body.tools).toHaveLength(1)
   })
 
   test('a reasoning effort goes where the catalog says the model takes one or does not say; a thinking budget becomes one only where it says so', () => {

@@ -1,7 +1,7 @@
 /**
  * A Chat Completions request in neutral form, for a provider of another style. What that provider cannot
- * receive (audio and file parts, an answer in audio, several choices, log probabilities, web search) is
- * refused by field, rather than dropped. Legacy function calls and their results become tool calls and
+ * receive (audio and file parts, an answer in audio or an earlier one, several choices, log
+ * probabilities, web search, custom tools) is refused by field, rather than dropped. Legacy function calls and their results become tool calls and
  * results (legacy-functions.ts).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
@@ -25,7 +25,13 @@ type Part = {
 type Message = {
   role: string
   content?: unknown
-  tool_calls?: { id?: unknown; function?: { name?: unknown; arguments?: unknown } }[]
+  refusal?: unknown
+  audio?: unknown
+  tool_calls?: {
+    id?: unknown
+    type?: unknown
+    function?: { name?: unknown; arguments?: unknown }
+  }[]
   function_call?: { name?: unknown; arguments?: unknown }
   tool_call_id?: unknown
 }
@@ -109,12 +115,24 @@ function chatTurn(message: Message, index: number, pending: Pending): Turn | Ser
       return content instanceof ServiceError ? content : { role: 'user', content }
     }
     case 'assistant': {
-      const parts = contentParts(message.content ?? '', `${at}.content`)
+      // An earlier answer in audio is kept by the provider that made it, under this ID.
+      if (message.audio !== undefined && message.audio !== null)
+        return refuse(
+          `${at}.audio`,
+          "an earlier audio answer cannot be sent to this model's provider",
+        )
+      const refusal = typeof message.refusal === 'string' ? message.refusal : ''
+      const parts = contentParts(message.content ?? refusal, `${at}.content`)
       if (parts instanceof ServiceError) return parts
       const toolCalls: ToolCall[] = []
       const calls = message.tool_calls ?? []
       if (!Array.isArray(calls)) return refuse(`${at}.tool_calls`, 'must be an array')
       for (const [index, call] of calls.entries()) {
+        if (call?.type === 'custom')
+          return refuse(
+            `${at}.tool_calls[${index}]`,
+            "custom tool calls cannot be sent to this model's provider",
+          )
         if (typeof call?.id !== 'string' || typeof call.function?.name !== 'string')
           return refuse(`${at}.tool_calls[${index}]`, 'needs an id and a function name')
         toolCalls.push({
@@ -221,10 +239,25 @@ function toTool(fn: Record<string, unknown>): Tool {
 function chatToolChoice(choice: unknown): ToolChoice | undefined | ServiceError {
   if (choice === undefined || choice === null) return undefined
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice
-  const named = choice as { function?: { name?: unknown }; name?: unknown }
+  const named = choice as {
+    type?: unknown
+    function?: { name?: unknown }
+    name?: unknown
+    allowed_tools?: { mode?: unknown; tools?: { type?: unknown; function?: { name?: unknown } }[] }
+  }
+  if (named.type === 'allowed_tools') {
+    const { mode, tools } = named.allowed_tools ?? {}
+    const names = Array.isArray(tools) ? tools.map((tool) => tool?.function?.name) : []
+    if ((mode === 'auto' || mode === 'required') && names.every((name) => typeof name === 'string'))
+      return { allowed: names as string[], mode }
+    return refuse(
+      'tool_choice.allowed_tools',
+      "only function tools, allowed in mode auto or required, can be sent to this model's provider",
+    )
+  }
   const name = named.function?.name ?? named.name
   if (typeof name === 'string') return { name }
-  return refuse('tool_choice', 'must be auto, none, required or a named function')
+  return refuse('tool_choice', 'must be auto, none, required, allowed tools or a named function')
 }
 
 /**

@@ -1,9 +1,10 @@
 /**
  * A Messages request in neutral form, for a provider of another style. Tool results open their user
  * turn as separate tool turns; the rest of that turn follows as a user turn. A plain-text document is
- * sent as text. What the other style cannot carry (PDF documents, server tools, MCP servers) is refused
- * by field; thinking blocks are left out,
+ * sent as text. What the other style cannot carry (PDF documents, server tools, MCP servers, a region to
+ * run in, a request that only warms the cache) is refused by field; thinking blocks are left out,
  * and `thinking` is kept as its budget (a reasoning model's effort, where the catalog says it takes one).
+ * An `output_config` format and effort become the style's JSON format and reasoning effort.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { MessagesRequest } from '../../../../shared/schemas/messages.ts'
@@ -90,12 +91,23 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
     thinking !== undefined &&
     !(thinking.type === 'enabled'
       ? budget
-      : ['adaptive', 'disabled'].includes(String(thinking.type)))
+      : ['adaptive', 'between_tools', 'disabled'].includes(String(thinking.type)))
   )
     return refuse(
       'thinking',
-      'must be {"type": "enabled", "budget_tokens": …}, {"type": "adaptive"} or {"type": "disabled"}',
+      'must be {"type": "enabled", "budget_tokens": …}, {"type": "adaptive"}, {"type": "between_tools"} or {"type": "disabled"}',
     )
+  // A request of no output only warms the provider's prompt cache, which another style has no way to.
+  if (body.max_tokens === 0)
+    return refuse(
+      'max_tokens',
+      "0 (warming the prompt cache) is not supported by this model's provider",
+    )
+  // Where the model runs is the client's requirement: another style's provider cannot promise it.
+  if (raw.inference_geo !== undefined && raw.inference_geo !== null)
+    return refuse('inference_geo', "this model's provider cannot be asked where it runs the model")
+  const output = outputConfig(raw.output_config)
+  if (output instanceof ServiceError) return output
   return {
     turns,
     tools,
@@ -112,6 +124,38 @@ export function messagesConversation(body: MessagesRequest): Conversation | Serv
         : undefined,
     user: typeof metadata?.user_id === 'string' ? metadata.user_id : undefined,
     stream: body.stream === true,
+    ...output,
+  }
+}
+
+/**
+ * `output_config`: a JSON schema format asks for JSON of that shape, as a Chat Completions
+ * `response_format` does, and the effort is a reasoning model's effort (the styles name the same levels).
+ */
+function outputConfig(
+  config: unknown,
+): Pick<Conversation, 'responseFormat' | 'reasoningEffort'> | ServiceError {
+  const value = config as
+    | { effort?: unknown; format?: { type?: unknown; schema?: unknown } | null }
+    | null
+    | undefined
+  const format = value?.format
+  if (
+    format != null &&
+    (format.type !== 'json_schema' || typeof format.schema !== 'object' || format.schema === null)
+  )
+    return refuse('output_config.format', 'must be {"type": "json_schema", "schema": {…}}')
+  return {
+    ...(format != null
+      ? {
+          responseFormat: {
+            type: 'json_schema' as const,
+            name: 'response',
+            schema: format.schema as Record<string, unknown>,
+          },
+        }
+      : {}),
+    ...(typeof value?.effort === 'string' ? { reasoningEffort: value.effort } : {}),
   }
 }
 

@@ -229,9 +229,24 @@ function responsesTools(tools: ResponsesRequest['tools']): Tool[] | ServiceError
 function responsesToolChoice(choice: unknown): ToolChoice | undefined | ServiceError {
   if (choice === undefined || choice === null) return undefined
   if (choice === 'auto' || choice === 'none' || choice === 'required') return choice
-  const named = choice as { type?: unknown; name?: unknown }
+  const named = choice as {
+    type?: unknown
+    name?: unknown
+    mode?: unknown
+    tools?: { type?: unknown; name?: unknown }[]
+  }
   if (named.type === 'function' && typeof named.name === 'string') return { name: named.name }
-  return refuse('tool_choice', 'must be auto, none, required or a named function')
+  if (named.type === 'allowed_tools') {
+    const tools = Array.isArray(named.tools) ? named.tools : []
+    const mode = named.mode
+    if (
+      (mode === 'auto' || mode === 'required') &&
+      tools.every((tool) => tool?.type === 'function' && typeof tool.name === 'string')
+    )
+      return { allowed: tools.map((tool) => tool.name as string), mode }
+    return refuse('tool_choice.tools', 'only function tools are supported')
+  }
+  return refuse('tool_choice', 'must be auto, none, required, allowed tools or a named function')
 }
 
 /** `reasoning.effort`, which Chat Completions calls `reasoning_effort`; the summary has no equivalent. */

@@ -189,6 +189,42 @@ describe('Chat Completions → neutral', () => {
     expect(ok(format({ type: 'text' })).responseFormat).toBeUndefined()
   })
 
+  test('an assistant message given by its refusal is its text; an earlier audio answer and custom tool calls are refused by field', () => {
+    const hi = { role: 'user', content: 'hi' }
+    const after = (message: Record<string, unknown>) =>
+      chat({ messages: [hi, { role: 'assistant', ...message }, hi] })
+    expect(ok(after({ refusal: 'I cannot.' })).turns[1]).toEqual({
+      role: 'assistant',
+      text: 'I cannot.',
+      toolCalls: [],
+    })
+    expect(refused(after({ audio: { id: 'audio_1' } })).details.param).toBe('messages[1].audio')
+    const custom = refused(
+      after({
+        content: null,
+        tool_calls: [{ id: 'call_1', type: 'custom', custom: { name: 'sql', input: 'x' } }],
+      }),
+    )
+    expect(custom.details.param).toBe('messages[1].tool_calls[0]')
+    expect(custom.message).toContain('custom tool calls')
+  })
+
+  test('allowed tools keep their names and mode; another kind of allowed tool is refused by field', () => {
+    const choice = (allowed_tools: unknown) =>
+      chat({
+        messages: [{ role: 'user', content: 'hi' }],
+        tool_choice: { type: 'allowed_tools', allowed_tools },
+      })
+    expect(
+      ok(choice({ mode: 'required', tools: [{ type: 'function', function: { name: 'look' } }] }))
+        .toolChoice,
+    ).toEqual({ allowed: ['look'], mode: 'required' })
+    expect(
+      refused(choice({ mode: 'auto', tools: [{ type: 'custom', custom: { name: 'sql' } }] }))
+        .details.param,
+    ).toBe('tool_choice.allowed_tools')
+  })
+
   test('tool calls that are not a list of calls are refused naming them', () => {
     const calls = (tool_calls: unknown) =>
       chat({
@@ -369,6 +405,54 @@ describe('Messages → neutral', () => {
     expect(ok(thinking({ type: 'enabled', budget_tokens: 2048 })).thinkingBudget).toBe(2048)
     expect(ok(thinking({ type: 'adaptive' })).thinkingBudget).toBeUndefined()
     expect(ok(thinking({ type: 'disabled' })).thinkingBudget).toBeUndefined()
+    expect(ok(thinking({ type: 'between_tools' })).thinkingBudget).toBeUndefined()
+  })
+
+  test('an output format and effort become the JSON format and reasoning effort', () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } } }
+    const result = ok(
+      messages({
+        messages: [{ role: 'user', content: 'hi' }],
+        output_config: { effort: 'max', format: { type: 'json_schema', schema } },
+      }),
+    )
+    expect(result.responseFormat).toEqual({ type: 'json_schema', name: 'response', schema })
+    expect(result.reasoningEffort).toBe('max')
+    expect(
+      ok(
+        messages({
+          messages: [{ role: 'user', content: 'hi' }],
+          output_config: { effort: null, format: null },
+        }),
+      ).responseFormat,
+    ).toBeUndefined()
+    expect(
+      refused(
+        messages({
+          messages: [{ role: 'user', content: 'hi' }],
+          output_config: { format: { type: 'xml' } },
+        }),
+      ).details.param,
+    ).toBe('output_config.format')
+  })
+
+  test('a region to run in and a request that only warms the cache are refused by field; hints are left out', () => {
+    const hi = [{ role: 'user', content: 'hi' }]
+    expect(refused(messages({ messages: hi, inference_geo: 'us' })).details.param).toBe(
+      'inference_geo',
+    )
+    expect(refused(messages({ messages: hi, max_tokens: 0 })).details.param).toBe('max_tokens')
+    expect(
+      ok(
+        messages({
+          messages: hi,
+          inference_geo: null,
+          speed: 'fast',
+          cache_control: { type: 'ephemeral', ttl: '1h' },
+          diagnostics: { previous_message_id: null },
+        }),
+      ).turns,
+    ).toHaveLength(1)
   })
 
   test('a tool result whose content is neither text nor blocks is refused naming it', () => {
@@ -468,6 +552,16 @@ describe('Responses → neutral', () => {
       refused(responses({ input: [{ type: 'item_reference', id: 'msg_1' }] })).details.param,
     ).toBe('input[0].type')
     expect(refused(responses({ input: 'hi', background: true })).details.param).toBe('background')
+  })
+
+  test('allowed tools keep their names and mode; another kind of allowed tool is refused by field', () => {
+    const choice = (tools: unknown[]) =>
+      responses({ input: 'hi', tool_choice: { type: 'allowed_tools', mode: 'auto', tools } })
+    expect(ok(choice([{ type: 'function', name: 'look' }])).toolChoice).toEqual({
+      allowed: ['look'],
+      mode: 'auto',
+    })
+    expect(refused(choice([{ type: 'web_search' }])).details.param).toBe('tool_choice.tools')
   })
 
   test('a part or a function tool missing what it is made of is refused naming that field', () => {
