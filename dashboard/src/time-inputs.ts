@@ -19,10 +19,20 @@ export function localInputValue(iso: string | undefined): string {
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`
 }
 
-/** The browser's time zone as it names it briefly ("UTC", "PST", "GMT+2"): the zone of these inputs. */
+/**
+ * The browser's time zone as it names it briefly ("UTC", "GMT+9", "PT"), the same all year: a zone with
+ * daylight saving time is named without the season ("PT", not "PST"), since a list or a time range holds
+ * times of both halves of the year and each is shown in the offset it had then.
+ */
 export function localZoneName(at = new Date()): string {
-  const part = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' })
+  const year = at.getFullYear()
+  const seasonal =
+    zoneName('short', new Date(year, 0, 1)) !== zoneName('short', new Date(year, 6, 1))
+  return zoneName(seasonal ? 'shortGeneric' : 'short', at) ?? 'local time'
+}
+
+function zoneName(style: 'short' | 'shortGeneric', at: Date): string | undefined {
+  return new Intl.DateTimeFormat(undefined, { timeZoneName: style })
     .formatToParts(at)
-    .find((entry) => entry.type === 'timeZoneName')
-  return part?.value ?? 'local time'
+    .find((entry) => entry.type === 'timeZoneName')?.value
 }
