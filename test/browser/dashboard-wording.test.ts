@@ -81,7 +81,7 @@ describeBrowser('dashboard wording and layout', () => {
   )
 
   browserTest(
-    'paid chat speaks of paid chat only: no free model, and the key it is charged to',
+    'paid chat speaks of paid chat only: no free model, and the key it is charged to and where its spending shows',
     () => site,
     async () => {
       // Signed in as the owner of an account with an identity (without the sign-in form, whose
@@ -92,8 +92,13 @@ describeBrowser('dashboard wording and layout', () => {
       await page.goto('/dashboard/playground')
       await page.getByText('No messages yet').waitFor()
       await page.getByLabel('Paid chat (charged to your balance)').check()
-      await page.getByText("Paid chat uses the account's key named Playground").waitFor()
+      const note = page.getByText("Paid chat uses the account's key named Playground")
+      await note.waitFor()
       expect(await occurrences(page, '.chat-card', 'Free messages are answered by')).toBe(0)
+      // Its spending is where spend by key is shown (the Keys page shows its limits only).
+      expect(await note.getByRole('link', { name: 'Usage' }).getAttribute('href')).toBe(
+        '/dashboard/usage',
+      )
     },
   )
 

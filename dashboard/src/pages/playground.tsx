@@ -110,7 +110,8 @@ export default function Playground() {
             </p>
             <p class="small muted">
               Paid chat uses the account's key named Playground, made with the first paid message;
-              its limits and spending show on the <A href="/dashboard/keys">Keys</A> page.
+              its limits show on the <A href="/dashboard/keys">Keys</A> page and its spending on the{' '}
+              <A href="/dashboard/usage">Usage</A> page.
             </p>
           </div>
         </Show>
