@@ -1,12 +1,13 @@
 /**
- * Key rotation, shared by the API server's `POST /keys/:id/rotate` (authenticated by any key of the
- * account) and the admin API's: a new key with the old one's name, limits, models and guardrail, counted
+ * Key rotation, shared by the API server's `POST /keys/:id/rotate` (authenticated by the key itself) and
+ * the admin API's: a new key with the old one's name, limits, models and guardrail, counted
  * in the same rate and spend windows as the old one (its lineage's, `limits_key_id`), and the
  * old key working for 24 more hours (spec: key rotation grace), then refused as 401 invalid_api_key by
  * the gateway, which compares `expires_at` with the same clock. A key already rotated, or revoked, is
  * not rotated again (409): its replacement is the key to rotate. A key in its grace only makes API calls:
  * it may not rotate a key or claim the account (a leaked key rotated out would otherwise rotate its
- * replacement and keep a key that never expires).
+ * replacement and keep a key that never expires). Over the API a key rotates only itself: a key limited to
+ * one model or a small cap must not obtain the secret of a broader one.
  */
 import type { RotatedKey } from '../../shared/schemas/admin/keys.ts'
 import { ServiceError } from '../../shared/errors.ts'
@@ -17,6 +18,15 @@ import { newKeyId } from './ids.ts'
 import type { OperatorDeps } from './operator-deps.ts'
 
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
+
+/** Refuses the rotation of another key than the calling one (403). */
+export function requireSelf(key: Pick<KeyRecord, 'id'>, keyId: string): void {
+  if (key.id === keyId) return
+  throw new ServiceError(
+    'forbidden',
+    `A key can rotate only itself: call POST /keys/${key.id}/rotate with it, or rotate ${keyId} with ${keyId} itself or in the dashboard.`,
+  )
+}
 
 /** Refuses an account operation (rotation, claim) asked with a key that was rotated out (403). */
 export function requireCurrentKey(key: Pick<KeyRecord, 'id' | 'expiresAtMs'>): void {

@@ -1,12 +1,13 @@
 /**
- * `POST /keys/:id/rotate` on the API server (at the root, not under /v1): authenticated with any valid key
- * of the same account, errors in the OpenAI-style shape. The answer (201) is `{ key, id, prefix, oldKey:
- * { id, expiresAt } }`: the new key, shown this once, and the old key's end of grace, 24 hours out
- * (see accounts/rotation.ts), marked `cache-control: no-store`. Another account's key id is 404; a key already rotated or revoked is 409;
- * a calling key in its grace is 403.
+ * `POST /keys/:id/rotate` on the API server (at the root, not under /v1): authenticated with the key
+ * `:id` itself, errors in the OpenAI-style shape. The answer (201) is `{ key, id, prefix, oldKey: { id,
+ * expiresAt } }`: the new key, shown this once, and the old key's end of grace, 24 hours out (see
+ * accounts/rotation.ts), marked `cache-control: no-store`. Another key's id is 403 (a restricted key must
+ * not obtain a broader one's secret; the dashboard rotates any key of the account), as is a calling key
+ * in its grace; a key rotated meanwhile (two rotations at once) is 409.
  */
 import { Elysia } from 'elysia'
-import { requireCurrentKey, rotateKey } from '../accounts/rotation.ts'
+import { requireCurrentKey, requireSelf, rotateKey } from '../accounts/rotation.ts'
 import { keyEndpoint } from '../pipeline/endpoint.ts'
 import type { Gateway } from '../pipeline/gateway.ts'
 import type { AdminDeps } from './admin/admin-deps.ts'
@@ -30,6 +31,7 @@ export function keyRotationRoute(gw: Gateway, admin: AdminDeps) {
         },
         async (key) => {
           requireCurrentKey(key)
+          requireSelf(key, params.id)
           return { body: await rotateKey(admin, key.accountId, params.id), status: 201 }
         },
       ),

@@ -507,15 +507,15 @@ class Run extends Referee {
     account.suspended = !account.suspended
   }
 
-  /** POST /keys/:id/rotate with a key of the account (sometimes one that no longer works). */
+  /** POST /keys/:id/rotate with the key itself, mostly a usable one (sometimes another key of the account). */
   async rotate(): Promise<void> {
     const accountId = this.pickAccount()
     const account = this.model.accounts.get(accountId)!
     const keys = this.keysOf(accountId)
-    const target = this.rng.pick(keys)
     const usable = keys.filter((key) => this.model.usable(key))
-    const by =
+    const target =
       usable.length > 0 && this.rng.chance(0.9) ? this.rng.pick(usable) : this.rng.pick(keys)
+    const by = this.rng.chance(0.8) ? target : this.rng.pick(keys)
     this.operation = `rotate ${target.id} with ${by.id}`
     const response = await callApi(this.gw, `/keys/${target.id}/rotate`, undefined, {
       authorization: `Bearer ${by.secret}`,
@@ -524,11 +524,9 @@ class Run extends Referee {
       ? 'invalid_api_key'
       : account.suspended
         ? 'account_suspended'
-        : by.expiresAt !== null
+        : by.expiresAt !== null || by !== target
           ? 'forbidden'
-          : target.revoked || target.expiresAt !== null
-            ? 'conflict'
-            : undefined
+          : undefined
     const body = (await response.json()) as {
       key: string
       id: string

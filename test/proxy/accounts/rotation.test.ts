@@ -1,7 +1,7 @@
 // POST /keys/:id/rotate on the API server (and the admin API's, sharing one rotate function): a new key
 // with the same settings, the old one accepted for 24 hours on the gateway's clock and then refused as
-// 401 invalid_api_key; another account's key is 404, a second rotation 409, a rotation or claim asked
-// with a key in its grace 403.
+// 401 invalid_api_key; over the API a key rotates only itself (403 for another), a rotation or claim
+// asked with a key in its grace is 403, and a second rotation (in the dashboard) 409.
 import { afterAll, afterEach, beforeAll, expect, test } from 'bun:test'
 import { showAccount } from '../../../proxy/accounts/accounts.ts'
 import { listKeys, readKey, updateKey } from '../../../proxy/accounts/keys.ts'
@@ -163,34 +163,41 @@ describeWith('postgres', 'key rotation', () => {
     expect(seed.keySpend).toEqual([{ keyId: old.id, daySpentNano: total, monthSpentNano: total }])
   })
 
-  test('any key of the account may rotate another of its keys; a key of another account gets 404', async () => {
-    const first = await gw.key(accountId)
-    const second = await gw.key(accountId)
-    expect((await rotate(first.key, second.id)).status).toBe(201)
-
+  test('a key rotates only itself: another key of the account, or of another account, is 403 and stays as it was', async () => {
+    const restricted = await gw.key(accountId, { allowedModels: ['test/cheap'], rpmLimit: 5 })
+    const broad = await gw.key(accountId)
+    const refused = await rotate(restricted.key, broad.id)
+    expect(refused.status).toBe(403)
+    expect(refused.body.error).toMatchObject({ code: 'forbidden', type: 'permission_error' })
+    expect(refused.body.error.message).toBe(
+      `A key can rotate only itself: call POST /keys/${restricted.id}/rotate with it, or rotate ${broad.id} with ${broad.id} itself or in the dashboard.`,
+    )
+    expect(refused.body.key).toBeUndefined()
     const stranger = await gw.key(await gw.account('1'))
-    const refused = await rotate(stranger.key, first.id)
-    expect(refused.status).toBe(404)
-    expect(refused.body.error).toMatchObject({ code: 'not_found', type: 'invalid_request_error' })
-    expect(refused.headers.get('x-service-error-code')).toBe('not_found')
-    expect((await chat(first.key)).status).toBe(200)
+    expect((await rotate(stranger.key, broad.id)).status).toBe(403)
+    const [row] = await gw.app.operator.sql<
+      { expires_at: Date | null }[]
+    >`SELECT expires_at FROM api_keys WHERE id = ${broad.id}`
+    expect(row!.expires_at).toBeNull()
+    expect((await chat(broad.key)).status).toBe(200)
+    expect((await rotate(broad.key, broad.id)).status).toBe(201)
   })
 
-  test('a key already rotated (in grace, or past it) or revoked is not rotated again: 409', async () => {
+  test('a key already rotated or revoked is not rotated again in the dashboard: 409 naming its replacement', async () => {
+    const { cookie } = await sessionFor(gw, accountId, 'admin')
     const key = await gw.key(accountId)
     const once = await rotate(key.key, key.id)
-    const twice = await rotate(once.body.key, key.id)
+    const twice = await admin(gw, 'POST', `/admin/v1/keys/${key.id}/rotate`, { cookie })
     expect(twice.status).toBe(409)
-    expect(twice.body.error.code).toBe('conflict')
-    expect(twice.body.error.message).toContain(once.body.id)
-    expect((await rotate(once.body.key, once.body.id)).status).toBe(201)
+    const error = ((await twice.json()) as Json).error
+    expect(error.code).toBe('conflict')
+    expect(error.message).toContain(once.body.id)
 
     const revoked = await gw.key(accountId)
     await gw.app.operator.sql`UPDATE api_keys SET status = 'revoked' WHERE id = ${revoked.id}`
     expect((await rotate(revoked.key, revoked.id)).status).toBe(401)
-    expect((await rotate((await gw.key(accountId)).key, revoked.id)).body.error.code).toBe(
-      'conflict',
-    )
+    const again = await admin(gw, 'POST', `/admin/v1/keys/${revoked.id}/rotate`, { cookie })
+    expect(((await again.json()) as Json).error.code).toBe('conflict')
   })
 
   test('a key in its grace makes API calls but rotates no key and claims nothing: 403', async () => {

@@ -90,7 +90,7 @@ describeWith(['postgres', 'redis'], 'account suspension', () => {
     expect(working.responses).toEqual({ status: 200, code: undefined })
     expect(working.malformed).toEqual({ status: 400, code: 'invalid_request' })
     expect(working.imageStatus).toEqual({ status: 404, code: 'not_found' })
-    expect(working.rotate).toEqual({ status: 404, code: 'not_found' })
+    expect(working.rotate).toEqual({ status: 403, code: 'forbidden' })
 
     const suspended = await operator(gw, 'POST', `/accounts/${accountId}/suspend`, {
       reason: 'abuse',

@@ -277,11 +277,11 @@ function everyRoute(stores: Stores) {
         status: 400,
       },
       {
-        name: 'rotation of a key of another account',
+        name: 'rotation of another key',
         method: 'POST',
         path: `/keys/${keyId}/rotate`,
         key: 'other',
-        status: 404,
+        status: 403,
       },
       {
         name: 'delete stored response',
