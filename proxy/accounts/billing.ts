@@ -9,7 +9,7 @@
 import type { Billing, Deposit, KeyHolds, TopUp } from '../../shared/schemas/admin/billing.ts'
 import { ServiceError } from '../../shared/errors.ts'
 import { nanoToUsd } from '../../shared/money.ts'
-import { loadAccount } from '../stores/admission/load-account.ts'
+import { liveSnapshot } from '../stores/admission/load-account.ts'
 import { secretsConfirmed } from './people/accountless.ts'
 import type { Session } from './people/sessions.ts'
 import { authorize } from './permissions.ts'
@@ -23,11 +23,7 @@ import { depositAddress, type Deposits } from './payments/deposits.ts'
  * (a list of single requests in progress would need a scan of the account's holds in every store).
  */
 export async function accountMoney(deps: OperatorDeps, accountId: string) {
-  let snapshot = await deps.store.snapshot(accountId)
-  if (!snapshot.loaded) {
-    await loadAccount(deps.sql, deps.store, accountId)
-    snapshot = await deps.store.snapshot(accountId)
-  }
+  const snapshot = await liveSnapshot(deps.sql, deps.store, accountId)
   const busy = snapshot.keys
     .filter((key) => key.inFlight > 0 || key.heldNano > 0)
     .sort((a, b) => b.heldNano - a.heldNano || b.inFlight - a.inFlight)

@@ -19,6 +19,7 @@ import type {
 } from '../../shared/schemas/admin/keys.ts'
 import { KEY_LABELS, nothingToChange } from '../../shared/schemas/admin/field-rules.ts'
 import { generateApiKey } from '../core/api-key.ts'
+import { liveSnapshot } from '../stores/admission/load-account.ts'
 import type { KeyRow } from '../stores/keys/key-row.ts'
 import { checkModelIds } from './settings/allowlists.ts'
 import { newKeyId } from './ids.ts'
@@ -32,7 +33,7 @@ export type KeyScope = { accountId?: string }
 // Never key_hash: nothing here can show a secret or its digest.
 const columns = (sql: Sql) =>
   sql`id, account_id, name, prefix, status, expires_at, replaced_by, rpm_limit, tpm_limit, concurrency_limit, daily_limit_nano,
-      monthly_limit_nano, allowed_models, guardrail_id, created_at, last_used_at, revoked_at`
+      monthly_limit_nano, allowed_models, guardrail_id, limits_key_id, created_at, last_used_at, revoked_at`
 
 /** The settable fields and their columns. */
 const settable = {
@@ -51,7 +52,28 @@ export async function listKeys(deps: OperatorDeps, accountId: string): Promise<{
     KeyRow[]
   >`SELECT ${columns(deps.sql)} FROM api_keys WHERE account_id = ${accountId} ORDER BY created_at DESC, id`
   const nowMs = deps.clock.now()
-  return { keys: rows.map((row) => keyView(row, nowMs)) }
+  // What each key's caps count, by rotation lineage; the list still answers without the store.
+  const live = await liveSnapshot(deps.sql, deps.store, accountId).catch(() => undefined)
+  const byLineage = new Map(live?.keys.map((key) => [key.keyId, key]))
+  return {
+    keys: rows.map((row) => {
+      const key = keyView(row, nowMs)
+      if (!live || (key.status !== 'active' && key.status !== 'in_grace')) return key
+      const counted = byLineage.get(row.limits_key_id)
+      const held = counted?.heldNano ?? 0
+      const today = (counted?.daySpentNano ?? 0) + held
+      const month = (counted?.monthSpentNano ?? 0) + held
+      const spend = {
+        todayNano: today,
+        todayUsd: nanoToUsd(today),
+        monthNano: month,
+        monthUsd: nanoToUsd(month),
+        heldNano: held,
+        heldUsd: nanoToUsd(held),
+      }
+      return { ...key, spend }
+    }),
+  }
 }
 
 export async function readKey(

@@ -9,7 +9,9 @@
 import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
+import { updateKey } from '../../proxy/accounts/keys.ts'
 import { suspendAccount } from '../../proxy/accounts/suspension.ts'
+import { holdsEnded } from '../helpers/ledger.ts'
 import { browserTest, describeBrowser, ownerPage, startSite, type Site } from './helpers/browser.ts'
 
 /** The text of the field's message (the last of the ids its control is described by). */
@@ -115,7 +117,48 @@ describeBrowser(
         await dialog.getByRole('button', { name: 'Create', exact: true }).click()
         await page.getByRole('button', { name: 'I have saved it' }).click()
         const row = page.getByRole('row', { name: /tiny caps/ })
-        await row.getByText('$0.0000001 a day · $1,234,567.50 a month').waitFor()
+        await row
+          .getByText('$0.00 of $0.0000001 today · $0.00 of $1,234,567.50 this month')
+          .waitFor()
+      },
+    )
+
+    browserTest(
+      "a key's caps show what counts against them today and this month, and say when one is reached",
+      () => site,
+      async () => {
+        const { page, accountId } = await ownerPage(site)
+        const capped = await site.gw.key(accountId, {
+          name: 'capped',
+          dailyLimitNano: 1_000_000_000,
+          monthlyLimitNano: 20_000_000_000,
+        })
+        const uncapped = await site.gw.key(accountId, {
+          name: 'uncapped',
+          dailyLimitNano: null,
+          monthlyLimitNano: null,
+        })
+        // Two requests of USD 0.000019 on the capped key, one on the other.
+        for (const key of [capped.key, capped.key, uncapped.key]) {
+          const answer = await site.gw.chat(key, {
+            model: 'test/cheap',
+            messages: [{ role: 'user', content: 'hello' }],
+          })
+          expect(answer.status).toBe(200)
+        }
+        await holdsEnded(site.gw, accountId)
+        await page.goto('/dashboard/keys')
+        const row = (name: string) => page.getByRole('row', { name: new RegExp(`^${name} `) })
+        await row('capped')
+          .getByText('$0.000038 of $1.00 today · $0.000038 of $20.00 this month')
+          .waitFor()
+        await row('uncapped')
+          .getByText('Spent $0.000019 today, $0.000019 this month (UTC)')
+          .waitFor()
+        expect(await row('capped').getByText('cap reached').count()).toBe(0)
+        await updateKey(site.gw.app.operator, capped.id, { dailyLimitNano: 30_000 })
+        await page.reload()
+        await row('capped').getByText('Daily cap reached').waitFor()
       },
     )
 

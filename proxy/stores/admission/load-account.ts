@@ -5,7 +5,7 @@
  * credit racing a load is neither lost nor counted twice.
  */
 import type { Sql } from 'postgres'
-import type { AccountSeed, AdmissionStore } from './store.ts'
+import type { AccountSeed, AccountSnapshot, AdmissionStore } from './store.ts'
 
 export async function readAccountSeed(sql: Sql, accountId: string): Promise<AccountSeed> {
   const [row] = await sql<
@@ -59,6 +59,18 @@ export async function readAccountSeed(sql: Sql, accountId: string): Promise<Acco
 }
 
 const loading = new Map<string, Promise<void>>()
+
+/** The account's live state, loaded from Postgres first when the store has none. */
+export async function liveSnapshot(
+  sql: Sql,
+  store: AdmissionStore,
+  accountId: string,
+): Promise<AccountSnapshot> {
+  const snapshot = await store.snapshot(accountId)
+  if (snapshot.loaded) return snapshot
+  await loadAccount(sql, store, accountId)
+  return store.snapshot(accountId)
+}
 
 /** Seeds the account unless it is loaded; concurrent callers in this process share one load. */
 export function loadAccount(sql: Sql, store: AdmissionStore, accountId: string): Promise<void> {

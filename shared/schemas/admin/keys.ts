@@ -50,6 +50,20 @@ export const ApiKey = Type.Object({
   /** Updated from the request log, within a second or so of a request. */
   lastUsedAt: Nullable(Type.String()),
   revokedAt: Nullable(Type.String()),
+  /**
+   * In the key list, for a key that works: what its caps count now, in the current UTC day and month
+   * (its rotation lineage's charges, and its requests in progress, held at their worst case).
+   */
+  spend: Type.Optional(
+    Type.Object({
+      todayNano: Type.Integer(),
+      todayUsd: Type.String(),
+      monthNano: Type.Integer(),
+      monthUsd: Type.String(),
+      heldNano: Type.Integer(),
+      heldUsd: Type.String(),
+    }),
+  ),
 })
 export type ApiKey = Static<typeof ApiKey>
 

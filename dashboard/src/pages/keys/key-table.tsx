@@ -197,17 +197,38 @@ function KeyStatusCell(props: { apiKey: ApiKey; replacement: ApiKey | undefined 
 }
 
 function KeyLimits(props: { apiKey: ApiKey }) {
+  const key = () => props.apiKey
   const rates = () =>
     [
-      props.apiKey.rpmLimit !== null ? `${count(props.apiKey.rpmLimit)} requests/min` : '',
-      props.apiKey.tpmLimit !== null ? `${count(props.apiKey.tpmLimit)} tokens/min` : '',
-      props.apiKey.concurrency !== null ? `${count(props.apiKey.concurrency)} at once` : '',
+      key().rpmLimit !== null ? `${count(key().rpmLimit!)} requests/min` : '',
+      key().tpmLimit !== null ? `${count(key().tpmLimit!)} tokens/min` : '',
+      key().concurrency !== null ? `${count(key().concurrency!)} at once` : '',
     ].filter(Boolean)
+  /** A cap with what counts against it now, when the list says (UTC day and month). */
+  const cap = (
+    limitUsd: string | null,
+    usedUsd: string | undefined,
+    period: string,
+    per: string,
+  ) =>
+    limitUsd === null
+      ? ''
+      : usedUsd === undefined
+        ? `${usd(limitUsd)} a ${per}`
+        : `${usd(usedUsd)} of ${usd(limitUsd)} ${period}`
   const caps = () =>
     [
-      props.apiKey.dailyLimitUsd !== null ? `${usd(props.apiKey.dailyLimitUsd)} a day` : '',
-      props.apiKey.monthlyLimitUsd !== null ? `${usd(props.apiKey.monthlyLimitUsd)} a month` : '',
+      cap(key().dailyLimitUsd, key().spend?.todayUsd, 'today', 'day'),
+      cap(key().monthlyLimitUsd, key().spend?.monthUsd, 'this month', 'month'),
     ].filter(Boolean)
+  const reached = () => {
+    const { spend, dailyLimitNano, monthlyLimitNano } = key()
+    if (!spend) return undefined
+    if (dailyLimitNano !== null && spend.todayNano >= dailyLimitNano) return 'Daily cap reached'
+    if (monthlyLimitNano !== null && spend.monthNano >= monthlyLimitNano)
+      return 'Monthly cap reached'
+    return undefined
+  }
   return (
     <div class="status-cell">
       <span>
@@ -216,6 +237,17 @@ function KeyLimits(props: { apiKey: ApiKey }) {
       <span>
         {caps().length > 0 ? caps().join(' · ') : <span class="muted">No spend caps</span>}
       </span>
+      <Show when={reached()}>{(what) => <Badge tone="warn">{what()}</Badge>}</Show>
+      <Show when={key().spend && key().spend!.heldNano > 0}>
+        <span class="muted">Includes {usd(key().spend!.heldUsd)} held by requests in progress</span>
+      </Show>
+      <Show when={caps().length === 0 && key().spend}>
+        {(spend) => (
+          <span class="muted">
+            Spent {usd(spend().todayUsd)} today, {usd(spend().monthUsd)} this month (UTC)
+          </span>
+        )}
+      </Show>
     </div>
   )
 }

@@ -196,6 +196,42 @@ describeWith(['postgres', 'redis'], 'admin key routes', () => {
     )
   })
 
+  test("the list says what each working key's caps count now: its lineage's spend today and this month", async () => {
+    const account = await gw.account('10')
+    const cookie = (await sessionFor(gw, account, 'owner')).cookie
+    const created = await call(gw, 'POST', '/keys', cookie, { name: 'spender' })
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await gw.chat(created.body.key, { model: 'test/cheap', messages: hello })).status,
+      ).toBe(200)
+    // Rotated: the new key counts in the same windows; the old one, in its grace, shows them too.
+    const rotated = await call(gw, 'POST', `/keys/${created.body.id}/rotate`, cookie)
+    const revoked = await call(gw, 'POST', '/keys', cookie, { name: 'gone' })
+    await call(gw, 'POST', `/keys/${revoked.body.id}/revoke`, cookie)
+    // Charges inside a lease reach the shared record with its next round.
+    const spendOf = async () => {
+      const keys = (await call(gw, 'GET', '/keys', cookie)).body.keys as Json[]
+      return Object.fromEntries(keys.map((key) => [key.id, key.spend]))
+    }
+    const deadline = Date.now() + 5_000
+    let spend = await spendOf()
+    while (spend[rotated.body.id]?.todayNano !== 38_000 && Date.now() < deadline) {
+      await Bun.sleep(100)
+      spend = await spendOf()
+    }
+    const counted = {
+      todayNano: 38_000,
+      todayUsd: '0.000038',
+      monthNano: 38_000,
+      monthUsd: '0.000038',
+      heldNano: 0,
+      heldUsd: '0',
+    }
+    expect(spend[rotated.body.id]).toEqual(counted)
+    expect(spend[created.body.id]).toEqual(counted)
+    expect(spend[revoked.body.id]).toBeUndefined()
+  })
+
   test("another account's key is not found, for every operation", async () => {
     const other = await gw.account('1')
     const { id } = await gw.key(other)
