@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect } from 'bun:test'
 import type { Locator, Page } from 'playwright-core'
 import { creditAccount } from '../../proxy/accounts/accounts.ts'
 import { updateKey } from '../../proxy/accounts/keys.ts'
+import { createGuardrail, updateGuardrail } from '../../proxy/accounts/settings/guardrails.ts'
 import { suspendAccount } from '../../proxy/accounts/suspension.ts'
 import { holdsEnded } from '../helpers/ledger.ts'
 import { browserTest, describeBrowser, ownerPage, startSite, type Site } from './helpers/browser.ts'
@@ -124,7 +125,7 @@ describeBrowser(
     )
 
     browserTest(
-      "a key's caps show what counts against them today and this month, and say when one is reached",
+      "a key's caps and a guardrail's budget show what counts against them, and say when one is reached",
       () => site,
       async () => {
         const { page, accountId } = await ownerPage(site)
@@ -159,6 +160,27 @@ describeBrowser(
         await updateKey(site.gw.app.operator, capped.id, { dailyLimitNano: 30_000 })
         await page.reload()
         await row('capped').getByText('Daily cap reached').waitFor()
+
+        // A guardrail's budget, the same way.
+        const guardrail = await createGuardrail(site.gw.app.operator, accountId, {
+          name: 'budgeted',
+          budgetNano: 1_000_000_000,
+        })
+        await updateKey(site.gw.app.operator, uncapped.id, { guardrailId: guardrail.id })
+        for (let i = 0; i < 2; i++) {
+          const answer = await site.gw.chat(uncapped.key, {
+            model: 'test/cheap',
+            messages: [{ role: 'user', content: 'hello' }],
+          })
+          expect(answer.status).toBe(200)
+        }
+        await holdsEnded(site.gw, accountId)
+        await updateGuardrail(site.gw.app.operator, guardrail.id, { budgetNano: 30_000 })
+        await page.goto('/dashboard/guardrails')
+        await page
+          .getByText('$0.000038 of $0.00003 used this month, across its keys (UTC months)')
+          .waitFor()
+        await page.getByText('Budget reached').waitFor()
       },
     )
 

@@ -16,6 +16,7 @@ import type { OperatorDeps } from '../operator-deps.ts'
 import { compileFilters, FilterError } from '../../policy/guardrails/detectors.ts'
 import { randomBase58 } from '../../core/api-key.ts'
 import { checkModelIds } from './allowlists.ts'
+import { liveSnapshot } from '../../stores/admission/load-account.ts'
 
 export const newGuardrailId = () => `grd_${randomBase58(16)}`
 
@@ -110,7 +111,17 @@ export async function listGuardrails(
   const rows = await deps.sql<Row[]>`
     SELECT g.*, ARRAY(SELECT k.id FROM api_keys k WHERE k.guardrail_id = g.id ORDER BY k.created_at) AS key_ids
     FROM guardrails g WHERE g.account_id = ${accountId} ORDER BY g.name`
-  return { guardrails: rows.map(view) }
+  // What each budget counts now; the list still answers without the store.
+  const live = await liveSnapshot(deps.sql, deps.store, accountId).catch(() => undefined)
+  const counted = new Map(live?.guardrails.map((guardrail) => [guardrail.guardrailId, guardrail]))
+  return {
+    guardrails: rows.map((row) => {
+      if (!live) return view(row)
+      const spent = counted.get(row.id)
+      const month = (spent?.monthSpentNano ?? 0) + (spent?.heldNano ?? 0)
+      return { ...view(row), budgetUsed: { monthNano: month, monthUsd: nanoToUsd(month) } }
+    }),
+  }
 }
 
 /** Deletes a guardrail after unassigning it from its keys (they keep working, without it). */

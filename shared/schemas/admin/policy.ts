@@ -116,6 +116,11 @@ export const Guardrail = Type.Object({
   keyIds: Type.Array(Type.String()),
   createdAt: Type.String(),
   updatedAt: Type.String(),
+  /**
+   * In the guardrail list: what its budget counts now, in the current UTC month (its keys' charges, and
+   * their requests in progress, held at their worst case).
+   */
+  budgetUsed: Type.Optional(Type.Object({ monthNano: Type.Integer(), monthUsd: Type.String() })),
 })
 export type Guardrail = Static<typeof Guardrail>
 

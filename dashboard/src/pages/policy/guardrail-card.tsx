@@ -97,7 +97,22 @@ export function GuardrailCard(props: Props) {
         <dt>Monthly budget</dt>
         <dd>
           <Show when={props.guardrail.budgetUsd} fallback={<span class="muted">None</span>}>
-            {(amount) => <>{usd(amount())} a month across its keys (UTC months)</>}
+            {(amount) => (
+              <Show
+                when={props.guardrail.budgetUsed}
+                fallback={<>{usd(amount())} a month across its keys (UTC months)</>}
+              >
+                {(used) => (
+                  <>
+                    {usd(used().monthUsd)} of {usd(amount())} used this month, across its keys (UTC
+                    months){' '}
+                    <Show when={used().monthNano >= props.guardrail.budgetNano!}>
+                      <Badge tone="warn">Budget reached</Badge>
+                    </Show>
+                  </>
+                )}
+              </Show>
+            )}
           </Show>
         </dd>
         <dt>Keys</dt>

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
+import { holdsEnded } from '../../../helpers/ledger.ts'
 import { describeWith } from '../../../helpers/services.ts'
 
 type Json = Record<string, any>
@@ -145,6 +146,26 @@ describeWith('postgres', 'admin policy routes', () => {
       deleted: true,
       unassignedKeyIds: [],
     })
+  })
+
+  test("the guardrail list says what each budget counts this month: its keys' charges", async () => {
+    const account = await gw.account('10')
+    const cookie = (await sessionFor(gw, account, 'owner')).cookie
+    const guardrail = await call('POST', '/guardrails', cookie, {
+      name: 'budgeted',
+      budgetNano: 1_000_000_000,
+    })
+    const other = await call('POST', '/guardrails', cookie, { name: 'unused' })
+    const assigned = await gw.key(account, { guardrailId: guardrail.body.id })
+    for (let i = 0; i < 2; i++)
+      expect((await gw.chat(assigned.key, { model: 'test/cheap', messages: hello })).status).toBe(
+        200,
+      )
+    await holdsEnded(gw, account)
+    const listed = (await call('GET', '/guardrails', cookie)).body.guardrails as Json[]
+    const used = Object.fromEntries(listed.map((row) => [row.id, row.budgetUsed]))
+    expect(used[guardrail.body.id]).toEqual({ monthNano: 38_000, monthUsd: '0.000038' })
+    expect(used[other.body.id]).toEqual({ monthNano: 0, monthUsd: '0' })
   })
 
   test("presets are per account: another account cannot read or delete this one's", async () => {
