@@ -173,7 +173,7 @@ async function run<Body>(
         : routing.error,
     )
 
-  const guarded = guard(
+  const guarded = await guard(
     key.guardrail,
     (visit) => style.texts(body, visit),
     style.keptTexts && ((visit) => style.keptTexts!(body, visit)),

@@ -104,7 +104,7 @@ async function run(
 
   const model = resolveImageModel(gw.catalog, key, body.model)
   if (model instanceof ServiceError) return refuse(model)
-  const guarded = guardText(key.guardrail, body.prompt)
+  const guarded = await guardText(key.guardrail, body.prompt)
   if (!guarded.ok) return refuse(guarded.error)
   call.redactions = guarded.redactions
   const price = priceImages(model, body)

@@ -9,13 +9,9 @@ import { ServiceError } from '../../../shared/errors.ts'
 import type { GuardrailRecord } from '../../core/key-record.ts'
 import { log } from '../../core/log.ts'
 import type { TextVisitor } from '../../core/texts.ts'
-import {
-  compileFilters,
-  hasFilters,
-  inspectText,
-  type CompiledFilters,
-  type Finding,
-} from './detectors.ts'
+import { compileFilters, hasFilters, type CompiledFilters, type Finding } from './detectors.ts'
+import { inspectTexts, type TextsInspection } from './inspect-texts.ts'
+import { SCAN_DEADLINE_MS, ScanTimeout, scanInWorker, WORKER_ABOVE_CHARS } from './scan-thread.ts'
 
 const compiled = new Map<string, { version: number; filters: CompiledFilters | undefined }>()
 
@@ -62,13 +58,14 @@ const NOTHING_REDACTED: GuardOutcome = {
 /**
  * Runs the guardrail over the texts `visitTexts` reaches, then those of `visitKept` (the kept
  * conversation a follow-up continues, which reaches the provider as kept whichever key sent it and
- * whatever filters applied then), rewriting redacted ones in place.
+ * whatever filters applied then), rewriting redacted ones in place. Large texts are searched in the scan
+ * worker (scan-thread.ts), so the answer is then a promise.
  */
 export function guard(
   guardrail: GuardrailRecord | null,
   visitTexts: (visit: TextVisitor) => void,
   visitKept?: (visit: TextVisitor) => void,
-): GuardOutcome {
+): GuardOutcome | Promise<GuardOutcome> {
   if (!guardrail) return NOTHING_REDACTED
   let filters: CompiledFilters | undefined
   try {
@@ -77,56 +74,77 @@ export function guard(
     return { ok: false, error: error as ServiceError }
   }
   if (!filters) return NOTHING_REDACTED
-  let blocked: Finding | undefined
-  let blockedInKept = false
-  let redactions = 0
-  const redactedBy = new Map<string, number>()
-  let bytesAdded = 0
-  const visit: TextVisitor = (text) => {
-    if (blocked) return undefined
-    const result = inspectText(text, filters)
-    if (result.blocked) {
-      blocked = result.blocked
-      return undefined
-    }
-    if (result.text === text) return undefined
-    for (const finding of result.redacted) {
-      const count = finding.count ?? 1
-      redactions += count
-      redactedBy.set(finding.detector, (redactedBy.get(finding.detector) ?? 0) + count)
-    }
-    bytesAdded += Buffer.byteLength(result.text) - Buffer.byteLength(text)
-    return result.text
+  const texts: string[] = []
+  const collect: TextVisitor = (text) => {
+    texts.push(text)
+    return undefined
   }
-  visitTexts(visit)
-  if (!blocked && visitKept) {
-    visitKept(visit)
-    blockedInKept = blocked !== undefined
+  visitTexts(collect)
+  const keptFrom = texts.length
+  visitKept?.(collect)
+
+  const outcome = (inspection: TextsInspection): GuardOutcome => {
+    const { blocked } = inspection
+    if (blocked)
+      return {
+        ok: false,
+        error:
+          blocked.index >= keptFrom
+            ? blockedError(
+                blocked.finding,
+                ' in the stored conversation this request continues',
+                'Start a new conversation without that content',
+              )
+            : blockedError(blocked.finding),
+      }
+    const redactedBy = new Map(inspection.redactedBy)
+    if (redactedBy.size === 0) return NOTHING_REDACTED
+    let index = 0
+    let bytesAdded = 0
+    const apply: TextVisitor = (text) => {
+      const replaced = inspection.replaced[index++]
+      if (replaced !== undefined)
+        bytesAdded += Buffer.byteLength(replaced) - Buffer.byteLength(text)
+      return replaced
+    }
+    visitTexts(apply)
+    visitKept?.(apply)
+    const redactions = [...redactedBy.values()].reduce((sum, count) => sum + count, 0)
+    return { ok: true, redactions, redactedBy, bytesAdded }
   }
-  if (blocked)
+
+  let chars = 0
+  for (const text of texts) chars += text.length
+  if (chars <= WORKER_ABOVE_CHARS) return outcome(inspectTexts(texts, filters))
+  return scanInWorker({
+    guardrailId: guardrail.id,
+    version: guardrail.version,
+    filters: guardrail.filters,
+    texts,
+  }).then(outcome, (error: Error) => {
+    log.warn('guardrail scan refused a request', { guardrailId: guardrail.id, error })
     return {
       ok: false,
-      error: blockedInKept
-        ? blockedError(
-            blocked,
-            ' in the stored conversation this request continues',
-            'Start a new conversation without that content',
-          )
-        : blockedError(blocked),
+      error: new ServiceError(
+        'guardrail_blocked',
+        error instanceof ScanTimeout
+          ? `The key's guardrail could not finish inspecting this request's ${Math.round(chars / 1024)} KB of text within ${SCAN_DEADLINE_MS / 1000} s; nothing was sent or charged. Send less text, or simplify the guardrail's own patterns and keyword lists.`
+          : "The key's guardrail could not inspect this request; nothing was sent or charged. Retry.",
+      ),
     }
-  return { ok: true, redactions, redactedBy, bytesAdded }
+  })
 }
 
 /**
  * One text through the guardrail (an image prompt), with what it redacted as the answer's
  * `x-service-guardrail-redactions` says it (`email=2, phone=1`), if anything.
  */
-export function guardText(
+export async function guardText(
   guardrail: GuardrailRecord | null,
   text: string,
-): { ok: true; text: string; redactions?: string } | { ok: false; error: ServiceError } {
+): Promise<{ ok: true; text: string; redactions?: string } | { ok: false; error: ServiceError }> {
   const holder = { text }
-  const outcome = guard(guardrail, (visit) => {
+  const outcome = await guard(guardrail, (visit) => {
     const replaced = visit(holder.text)
     if (replaced !== undefined) holder.text = replaced
   })

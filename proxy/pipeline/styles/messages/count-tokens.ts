@@ -108,7 +108,7 @@ async function count(
     nowMs: Date.now(),
   })
   if (!routing.ok) throw routing.error
-  const guarded = guard(key.guardrail, (visit) => messagesTexts(body, visit))
+  const guarded = await guard(key.guardrail, (visit) => messagesTexts(body, visit))
   if (!guarded.ok) throw guarded.error
   if (guarded.redactions > 0)
     call.redactions = [...guarded.redactedBy]
