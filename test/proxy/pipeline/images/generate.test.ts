@@ -174,27 +174,45 @@ for (const { store, database, needs } of storeSetups) {
         })
       })
 
-      test('an upstream 500 is 502 image_request_failed: nothing charged, the hold released, the request failed', async () => {
-        const { accountId, key } = await customer()
-        const response = await gw.images(key, {
-          model: 'test/image',
-          prompt: 'a boat [[status=500]]',
-        })
-        expect(response.status).toBe(502)
-        expect(response.headers.get('x-service-error-code')).toBe('image_request_failed')
+      /** A refusal after the provider answered: its status and code, nothing charged, the request failed. */
+      const failedUncharged = async (
+        accountId: string,
+        key: string,
+        response: Response,
+        status: number,
+        code: string,
+      ) => {
+        expect(response.status).toBe(status)
+        expect(response.headers.get('x-service-error-code')).toBe(code)
         const requestId = response.headers.get('x-request-id')!
         const error = ((await response.json()) as { error: { code: string; message: string } })
           .error
-        expect(error.code).toBe('image_request_failed')
-        expect(error.message).toContain(`/v1/images/status?request_id=${requestId}`)
+        expect(error.code).toBe(code)
         const { snapshot, ledger } = await balanced(accountId)
         expect(ledger.filter((row) => row.request_id === requestId)).toEqual([])
         expect(snapshot.balanceNano).toBe(10_000_000_000)
         expect(await resolvedStatus(key, requestId)).toMatchObject({
           status: 'failed',
           cost_usd: '0',
-          error_code: 'image_request_failed',
+          error_code: code,
         })
+        return { requestId, message: error.message }
+      }
+
+      test('an upstream 500 is 502 image_request_failed: nothing charged, the hold released, the request failed', async () => {
+        const { accountId, key } = await customer()
+        const response = await gw.images(key, {
+          model: 'test/image',
+          prompt: 'a boat [[status=500]]',
+        })
+        const { requestId, message } = await failedUncharged(
+          accountId,
+          key,
+          response,
+          502,
+          'image_request_failed',
+        )
+        expect(message).toContain(`/v1/images/status?request_id=${requestId}`)
       })
 
       test("a provider's rate limit is 503 upstream_rate_limited with its wait: nothing generated or charged", async () => {
@@ -203,20 +221,15 @@ for (const { store, database, needs } of storeSetups) {
           model: 'test/image',
           prompt: 'a kite [[status=429&retryAfter=7]]',
         })
-        expect(response.status).toBe(503)
-        expect(response.headers.get('x-service-error-code')).toBe('upstream_rate_limited')
         expect(response.headers.get('retry-after')).toBe('7')
-        const requestId = response.headers.get('x-request-id')!
-        const error = ((await response.json()) as { error: { message: string } }).error
-        expect(error.message).toContain('No image was generated; nothing was charged.')
-        const { snapshot, ledger } = await balanced(accountId)
-        expect(ledger.filter((row) => row.request_id === requestId)).toEqual([])
-        expect(snapshot.balanceNano).toBe(10_000_000_000)
-        expect(await resolvedStatus(key, requestId)).toMatchObject({
-          status: 'failed',
-          cost_usd: '0',
-          error_code: 'upstream_rate_limited',
-        })
+        const { message } = await failedUncharged(
+          accountId,
+          key,
+          response,
+          503,
+          'upstream_rate_limited',
+        )
+        expect(message).toContain('No image was generated; nothing was charged.')
       })
 
       test("a provider's content-policy refusal is 400 provider_policy_rejected, nothing charged", async () => {
