@@ -2,7 +2,8 @@
  * Per-address request limits (catalog reads, invalid keys, sign-in attempts, accountless setups): fixed
  * windows (a minute unless a limit says otherwise) counted in Redis when it is configured, so the limit
  * holds across processes, else in this process. These limits protect the service and cannot be raised
- * per account.
+ * per account. An IPv6 client is counted by its /64 network: one host is given a whole /64 and may use any
+ * address in it.
  */
 import type { RedisClient } from './redis-client.ts'
 import { withScripts, type ScriptCommands } from './admission/scripts.ts'
@@ -21,6 +22,28 @@ export interface AddressLimiter {
 
 export const ADDRESS_WINDOW_MS = 60_000
 
+/**
+ * What one address is counted as: an IPv4 address as it is (also when written IPv4-mapped,
+ * `::ffff:192.0.2.1`), an IPv6 address as its /64 (`2001:db8:1:2::/64`); anything else as given.
+ */
+export function addressBucket(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address)
+  if (mapped) return mapped[1]!
+  if (!address.includes(':') || address.split('::').length > 2) return address
+  const [head = '', tail] = address.split('%')[0]!.toLowerCase().split('::')
+  const front = head ? head.split(':') : []
+  const back = tail === undefined ? [] : tail ? tail.split(':') : []
+  const groups =
+    tail === undefined
+      ? front
+      : [...front, ...Array(8 - front.length - back.length).fill('0'), ...back]
+  if (groups.length !== 8 || !groups.every((group) => /^[0-9a-f]{1,4}$/.test(group))) return address
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
+}
+
 export class MemoryAddressLimiter implements AddressLimiter {
   private readonly windows = new Map<string, { count: number; endsAt: number }>()
 
@@ -31,7 +54,7 @@ export class MemoryAddressLimiter implements AddressLimiter {
     windowMs = ADDRESS_WINDOW_MS,
   ): Promise<AddressDecision> {
     const now = Date.now()
-    const key = `${scope}:${address}`
+    const key = `${scope}:${addressBucket(address)}`
     let window = this.windows.get(key)
     if (!window || window.endsAt <= now) {
       if (this.windows.size > 100_000) this.prune(now)
@@ -61,7 +84,7 @@ export class RedisAddressLimiter implements AddressLimiter {
     windowMs = ADDRESS_WINDOW_MS,
   ): Promise<AddressDecision> {
     const [count, remainingMs] = await this.redis.gwAddressHit(
-      redisKeys.addressWindow(scope, address),
+      redisKeys.addressWindow(scope, addressBucket(address)),
       windowMs,
     )
     return count > limit ? { ok: false, retryAfterMs: Math.max(1, remainingMs) } : { ok: true }

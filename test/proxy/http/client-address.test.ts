@@ -1,10 +1,11 @@
 // The client address behind proxies: trusted only from a trusted peer, the right-most untrusted hop of
 // X-Forwarded-For or Forwarded, the socket address for anything unreadable. Real HTTP requests against
 // listening servers show it on the per-address limits themselves (invalid keys on the API server, wrong
-// dashboard links on the site server), on embedded and on real stores.
+// dashboard links on the site server), on embedded and on real stores; an IPv6 client is counted by /64.
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { loadConfig } from '../../../proxy/core/config.ts'
 import { addressTrust, clientAddress } from '../../../proxy/http/client-address.ts'
+import { addressBucket } from '../../../proxy/stores/address-limits.ts'
 import { startTestGateway, type TestGateway } from '../../helpers/gateway.ts'
 import { describeWith } from '../../helpers/services.ts'
 
@@ -46,6 +47,20 @@ describe('clientAddress', () => {
     // Every hop a trusted proxy: the request began inside.
     expect(address('10.0.0.5', { 'x-forwarded-for': '10.1.1.1, 10.2.2.2' })).toBe('10.1.1.1')
     expect(address('10.0.0.5')).toBe('10.0.0.5')
+  })
+
+  test('what a per-address limit counts: IPv4 as is, IPv6 by its /64, anything else as given', () => {
+    for (const [address, bucket] of [
+      ['192.0.2.1', '192.0.2.1'],
+      ['::ffff:192.0.2.1', '192.0.2.1'],
+      ['2001:db8:1:2:3:4:5:6', '2001:db8:1:2::/64'],
+      ['2001:0DB8:0001:0002::7', '2001:db8:1:2::/64'],
+      ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+      ['::1', '0:0:0:0::/64'],
+      ['1::2::3', '1::2::3'],
+      ['unknown', 'unknown'],
+    ] as const)
+      expect([address, addressBucket(address)]).toEqual([address, bucket])
   })
 
   test('IPv6 hops, bare or in brackets with a port', () => {
@@ -178,6 +193,20 @@ function behindProxies(stores: { store: 'memory' | 'redis'; database: 'postgres'
     ).toEqual([429])
   })
 
+  test('an IPv6 client is counted by its /64: another address of it shares the budget, another /64 does not', async () => {
+    expect(
+      await invalidKeyStatuses(trustingUrls.apiUrl, 2, { 'x-forwarded-for': '2001:db8:5:6::1' }),
+    ).toEqual([401, 401])
+    expect(
+      await invalidKeyStatuses(trustingUrls.apiUrl, 1, {
+        'x-forwarded-for': '2001:db8:5:6:ffff:1:2:3',
+      }),
+    ).toEqual([429])
+    expect(
+      await invalidKeyStatuses(trustingUrls.apiUrl, 1, { 'x-forwarded-for': '2001:db8:5:7::1' }),
+    ).toEqual([401])
+  })
+
   test('a malformed header is the proxy itself, never an error', async () => {
     expect(
       await invalidKeyStatuses(trustingUrls.apiUrl, 3, { 'x-forwarded-for': 'garbage, ,' }),
@@ -215,7 +244,8 @@ function behindProxies(stores: { store: 'memory' | 'redis'; database: 'postgres'
       await wrongLink('2001:db8::30'),
       await wrongLink('[2001:DB8::30]:1234'),
     ]).toEqual([401, 401, 429])
-    expect(await wrongLink('2001:db8::31')).toBe(401)
+    // Another /64: another client.
+    expect(await wrongLink('2001:db8:0:1::31')).toBe(401)
   })
 }
 
