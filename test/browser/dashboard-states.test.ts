@@ -206,6 +206,8 @@ describeBrowser(
           await page.waitForTimeout(250)
           await page.getByRole('button', { name: 'Refresh' }).click()
         }
+        // The chart's frame shows before the plot library has drawn into it.
+        await chart.locator('.u-over').waitFor({ state: 'attached' })
         const room = await chart.evaluate((element) => {
           // The plot starts where the y axis ends; the axis draws its values in 12px type.
           const over = element.querySelector<HTMLElement>('.u-over')!
