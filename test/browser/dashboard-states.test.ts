@@ -185,6 +185,26 @@ describeBrowser(
     )
 
     browserTest(
+      'the playground says free chat is unavailable before a message is sent, when no free model is set up',
+      () => site,
+      async () => {
+        const { page } = await ownerPage(site)
+        const { playground } = site.gw.app.admin
+        const freeModel = playground.freeModel
+        playground.freeModel = 'test/cheap'
+        try {
+          await page.goto('/dashboard/playground')
+          await page
+            .getByText('Free chat is not available on this service: it has no free model.')
+            .waitFor()
+          expect(await page.getByText('never charged').count()).toBe(0)
+        } finally {
+          playground.freeModel = freeModel
+        }
+      },
+    )
+
+    browserTest(
       "the spend chart's y axis has room for its dollar amounts",
       () => site,
       async () => {

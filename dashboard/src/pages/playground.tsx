@@ -149,6 +149,7 @@ export default function Playground() {
 
 function trialText(trial: TrialStatus): string {
   if (trial.limit === 0) return 'This service offers no free messages.'
+  if (!trial.available) return 'Free chat is not available on this service: it has no free model.'
   return `${trial.remaining} of ${trial.limit} free messages left`
 }
 
@@ -186,7 +187,10 @@ function ModeChooser(props: {
             {(trial) => (
               <>
                 <span class="trial-count">{trialText(trial())}</span>
-                <Show when={trial().limit > 0}> · answered by {trial().model}, never charged</Show>
+                <Show when={trial().limit > 0 && trial().available}>
+                  {' '}
+                  · answered by {trial().model}, never charged
+                </Show>
               </>
             )}
           </Show>

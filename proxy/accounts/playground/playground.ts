@@ -204,7 +204,7 @@ async function answer(
     model: response.headers.get('x-service-model'),
     costUsd: response.headers.get('x-service-cost-usd') ?? '0',
     balanceUsd: response.headers.get('x-service-balance-usd'),
-    trial: await readTrial(deps.sql, accountId, playground.freeMessages, playground.freeModel),
+    trial: await readTrial(deps.sql, deps.catalog, accountId, playground),
     completion,
   }
   return Response.json(result, { headers: { 'x-request-id': requestId } })

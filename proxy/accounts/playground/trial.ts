@@ -6,6 +6,8 @@
  */
 import type { Sql } from 'postgres'
 import type { TrialStatus } from '../../../shared/schemas/admin/playground.ts'
+import type { Catalog } from '../../core/catalog/catalog-types.ts'
+import { isFreeChoice } from './free-model.ts'
 
 /** Takes one free message; the count used afterwards, or undefined when none is left. */
 export async function takeTrialMessage(
@@ -24,15 +26,24 @@ export async function giveBackTrialMessage(sql: Sql, accountId: string): Promise
   await sql`UPDATE accounts SET trial_messages_used = trial_messages_used - 1 WHERE id = ${accountId} AND trial_messages_used > 0`
 }
 
+/** The account's free messages, and whether free chat has a free model to use here at all. */
 export async function readTrial(
   sql: Sql,
+  catalog: Catalog,
   accountId: string,
-  limit: number,
-  model: string,
+  free: { freeMessages: number; freeModel: string },
 ): Promise<TrialStatus> {
   const [row] = await sql<
     { used: number }[]
   >`SELECT trial_messages_used AS used FROM accounts WHERE id = ${accountId}`
   const used = row?.used ?? 0
-  return { limit, used, remaining: Math.max(0, limit - used), model }
+  const limit = free.freeMessages
+  const model = free.freeModel
+  return {
+    limit,
+    used,
+    remaining: Math.max(0, limit - used),
+    model,
+    available: isFreeChoice(catalog, model),
+  }
 }

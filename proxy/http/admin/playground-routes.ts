@@ -19,12 +19,7 @@ export function playgroundRoutes(deps: AdminDeps) {
       '/trial',
       async ({ request }) => {
         const session = await requireSession(deps, request, 'read')
-        return readTrial(
-          deps.sql,
-          session.accountId,
-          deps.playground.freeMessages,
-          deps.playground.freeModel,
-        )
+        return readTrial(deps.sql, deps.catalog, session.accountId, deps.playground)
       },
       { response: TrialStatus, detail: { summary: 'Free chat messages used and left' } },
     )

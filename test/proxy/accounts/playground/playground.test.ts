@@ -87,7 +87,13 @@ for (const store of ['memory', 'redis'] as const) {
         const trial = (await (
           await admin(gw, 'GET', '/admin/v1/playground/trial', { cookie })
         ).json()) as TrialStatus
-        expect(trial).toEqual({ limit: 3, used: 3, remaining: 0, model: 'service/auto:free' })
+        expect(trial).toEqual({
+          limit: 3,
+          used: 3,
+          remaining: 0,
+          model: 'service/auto:free',
+          available: true,
+        })
         expect((await gw.app.operator.store.snapshot(accountId)).balanceNano).toBe(0)
       })
 
@@ -149,6 +155,8 @@ for (const store of ['memory', 'redis'] as const) {
           await admin(gw, 'GET', '/admin/v1/playground/trial', { cookie })
         ).json()) as TrialStatus
         expect(trial.used).toBe(0)
+        // The trial says so before anyone sends a message.
+        expect(trial.available).toBe(false)
         expect((await gw.app.operator.store.snapshot(accountId)).balanceNano).toBe(5_000_000_000)
       })
 
