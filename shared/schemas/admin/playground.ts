@@ -37,7 +37,7 @@ export const TrialStatus = Type.Object({
   remaining: Type.Integer({ minimum: 0 }),
   /** What free chat uses (FREE_CHAT_MODEL, by default the catalog's Auto Free). */
   model: Type.String(),
-  /** false: that is no free model or free automatic choice of this gateway's catalog, so free chat is refused. */
+  /** false: that is no free model or free automatic choice of this catalog, so free chat is refused. */
   available: Type.Boolean(),
 })
 export type TrialStatus = Static<typeof TrialStatus>

@@ -1,8 +1,8 @@
 /**
  * A Chat Completions request in neutral form, for a provider of another style. What that provider cannot
  * receive (audio and file parts, an answer in audio or an earlier one, several choices, log
- * probabilities, web search, custom tools) is refused by field, rather than dropped. Legacy function calls and their results become tool calls and
- * results (legacy-functions.ts).
+ * probabilities, web search, custom tools) is refused by field, rather than dropped. Legacy function
+ * calls and their results become tool calls and results (legacy-functions.ts).
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
