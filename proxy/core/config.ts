@@ -71,7 +71,11 @@ export const ConfigSchema = Type.Object({
   }),
   ADMIN_TOKEN: Type.String({
     default: '',
-    description: 'Operator API token; empty means one is generated under DATA_DIR.',
+    pattern: '^(|.{16,})$',
+    hint: 'must be at least 16 characters',
+    secret: true,
+    description:
+      'Operator API token, at least 16 characters (it can credit any account); empty means one is generated under DATA_DIR.',
   }),
   LOG_LEVEL: Type.Union(
     [Type.Literal('debug'), Type.Literal('info'), Type.Literal('warn'), Type.Literal('error')],
@@ -435,10 +439,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ([name, value]) => `${name}: must be a whole number (got ${JSON.stringify(value)})`,
   )
   problems.push(
-    ...[...Value.Errors(ConfigSchema, converted)].map(
-      (error) =>
-        `${error.path.slice(1) || 'config'}: ${describe(error.schema, error.message)} (got ${JSON.stringify(raw[error.path.slice(1)] ?? null)})`,
-    ),
+    ...[...Value.Errors(ConfigSchema, converted)].map((error) => {
+      const name = error.path.slice(1)
+      const problem = `${name || 'config'}: ${describe(error.schema, error.message)}`
+      // A secret is never echoed into the log that shows the refusal.
+      return (error.schema as { secret?: boolean }).secret
+        ? problem
+        : `${problem} (got ${JSON.stringify(raw[name] ?? null)})`
+    }),
   )
   const config = converted as Static<typeof ConfigSchema>
   const trusted = parseNetworks(config.TRUSTED_PROXIES ?? '')
@@ -459,6 +467,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
 function describe(schema: unknown, fallback: string): string {
   if ((schema as { pattern?: string }).pattern === USD_AMOUNT_PATTERN)
     return 'must be an amount in USD, in digits with at most 9 decimals, such as 5 or 0.25'
+  const hint = (schema as { hint?: string }).hint
+  if (hint) return hint
   const options = (schema as { anyOf?: { const?: unknown }[] }).anyOf
   if (!options) return fallback
   return `expected one of ${options.map((option) => option.const).join(', ')}`

@@ -61,6 +61,15 @@ describe('config', () => {
     )
   })
 
+  test('an operator token too short to guess safely is refused without echoing it', () => {
+    expect(() => loadConfig({ ADMIN_TOKEN: 'hunter2' })).toThrow(
+      /^Invalid configuration:\n {2}ADMIN_TOKEN: must be at least 16 characters$/,
+    )
+    expect(loadConfig({ ADMIN_TOKEN: 'a-long-enough-operator-token' }).ADMIN_TOKEN).toBe(
+      'a-long-enough-operator-token',
+    )
+  })
+
   test('a URL setting of the wrong kind is refused naming it, without echoing its value', () => {
     const refusal = (env: Record<string, string>) => {
       try {

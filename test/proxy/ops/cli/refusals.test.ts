@@ -138,7 +138,7 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
   })
 
   test('a wrong operator token is refused naming where the command line read it', async () => {
-    const refused = await runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: 'not-the-token' }, [
+    const refused = await runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: 'not-the-server-token' }, [
       'provider',
       'list',
     ])
@@ -165,10 +165,10 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
   })
 
   test('a server that is not there, or not the operator API, is named with what to set', async () => {
-    const absent = await runAdminCli({ SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }, [
-      'provider',
-      'list',
-    ])
+    const absent = await runAdminCli(
+      { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 'cli-operator-token' },
+      ['provider', 'list'],
+    )
     expect(absent.code).toBe(1)
     expect(error(absent)).toMatchObject({ code: 'unreachable' })
     expect(error(absent).message).toContain('Start it with bun run start, or set SITE_URL')
@@ -179,10 +179,10 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
       fetch: () => new Response('<!doctype html>', { headers: { 'content-type': 'text/html' } }),
     })
     try {
-      const other = await runAdminCli({ SITE_URL: page.url.origin, ADMIN_TOKEN: 't' }, [
-        'provider',
-        'list',
-      ])
+      const other = await runAdminCli(
+        { SITE_URL: page.url.origin, ADMIN_TOKEN: 'cli-operator-token' },
+        ['provider', 'list'],
+      )
       expect(other.code).toBe(1)
       expect(error(other).code).toBe('not_operator_api')
       expect(error(other).message).toContain('answered 200 with text/html, not the operator API')
@@ -192,7 +192,7 @@ describeWith(['postgres', 'redis'], 'refusals of bun run admin', () => {
   })
 
   test('a setting that cannot be read is named without a stack trace', async () => {
-    const result = await runAdminCli({ SITE_PORT: 'eighty', ADMIN_TOKEN: 't' }, [
+    const result = await runAdminCli({ SITE_PORT: 'eighty', ADMIN_TOKEN: 'cli-operator-token' }, [
       'provider',
       'list',
     ])

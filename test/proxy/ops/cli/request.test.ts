@@ -18,7 +18,7 @@ test('a server that never answers is given up on after the timeout, naming the a
     const started = Date.now()
     const sent = await send(
       base,
-      { value: 't', source: 'ADMIN_TOKEN' },
+      { value: 'cli-operator-token', source: 'ADMIN_TOKEN' },
       { method: 'GET', path: '/providers' },
       300,
     )
@@ -55,7 +55,7 @@ test('the API server named instead of the site server is named so, with the sett
     const base = api.url.origin
     const sent = await send(
       base,
-      { value: 't', source: 'ADMIN_TOKEN' },
+      { value: 'cli-operator-token', source: 'ADMIN_TOKEN' },
       { method: 'GET', path: '/accounts/acct_x' },
     )
     expect(sent.code).toBe(1)
@@ -70,7 +70,10 @@ test('the API server named instead of the site server is named so, with the sett
 
 test('a SITE_URL that is not an http URL is refused before anything is sent', async () => {
   for (const siteUrl of ['127.0.0.1:8081', 'localhost', 'ftp://127.0.0.1:8081']) {
-    const result = await runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: 't' }, ['provider', 'list'])
+    const result = await runAdminCli({ SITE_URL: siteUrl, ADMIN_TOKEN: 'cli-operator-token' }, [
+      'provider',
+      'list',
+    ])
     expect(result.code).toBe(2)
     expect(result.stderr).toStartWith(
       `SITE_URL must be the site server's http:// or https:// URL, such as http://127.0.0.1:8081 (got ${siteUrl})`,
@@ -80,13 +83,10 @@ test('a SITE_URL that is not an http URL is refused before anything is sent', as
 
 test('a credit of nothing is refused in dollars, before anything is sent', async () => {
   for (const usd of ['0', '0.000000000']) {
-    const result = await runAdminCli({ SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }, [
-      'credit',
-      '--account',
-      'acct_x',
-      '--usd',
-      usd,
-    ])
+    const result = await runAdminCli(
+      { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 'cli-operator-token' },
+      ['credit', '--account', 'acct_x', '--usd', usd],
+    )
     expect(result.code).toBe(2)
     expect(result.stderr).toStartWith(
       `--usd must be an amount in USD more than 0 and at most 9007199.254740991, in digits with at most 9 decimals, such as 5 or 0.25 (got ${usd})`,
@@ -96,7 +96,7 @@ test('a credit of nothing is refused in dollars, before anything is sent', async
 })
 
 test('a spend cap or budget of nothing is refused in dollars, pointing at none', async () => {
-  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 'cli-operator-token' }
   for (const args of [
     ['key', 'create', '--account', 'acct_x', '--daily-usd', '0'],
     ['key', 'update', 'key_x', '--monthly-usd', '0'],
@@ -111,7 +111,7 @@ test('a spend cap or budget of nothing is refused in dollars, pointing at none',
 })
 
 test('a negative number is refused as a value out of range, naming the option', async () => {
-  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 'cli-operator-token' }
   const credit = await runAdminCli(env, ['credit', '--account', 'acct_x', '--usd', '-1'])
   expect(credit.code).toBe(2)
   // The range named is the one the option takes: a credit is more than 0.
@@ -145,7 +145,7 @@ test('--help after a command shows that command’s usage; alone, every command'
 })
 
 test('an unknown option is named plainly, and a pause needs how long it lasts, before anything is sent', async () => {
-  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 'cli-operator-token' }
   const unknown = await runAdminCli(env, ['provider', 'list', '--bogus'])
   expect(unknown.code).toBe(2)
   expect(unknown.stderr).toStartWith('Unknown option: --bogus\n')
@@ -160,7 +160,7 @@ test('an unknown option is named plainly, and a pause needs how long it lasts, b
 })
 
 test("another command's option is refused by a command that does not take it, not dropped", async () => {
-  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 't' }
+  const env = { SITE_URL: 'http://127.0.0.1:9', ADMIN_TOKEN: 'cli-operator-token' }
   // key create would otherwise make the key without the guardrail.
   const stray = await runAdminCli(env, ['key', 'create', '--account', 'acct_1', '--guardrail', 'g'])
   expect(stray.code).toBe(2)
