@@ -57,6 +57,7 @@ export async function buildAccountSide(
     vapid: await resolveVapidKeys(config),
     siteUrl: config.PUBLIC_SITE_URL,
     retry: { baseMs: config.ALERT_RETRY_BASE_MS, maxAttempts: config.ALERT_MAX_ATTEMPTS },
+    allowPrivatePushEndpoints: config.PUSH_ALLOW_PRIVATE_ENDPOINTS,
   })
   // Credit alerts are checked off the request path, after the writer committed an account's charges.
   writer.onCharged = (accountIds) => alerts.charged(accountIds)

@@ -15,6 +15,7 @@ import { loadAccount } from '../../stores/admission/load-account.ts'
 import type { AdmissionStore } from '../../stores/admission/store.ts'
 import type { Mailer } from '../people/mailer.ts'
 import { recipients } from './credit-alerts.ts'
+import { checkPushEndpoint } from './push-endpoint.ts'
 
 type Row = {
   kind: 'accountless' | 'identity'
@@ -122,7 +123,7 @@ export async function addPushSubscription(
   allowPrivateEndpoints: boolean,
 ): Promise<void> {
   await requireIdentity(sql, owner.accountId)
-  checkPushEndpoint(subscription.endpoint, allowPrivateEndpoints)
+  await checkPushEndpoint(subscription.endpoint, allowPrivateEndpoints)
   if (Buffer.from(subscription.keys.p256dh, 'base64url').length !== 65) {
     throw new ServiceError(
       'invalid_request',
@@ -154,57 +155,6 @@ export async function removePushSubscription(
     await sql`DELETE FROM push_subscriptions WHERE endpoint = ${endpoint} AND account_id = ${accountId} RETURNING 1`
   if (rows.length === 0)
     throw new ServiceError('not_found', 'No such push subscription in this account.')
-}
-
-/**
- * The server sends to whatever endpoint is registered, so only public https endpoints are accepted (push
- * services are on the internet); loopback and private addresses only with PUSH_ALLOW_PRIVATE_ENDPOINTS,
- * for local testing.
- */
-export function checkPushEndpoint(endpoint: string, allowPrivate: boolean): void {
-  let url: URL
-  try {
-    url = new URL(endpoint)
-  } catch {
-    throw new ServiceError('invalid_request', 'endpoint: not a URL.', { param: 'endpoint' })
-  }
-  if (allowPrivate && (url.protocol === 'https:' || url.protocol === 'http:')) return
-  if (url.protocol !== 'https:')
-    throw new ServiceError('invalid_request', 'endpoint: push endpoints must be https URLs.', {
-      param: 'endpoint',
-    })
-  if (isPrivateHost(url.hostname))
-    throw new ServiceError(
-      'invalid_request',
-      'endpoint: must be a public push service, not a local or private address.',
-      { param: 'endpoint' },
-    )
-}
-
-function isPrivateHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  if (
-    host === 'localhost' ||
-    host.endsWith('.localhost') ||
-    host.endsWith('.local') ||
-    host.endsWith('.internal')
-  )
-    return true
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host)
-  if (v4) {
-    const [a, b] = [Number(v4[1]), Number(v4[2])]
-    return (
-      a === 0 ||
-      a === 10 ||
-      a === 127 ||
-      (a === 169 && b === 254) ||
-      (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) ||
-      (a === 100 && b >= 64 && b <= 127)
-    )
-  }
-  // Any IPv6 literal: push services are named by host name.
-  return host.includes(':')
 }
 
 async function requireIdentity(sql: Sql, accountId: string): Promise<void> {

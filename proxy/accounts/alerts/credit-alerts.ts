@@ -18,7 +18,7 @@ import { nanoToUsd } from '../../../shared/money.ts'
 import type { AdmissionStore } from '../../stores/admission/store.ts'
 import { log } from '../../core/log.ts'
 import type { Mailer } from '../people/mailer.ts'
-import { sendPush, type StoredSubscription } from './push-sender.ts'
+import { sendPush, type PushOutcome, type StoredSubscription } from './push-sender.ts'
 import type { VapidKeys } from './vapid-keys.ts'
 
 export type AlertDeps = {
@@ -28,6 +28,8 @@ export type AlertDeps = {
   vapid: VapidKeys
   siteUrl: string
   retry: { baseMs: number; maxAttempts: number }
+  /** PUSH_ALLOW_PRIVATE_ENDPOINTS: send to loopback and private push endpoints (local testing). */
+  allowPrivatePushEndpoints: boolean
 }
 
 type Candidate = { id: string; threshold: number }
@@ -211,6 +213,8 @@ export class CreditAlerts {
         const outcome = await this.push(delivery)
         if (outcome === 'gone')
           [failure, final] = ['the browser removed its push subscription', true]
+        else if (outcome === 'refused')
+          [failure, final] = ['the push endpoint is no longer a public address', true]
         else if (outcome === 'failed') failure = 'the push service refused the message'
       }
     } catch (error) {
@@ -237,11 +241,16 @@ export class CreditAlerts {
       WHERE id = ${delivery.id}`
   }
 
-  private async push(delivery: Delivery): Promise<'sent' | 'gone' | 'failed'> {
+  private async push(delivery: Delivery): Promise<PushOutcome> {
     const [subscription] = await this.deps.sql<StoredSubscription[]>`
       SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE endpoint = ${delivery.recipient} AND account_id = ${delivery.account_id}`
     if (!subscription) return 'gone'
-    const outcome = await sendPush(this.deps.vapid, subscription, delivery.message.payload!)
+    const outcome = await sendPush(
+      this.deps.vapid,
+      subscription,
+      delivery.message.payload!,
+      this.deps.allowPrivatePushEndpoints,
+    )
     // 404/410: the browser dropped the subscription; it will never be delivered again.
     if (outcome === 'gone')
       await this.deps

@@ -1,13 +1,15 @@
 /**
  * Sends one browser push message: web-push encrypts the payload for the subscription (aes128gcm) and
- * signs the VAPID Authorization header; the request itself goes out with fetch, bounded in time. A push
- * service answering 404 or 410 says the subscription is gone for good.
+ * signs the VAPID Authorization header; the request itself goes out with fetch, bounded in time, once
+ * the endpoint's host still resolves to public addresses only. A push service answering 404 or 410 says
+ * the subscription is gone for good.
  */
+import { checkPushEndpoint } from './push-endpoint.ts'
 import type { VapidKeys } from './vapid-keys.ts'
 
 export type StoredSubscription = { endpoint: string; p256dh: string; auth: string }
 
-export type PushOutcome = 'sent' | 'gone' | 'failed'
+export type PushOutcome = 'sent' | 'gone' | 'failed' | 'refused'
 
 const PUSH_TIMEOUT_MS = 10_000
 /** A day: an alert is still worth showing when the browser comes online within it. */
@@ -17,7 +19,13 @@ export async function sendPush(
   vapid: VapidKeys,
   subscription: StoredSubscription,
   payload: string,
+  allowPrivate: boolean,
 ): Promise<PushOutcome> {
+  try {
+    await checkPushEndpoint(subscription.endpoint, allowPrivate)
+  } catch {
+    return 'refused'
+  }
   // Loaded with the first alert: processes that never send one never carry web-push.
   const { default: webpush } = await import('web-push')
   const details = webpush.generateRequestDetails(
