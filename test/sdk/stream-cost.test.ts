@@ -48,6 +48,9 @@ const models = [
   anthropicTestModel('anthropic/web-search', 'fake?replay=anthropic/web-search', {
     pricing: { inputPerMTok: 3, outputPerMTok: 15, webSearchPerThousand: 10 },
   }),
+  anthropicTestModel('anthropic/tool-fragments', 'fake?replay=anthropic/tool-fragments', {
+    pricing: { inputPerMTok: 3, outputPerMTok: 15 },
+  }),
   testModel('openai/prompt-filter-first', 'fake?replay=openai/prompt-filter-first', {
     pricing: { inputPerMTok: 0.15, outputPerMTok: 0.6 },
   }),
@@ -182,6 +185,17 @@ describeWith('postgres', 'cost on streams', () => {
     const expected = 6_039 * 3_000 + 42 * 15_000 + 2 * 10_000_000
     expect(usdToNano(String(told.costUsd))).toBe(expected)
     expect(await chargedFor(told.requestId)).toBe(expected)
+  })
+
+  test("a tool call's arguments streamed a character an event are charged the provider's count of the answer, in every style", async () => {
+    // The provider cuts the call's 40 characters of arguments into 40 events (and sends an empty text
+    // delta), then counts 20 output tokens for the answer: 310 input tokens at $3, 20 output at $15.
+    const expected = 310 * 3_000 + 20 * 15_000
+    for (const style of ['messages', 'chat', 'responses'] as const) {
+      const told = await streams[style]('anthropic/tool-fragments')
+      expect(usdToNano(String(told.costUsd))).toBe(expected)
+      expect(await chargedFor(told.requestId)).toBe(expected)
+    }
   })
 
   for (const style of ['chat', 'responses', 'messages'] as const) {

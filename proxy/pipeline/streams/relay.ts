@@ -78,6 +78,8 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   let pending: SseEvent[] | undefined = options.head.events
   const delivered = new DeliveredOutput(options.tokenizer)
   let usage: TokenUsage | undefined
+  /** Whether the provider's usage was reported after content was delivered: its count of the answer. */
+  let usageAfterContent = false
   let sawEnd = false
   let sawFinish = false
   let upstreamDone = false
@@ -105,9 +107,17 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
     if (stream) void fail(stream, 'upstream_failed', idleError(options.idleTimeoutMs))
   }, options.idleTimeoutMs)
 
-  /** The provider's count, where it gave one; no content event is free, whatever a start-of-stream report said. */
+  /**
+   * The provider's count, where it gave one. A report from before the content (a start-of-stream
+   * `output_tokens: 1`) is not the answer's: no content event is free then. A report after it is the
+   * answer's count as it stands, however finely the provider cut its deltas (tool arguments a few
+   * characters an event).
+   */
   const reportedUsage = () =>
-    usage && { ...usage, outputTokens: Math.max(usage.outputTokens, delivered.events) }
+    usage &&
+    (usageAfterContent
+      ? usage
+      : { ...usage, outputTokens: Math.max(usage.outputTokens, delivered.events) })
   /** What an output reads when it writes the usage event (only then is the usage worked out). */
   const accounting = {
     get usage() {
@@ -219,7 +229,10 @@ export function relayStream(options: RelayOptions): ReadableStream<Uint8Array> {
   const account = (events: StreamEvent[]): ServiceError | undefined => {
     for (const event of events) {
       if (event.type === 'usage') {
-        if (plausibleUsage(event.usage, options.usageLimitTokens)) usage = event.usage
+        if (plausibleUsage(event.usage, options.usageLimitTokens)) {
+          usage = event.usage
+          usageAfterContent = delivered.events > 0
+        }
       } else if (event.type === 'end') sawEnd = true
       else if (event.type === 'finish') sawFinish = true
       else if (event.type === 'error')
