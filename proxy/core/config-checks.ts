@@ -17,6 +17,7 @@ type UrlSetting =
 type Settings = Record<
   | UrlSetting
   | 'HOST'
+  | 'DASHBOARD_ORIGINS'
   | 'STRIPE_SECRET_KEY'
   | 'STRIPE_WEBHOOK_SECRET'
   | 'TOPUP_MIN_USD'
@@ -66,6 +67,17 @@ export function conflicts(config: Settings): string[] {
     problems.push(
       `IMAGE_COST_DEADLINE_MS and UPSTREAM_TIMEOUT_MS: an image request's hold (${config.IMAGE_COST_DEADLINE_MS} ms) must outlast the request itself (${config.UPSTREAM_TIMEOUT_MS} ms), or it is released while the provider may still bill it`,
     )
+  // A browser's Origin header is scheme, host and port alone: an entry written otherwise (a trailing
+  // slash, a path, no scheme) would never match, and the dashboard served there could write nothing.
+  for (const entry of config.DASHBOARD_ORIGINS.split(',')
+    .map((origin) => origin.trim())
+    .filter(Boolean)) {
+    const origin = URL.canParse(entry) ? new URL(entry).origin : 'null'
+    if (origin !== entry)
+      problems.push(
+        `DASHBOARD_ORIGINS: ${JSON.stringify(entry)} is not an origin (scheme, host and port only, such as https://dash.example.com)${origin === 'null' ? '' : `; write ${origin}`}`,
+      )
+  }
   if (usdToNano(config.TOPUP_MIN_USD)! > usdToNano(config.TOPUP_MAX_USD)!)
     problems.push(
       `TOPUP_MIN_USD and TOPUP_MAX_USD: the smallest top-up (${config.TOPUP_MIN_USD}) is above the largest (${config.TOPUP_MAX_USD})`,

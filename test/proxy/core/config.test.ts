@@ -133,6 +133,22 @@ describe('config', () => {
     )
   })
 
+  test('a dashboard origin a browser would never send is refused, naming the origin to write', () => {
+    expect(() => loadConfig({ DASHBOARD_ORIGINS: 'https://dash.example.com/' })).toThrow(
+      'DASHBOARD_ORIGINS: "https://dash.example.com/" is not an origin (scheme, host and port only, such as https://dash.example.com); write https://dash.example.com',
+    )
+    expect(() => loadConfig({ DASHBOARD_ORIGINS: 'dash.example.com' })).toThrow(
+      'DASHBOARD_ORIGINS: "dash.example.com" is not an origin',
+    )
+    expect(() =>
+      loadConfig({ DASHBOARD_ORIGINS: 'https://a.example.com, https://b.example.com/app' }),
+    ).toThrow('"https://b.example.com/app" is not an origin')
+    expect(
+      loadConfig({ DASHBOARD_ORIGINS: 'https://a.example.com, http://127.0.0.1:5173' })
+        .DASHBOARD_ORIGINS,
+    ).toBe('https://a.example.com, http://127.0.0.1:5173')
+  })
+
   test("serving other machines needs PUBLIC_SITE_URL: the site's address is never a request's Host", () => {
     for (const host of ['0.0.0.0', '::', '10.0.0.5', 'gateway.internal'])
       expect(() => loadConfig({ HOST: host })).toThrow(
