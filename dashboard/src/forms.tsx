@@ -8,6 +8,7 @@ import {
   For,
   Show,
   splitProps,
+  untrack,
   type Accessor,
   type JSX,
 } from 'solid-js'
@@ -22,7 +23,8 @@ type FieldProps = {
   error?: string | null
   /** Classes beside `field`. */
   class?: string
-  children: (id: string, describedBy: string | undefined) => JSX.Element
+  /** The control, made once: its `aria-describedby` follows `describedBy()` as a hint or error comes and goes. */
+  children: (id: string, describedBy: Accessor<string | undefined>) => JSX.Element
 }
 
 /** A label, the control (given its id), a hint, a status note and an error, wired with aria-describedby. */
@@ -42,7 +44,7 @@ export function Field(props: FieldProps) {
       classList={{ invalid: !!props.error }}
     >
       <label for={id}>{props.label}</label>
-      {props.children(id, described())}
+      {untrack(() => props.children(id, described))}
       <Show when={props.hint}>
         <p class="hint" id={`${id}-hint`}>
           {props.hint}
@@ -77,7 +79,7 @@ export function TextField(props: TextFieldProps) {
       {(id, describedBy) => (
         <input
           id={id}
-          aria-describedby={describedBy}
+          aria-describedby={describedBy()}
           aria-invalid={own.error ? 'true' : undefined}
           value={own.value}
           onInput={(event) => own.onValue(event.currentTarget.value)}
@@ -103,7 +105,7 @@ export function SelectField(props: {
         <select
           id={id}
           name={props.name}
-          aria-describedby={describedBy}
+          aria-describedby={describedBy()}
           aria-invalid={props.error ? 'true' : undefined}
           value={props.value}
           onChange={(event) => props.onValue(event.currentTarget.value)}

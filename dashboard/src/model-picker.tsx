@@ -46,7 +46,7 @@ export function MultiSelect(props: MultiSelectProps) {
       error={props.error}
       class="picker"
     >
-      {(id, describedBy) => <Combobox {...props} id={id} describedBy={describedBy} />}
+      {(id, describedBy) => <Combobox {...props} id={id} describedBy={describedBy()} />}
     </Field>
   )
 }

@@ -277,7 +277,7 @@ export function SecretValue(props: { label: string; value: string; hint?: JSX.El
             id={id}
             class="mono"
             readonly
-            aria-describedby={describedBy}
+            aria-describedby={describedBy()}
             value={props.value}
             onFocus={(event) => event.currentTarget.select()}
           />

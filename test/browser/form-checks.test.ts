@@ -161,6 +161,51 @@ describeBrowser(
     )
 
     browserTest(
+      'typed key by key, a field keeps the focus and every letter, also while its problem goes away; Enter sends the form',
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        const page = await signedInAs(site, accountId, 'owner', `typed-${accountId}@people.test`)
+        await page.goto('/dashboard/keys')
+        await page.getByRole('button', { name: 'Create key' }).click()
+        const name = page.getByLabel('Name', { exact: true })
+        await name.focus()
+        await page.keyboard.type('Nightly build')
+        expect(await focusedLabel(page)).toBe('Name')
+        expect(await name.inputValue()).toBe('Nightly build')
+
+        await page.keyboard.press('Tab')
+        await page.keyboard.type('ten')
+        await page.keyboard.press('Enter')
+        expect(await errorOf(page, 'Requests per minute')).toContain('Enter a whole number')
+        expect(await focusedLabel(page)).toBe('Requests per minute')
+        // The problem goes away at the first digit; the field and the focus stay.
+        await page.keyboard.press('Control+A')
+        await page.keyboard.type('60')
+        expect(await isValid(page, 'Requests per minute')).toBe(true)
+        expect(await focusedLabel(page)).toBe('Requests per minute')
+        expect(await page.getByLabel('Requests per minute').inputValue()).toBe('60')
+
+        await page.keyboard.press('Enter')
+        expect(await page.getByLabel('API key', { exact: true }).inputValue()).toMatch(/^svc-live-/)
+        const keys = await site.gw.app.operator
+          .sql`SELECT name, rpm_limit FROM api_keys WHERE account_id = ${accountId}`
+        expect(keys.map((key) => ({ ...key }))).toEqual([{ name: 'Nightly build', rpm_limit: 60 }])
+
+        // A support ticket's message, a text area the form checks, likewise.
+        await page.goto('/dashboard/support')
+        await page.getByRole('button', { name: 'New ticket' }).click()
+        await page.getByLabel('Subject').focus()
+        await page.keyboard.type('Slow answers')
+        await page.keyboard.press('Tab')
+        await page.keyboard.type('Since this morning.')
+        expect(await focusedLabel(page)).toBe('Message')
+        expect(await page.getByLabel('Subject').inputValue()).toBe('Slow answers')
+        expect(await page.getByLabel('Message').inputValue()).toBe('Since this morning.')
+      },
+    )
+
+    browserTest(
       'a preset: every bad field named at once; an unknown fallback refused by the server under Fallbacks; then saved',
       () => site,
       async () => {

@@ -217,7 +217,7 @@ function ListSelect(props: {
       {(id, describedBy) => (
         <select
           id={id}
-          aria-describedby={describedBy}
+          aria-describedby={describedBy()}
           onChange={(event) => props.onValue(event.currentTarget.value)}
         >
           <For each={props.options}>

@@ -239,7 +239,7 @@ function Composer(props: {
           {(id, describedBy) => (
             <textarea
               id={id}
-              aria-describedby={describedBy}
+              aria-describedby={describedBy()}
               rows={2}
               value={props.system}
               onInput={(event) => props.onSystem(event.currentTarget.value)}
@@ -253,7 +253,7 @@ function Composer(props: {
             id={id}
             name="message"
             rows={3}
-            aria-describedby={describedBy}
+            aria-describedby={describedBy()}
             value={props.draft}
             onInput={(event) => props.onDraft(event.currentTarget.value)}
             onKeyDown={(event) => {

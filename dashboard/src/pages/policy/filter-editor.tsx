@@ -225,7 +225,7 @@ export function FilterEditor(props: {
                     {(id, describedBy) => (
                       <textarea
                         id={id}
-                        aria-describedby={describedBy}
+                        aria-describedby={describedBy()}
                         aria-invalid={errorFor(index, 'keywords') ? 'true' : undefined}
                         rows={4}
                         value={filter().keywords}

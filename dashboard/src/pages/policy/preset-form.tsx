@@ -187,7 +187,7 @@ export function PresetForm(props: {
           {(id, describedBy) => (
             <textarea
               id={id}
-              aria-describedby={describedBy}
+              aria-describedby={describedBy()}
               aria-invalid={error('params.stop') ? 'true' : undefined}
               rows={3}
               value={stop()}

@@ -68,7 +68,7 @@ export function NewTicketForm(props: {
               rows={6}
               required
               maxLength={20_000}
-              aria-describedby={describedBy}
+              aria-describedby={describedBy()}
               aria-invalid={error('body') ? 'true' : undefined}
               value={body()}
               onInput={(event) => setBody(event.currentTarget.value)}

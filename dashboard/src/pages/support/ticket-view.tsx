@@ -135,7 +135,7 @@ function ReplyForm(props: { ticketId: string; replied: () => void }) {
             rows={4}
             required
             maxLength={20_000}
-            aria-describedby={describedBy}
+            aria-describedby={describedBy()}
             aria-invalid={error() ? 'true' : undefined}
             value={body()}
             onInput={(event) => setBody(event.currentTarget.value)}
