@@ -44,6 +44,46 @@ export function visitStrings(value: unknown, visit: TextVisitor): void {
   }
 }
 
+/** A media type whose data is text (text/*, JSON, XML, YAML), which a file of it is read as. */
+const TEXT_MEDIA_TYPE = /^(?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?(?:json|xml|yaml|x-yaml))$/i
+/** `data:<type>;base64,<data>` with its parameters: the type is checked against TEXT_MEDIA_TYPE. */
+const DATA_URL_PREFIX = /^data:([^;,]+)((?:;[\w-]+=[\w.-]+)*);base64,/i
+
+/** Visits base64 `holder[field]` as the text it holds, writing a replacement back encoded. */
+export function visitBase64Text(
+  holder: Record<string, unknown>,
+  field: string,
+  visit: TextVisitor,
+) {
+  visitEncoded(holder, field, '', visit)
+}
+
+/** Visits the decoded text of an inline file of a text type (a data URL), writing a replacement back encoded. */
+export function visitTextDataUrl(holder: unknown, field: string, visit: TextVisitor): void {
+  if (typeof holder !== 'object' || holder === null) return
+  const value = (holder as Record<string, unknown>)[field]
+  if (typeof value !== 'string') return
+  const match = DATA_URL_PREFIX.exec(value)
+  if (match && isTextMediaType(match[1]!))
+    visitEncoded(holder as Record<string, unknown>, field, match[0], visit)
+}
+
+export const isTextMediaType = (mediaType: string) => TEXT_MEDIA_TYPE.test(mediaType)
+
+function visitEncoded(
+  holder: Record<string, unknown>,
+  field: string,
+  prefix: string,
+  visit: TextVisitor,
+): void {
+  const value = holder[field]
+  if (typeof value !== 'string') return
+  const text = Buffer.from(value.slice(prefix.length), 'base64').toString('utf8')
+  const replaced = visit(text)
+  if (replaced !== undefined)
+    holder[field] = prefix + Buffer.from(replaced, 'utf8').toString('base64')
+}
+
 /** Visits `holder[field]` when it is a string, or hands each part to `parts` when it is an array of parts. */
 export function visitContent(
   holder: Record<string, unknown>,

@@ -145,7 +145,7 @@ describeWith('postgres', 'anthropic SDK', () => {
     expect(streamed.content).toEqual(answer.content as never)
   })
 
-  test('a plain-text document reaches an OpenAI-style provider as text; a PDF is refused, nothing sent', async () => {
+  test('documents reach an OpenAI-style provider: plain text as text, a PDF as a file; one by URL is refused, nothing sent', async () => {
     const ask = (document: Anthropic.DocumentBlockParam) =>
       client.messages.create({
         model: 'openai/plain',
@@ -172,15 +172,29 @@ describeWith('postgres', 'anthropic SDK', () => {
         ],
       },
     ])
+    await ask({
+      type: 'document',
+      title: 'grass.pdf',
+      source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+    })
+    expect(gw.upstream.requests.at(-1)!.body.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'file',
+            file: { filename: 'grass.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQK' },
+          },
+          { type: 'text', text: 'What colour is the grass?' },
+        ],
+      },
+    ])
     const sent = gw.upstream.requests.length
-    const pdf = await rejection(
-      ask({
-        type: 'document',
-        source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
-      }),
+    const byUrl = await rejection(
+      ask({ type: 'document', source: { type: 'url', url: 'https://example.com/grass.pdf' } }),
     )
-    expect(pdf).toBeInstanceOf(Anthropic.BadRequestError)
-    expect((pdf as Error).message).toContain('only plain-text documents')
+    expect(byUrl).toBeInstanceOf(Anthropic.BadRequestError)
+    expect((byUrl as Error).message).toContain('only plain-text and PDF documents given inline')
     expect(gw.upstream.requests.length).toBe(sent)
   })
 

@@ -180,6 +180,52 @@ describeWith('postgres', 'openai SDK', () => {
     })
   }
 
+  test('a PDF reaches either provider style: from a Chat file part and from a Responses input_file', async () => {
+    const pdf = 'data:application/pdf;base64,JVBERi0xLjQK'
+    const document = {
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+      title: 'report.pdf',
+    }
+    const chatPart = { type: 'file', file: { filename: 'report.pdf', file_data: pdf } }
+    const lastContent = () =>
+      (gw.upstream.requests.at(-1)!.body.messages as { content: unknown }[]).at(-1)!.content
+    for (const model of ['anthropic/plain', 'openai/plain']) {
+      const expected = model.startsWith('anthropic')
+        ? [document, { type: 'text', text: 'Summarize.' }]
+        : [chatPart, { type: 'text', text: 'Summarize.' }]
+      const chat = await client.chat.completions.create({
+        model,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'file', file: { filename: 'report.pdf', file_data: pdf } },
+              { type: 'text', text: 'Summarize.' },
+            ],
+          },
+        ],
+      })
+      expect(chat.choices[0]!.message.content).toBeString()
+      // A Chat client's file goes to an OpenAI-style provider as it was sent.
+      expect(lastContent()).toEqual(expected)
+      const response = await client.responses.create({
+        model,
+        input: [
+          {
+            role: 'user',
+            content: [
+              { type: 'input_file', filename: 'report.pdf', file_data: pdf },
+              { type: 'input_text', text: 'Summarize.' },
+            ],
+          },
+        ],
+      })
+      expect(response.status).toBe('completed')
+      expect(lastContent()).toEqual(expected)
+    }
+  })
+
   test('models.list() lists the catalog', async () => {
     const ids: string[] = []
     for await (const model of client.models.list()) ids.push(model.id)

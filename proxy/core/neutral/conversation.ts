@@ -7,6 +7,10 @@
 export type ContentPart =
   | { type: 'text'; text: string }
   | { type: 'image'; url: string; detail?: string }
+  | FilePart
+
+/** A file given inline (a PDF, a text file): its media type, its bytes in base64 and its name if known. */
+export type FilePart = { type: 'file'; mediaType: string; data: string; filename?: string }
 
 export type ToolCall = { id: string; name: string; arguments: string }
 
@@ -57,7 +61,38 @@ export type Conversation = {
   stream: boolean
 }
 
-/** Text of content parts; images become a marker (for places that take text only, such as tool results in Chat). */
+/** Text of content parts; images and files become a marker (for places that take text only). */
 export function partsText(parts: ContentPart[]): string {
-  return parts.map((part) => (part.type === 'text' ? part.text : '[image]')).join('')
+  return parts.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('')
+}
+
+/**
+ * A file sent as a base64 data URL (`data:application/pdf;base64,…`, parameters such as a name allowed
+ * before `;base64`), as the OpenAI styles send one; undefined for anything else.
+ */
+export function fileFromDataUrl(url: string, filename?: string): FilePart | undefined {
+  const match = /^data:([^;,]+)(?:;[^;,]*)*;base64,(.*)$/s.exec(url)
+  if (!match) return undefined
+  return {
+    type: 'file',
+    mediaType: match[1]!.toLowerCase(),
+    data: match[2]!,
+    ...(filename ? { filename } : {}),
+  }
+}
+
+/** A file the OpenAI styles give inline: its data as a data URL and its name, if they are strings. */
+export function inlineFile(data: unknown, filename: unknown): FilePart | undefined {
+  if (typeof data !== 'string') return undefined
+  return fileFromDataUrl(data, typeof filename === 'string' ? filename : undefined)
+}
+
+/** The file as a base64 data URL. */
+export const fileDataUrl = (file: FilePart) => `data:${file.mediaType};base64,${file.data}`
+
+/** A name for a file that came without one (a Messages document has only a title), by its type. */
+export function defaultFilename(file: FilePart): string {
+  if (file.mediaType === 'application/pdf') return 'document.pdf'
+  if (file.mediaType === 'text/plain') return 'document.txt'
+  return 'file'
 }

@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ServiceError } from '../../../shared/errors.ts'
-import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
+import type { ContentPart, Conversation, FilePart, Turn } from '../../core/neutral/conversation.ts'
 
 type Block = Record<string, unknown>
 type Message = { role: 'user' | 'assistant'; content: Block[] }
@@ -135,6 +135,12 @@ function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
       if (part.text !== '') blocks.push({ type: 'text', text: part.text })
       continue
     }
+    if (part.type === 'file') {
+      const document = documentBlock(part)
+      if (document instanceof ServiceError) return document
+      blocks.push(document)
+      continue
+    }
     const data = /^data:([^;,]+);base64,(.*)$/s.exec(part.url)
     if (!data) {
       blocks.push({ type: 'image', source: { type: 'url', url: part.url } })
@@ -153,6 +159,34 @@ function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
     blocks.push({ type: 'image', source: { type: 'base64', media_type: mediaType, data: data[2] } })
   }
   return blocks
+}
+
+/**
+ * A file as the style's document: a PDF as it came (base64), a plain-text file as its text; the file's
+ * name is the document's title. The style takes no other kind of file.
+ */
+function documentBlock(file: FilePart): Block | ServiceError {
+  const title = file.filename ? { title: file.filename } : {}
+  if (file.mediaType === 'application/pdf')
+    return {
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: file.data },
+      ...title,
+    }
+  if (file.mediaType === 'text/plain')
+    return {
+      type: 'document',
+      source: {
+        type: 'text',
+        media_type: 'text/plain',
+        data: Buffer.from(file.data, 'base64').toString('utf8'),
+      },
+      ...title,
+    }
+  return new ServiceError(
+    'invalid_request',
+    `Files of type ${file.mediaType} are not supported by this model's provider (PDF or plain text).`,
+  )
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { ServiceError } from '../../../shared/errors.ts'
 import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
-import { partsText } from '../../core/neutral/conversation.ts'
+import { defaultFilename, fileDataUrl, partsText } from '../../core/neutral/conversation.ts'
 
 /** The most `stop` strings a Chat Completions request may carry. */
 const MAX_STOP_SEQUENCES = 4
@@ -122,7 +122,7 @@ function chatMessages(turns: Turn[]): Record<string, unknown>[] {
       release()
     }
     messages.push(chatMessage(turn))
-    if (turn.role === 'tool') held.push(...resultImages(turn))
+    if (turn.role === 'tool') held.push(...resultAttachments(turn))
     if (turn.role === 'assistant') for (const call of turn.toolCalls) unanswered.add(call.id)
     if (unanswered.size === 0) release()
   }
@@ -159,25 +159,32 @@ function chatMessage(turn: Turn): Record<string, unknown> {
   }
 }
 
-/** A tool result's text, each image marked where it was: the images follow in a user message. */
+/** A tool result's text, each image and file marked where it was: they follow in a user message. */
 function resultText(parts: ContentPart[]): string {
-  if (!parts.some((part) => part.type === 'image')) return partsText(parts)
-  let image = 0
+  if (parts.every((part) => part.type === 'text')) return partsText(parts)
+  const seen = { image: 0, file: 0 }
   return parts
-    .map((part) => (part.type === 'text' ? part.text : `[image ${++image} of this result follows]`))
+    .map((part) =>
+      part.type === 'text'
+        ? part.text
+        : `[${part.type} ${++seen[part.type]} of this result follows]`,
+    )
     .join('')
 }
 
-/** The user message that carries a tool result's images (none when it has none). */
-function resultImages(turn: Extract<Turn, { role: 'tool' }>): Record<string, unknown>[] {
-  const images = turn.content.filter((part) => part.type === 'image')
-  if (images.length === 0) return []
+/** The user message that carries a tool result's images and files (none when it has none). */
+function resultAttachments(turn: Extract<Turn, { role: 'tool' }>): Record<string, unknown>[] {
+  const attached = turn.content.filter((part) => part.type !== 'text')
+  if (attached.length === 0) return []
+  const images = attached.some((part) => part.type === 'image')
+  const files = attached.some((part) => part.type === 'file')
+  const what = images && files ? 'Images and files' : images ? 'Images' : 'Files'
   return [
     {
       role: 'user',
       content: userContent([
-        { type: 'text', text: `Images of the result of tool call ${turn.toolCallId}:` },
-        ...images,
+        { type: 'text', text: `${what} of the result of tool call ${turn.toolCallId}:` },
+        ...attached,
       ]),
     },
   ]
@@ -185,12 +192,21 @@ function resultImages(turn: Extract<Turn, { role: 'tool' }>): Record<string, unk
 
 function userContent(parts: ContentPart[]): string | Record<string, unknown>[] {
   if (parts.length === 1 && parts[0]!.type === 'text') return parts[0]!.text
-  return parts.map((part) =>
-    part.type === 'text'
-      ? { type: 'text', text: part.text }
-      : {
+  return parts.map((part) => {
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text }
+      case 'image':
+        return {
           type: 'image_url',
           image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) },
-        },
-  )
+        }
+      case 'file':
+        // The style's file part takes the data as a data URL, with the file's name.
+        return {
+          type: 'file',
+          file: { filename: part.filename ?? defaultFilename(part), file_data: fileDataUrl(part) },
+        }
+    }
+  })
 }

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'bun:test'
 import { ServiceError } from '../../../shared/errors.ts'
 import { conversationToMessages } from '../../../proxy/providers/anthropic/to-messages-body.ts'
 import { conversationToChat } from '../../../proxy/providers/openai/to-chat-body.ts'
-import type { Conversation } from '../../../proxy/core/neutral/conversation.ts'
+import type { ContentPart, Conversation } from '../../../proxy/core/neutral/conversation.ts'
 
 const image = 'data:image/png;base64,iVBORw0KGgo='
 const conversation = (overrides: Partial<Conversation> = {}): Conversation => ({
@@ -321,6 +321,68 @@ describe('neutral → Messages', () => {
       content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/cat.png' } }],
     })
   })
+  test('a PDF becomes a base64 document and a text file a text document, titled by the name; other files are refused', () => {
+    const files = (...content: ContentPart[]) =>
+      conversationToMessages(conversation({ turns: [{ role: 'user', content }] }), 'm', 10)
+    const sent = files(
+      { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=', filename: 'a.pdf' },
+      { type: 'file', mediaType: 'text/plain', data: Buffer.from('héllo').toString('base64') },
+    )
+    expect((sent as { messages: unknown[] }).messages[0]).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'document',
+          source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' },
+          title: 'a.pdf',
+        },
+        { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'héllo' } },
+      ],
+    })
+    const sheet = files({ type: 'file', mediaType: 'text/csv', data: 'YSxi' })
+    expect(sheet).toBeInstanceOf(ServiceError)
+    expect((sheet as ServiceError).message).toBe(
+      "Files of type text/csv are not supported by this model's provider (PDF or plain text).",
+    )
+  })
+
+  test('a file in a tool result stays in the result, as a document', () => {
+    const result = conversationToMessages(
+      conversation({
+        turns: [
+          { role: 'user', content: [{ type: 'text', text: 'Read it' }] },
+          {
+            role: 'assistant',
+            text: '',
+            toolCalls: [{ id: 'call_1', name: 'read', arguments: '{}' }],
+          },
+          {
+            role: 'tool',
+            toolCallId: 'call_1',
+            content: [{ type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=' }],
+            isError: false,
+          },
+        ],
+      }),
+      'm',
+      10,
+    )
+    expect((result as { messages: unknown[] }).messages[2]).toEqual({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'call_1',
+          content: [
+            {
+              type: 'document',
+              source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' },
+            },
+          ],
+        },
+      ],
+    })
+  })
 })
 
 describe('neutral → Chat Completions', () => {
@@ -494,6 +556,81 @@ describe('neutral → Chat Completions', () => {
           { type: 'text', text: 'Images of the result of tool call call_1:' },
           { type: 'image_url', image_url: { url: image } },
           { type: 'image_url', image_url: { url: 'https://example.com/b.png', detail: 'high' } },
+        ],
+      },
+    ])
+  })
+
+  test("a file goes as the style's file part, with a name when it came without one", () => {
+    const result = chatBody(
+      conversation({
+        turns: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Summarize' },
+              { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=' },
+              { type: 'file', mediaType: 'text/plain', data: 'aGk=', filename: 'notes.txt' },
+            ],
+          },
+        ],
+      }),
+      'gpt-x',
+    )
+    expect(result.messages).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Summarize' },
+          {
+            type: 'file',
+            file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+          },
+          {
+            type: 'file',
+            file: { filename: 'notes.txt', file_data: 'data:text/plain;base64,aGk=' },
+          },
+        ],
+      },
+    ])
+  })
+
+  test('the files of a tool result follow the results in a user message naming the call', () => {
+    const pdf: ContentPart = { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=' }
+    const result = chatBody(
+      conversation({
+        turns: [
+          { role: 'user', content: [{ type: 'text', text: 'Read it' }] },
+          {
+            role: 'assistant',
+            text: '',
+            toolCalls: [{ id: 'call_1', name: 'read', arguments: '{}' }],
+          },
+          {
+            role: 'tool',
+            toolCallId: 'call_1',
+            content: [{ type: 'text', text: 'The file:' }, pdf, { type: 'image', url: image }],
+            isError: false,
+          },
+        ],
+      }),
+      'gpt-x',
+    )
+    expect((result.messages as unknown[]).slice(2)).toEqual([
+      {
+        role: 'tool',
+        tool_call_id: 'call_1',
+        content: 'The file:[file 1 of this result follows][image 1 of this result follows]',
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Images and files of the result of tool call call_1:' },
+          {
+            type: 'file',
+            file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
+          },
+          { type: 'image_url', image_url: { url: image } },
         ],
       },
     ])

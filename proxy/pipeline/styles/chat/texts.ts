@@ -9,6 +9,7 @@ import {
   visitContent,
   visitField,
   visitSchemaTexts,
+  visitTextDataUrl,
   type TextVisitor,
 } from '../../../core/texts.ts'
 
@@ -19,26 +20,6 @@ function part(part: Record<string, unknown>, visit: TextVisitor): void {
     visitField(part.file, 'filename', visit)
     visitTextDataUrl(part.file as Record<string, unknown>, 'file_data', visit)
   }
-}
-
-/** `data:<type>;base64,<data>` of a text type (text/*, JSON, XML, YAML…): the text it holds. */
-const TEXT_DATA_URL =
-  /^data:((?:text\/[\w.+-]+|application\/(?:[\w.+-]+\+)?(?:json|xml|yaml|x-yaml))(?:;[\w-]+=[\w.-]+)*);base64,/i
-
-/** Visits the decoded text of an inline file of a text type, writing a replacement back encoded. */
-function visitTextDataUrl(
-  holder: Record<string, unknown>,
-  field: string,
-  visit: TextVisitor,
-): void {
-  const value = holder[field]
-  if (typeof value !== 'string') return
-  const prefix = TEXT_DATA_URL.exec(value)?.[0]
-  if (!prefix) return
-  const text = Buffer.from(value.slice(prefix.length), 'base64').toString('utf8')
-  const replaced = visit(text)
-  if (replaced !== undefined)
-    holder[field] = prefix + Buffer.from(replaced, 'utf8').toString('base64')
 }
 
 /** A function's (or custom tool's) description and the texts of its parameter schema. */

@@ -6,13 +6,14 @@
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ChatRequest } from '../../../../shared/schemas/chat.ts'
-import type {
-  ContentPart,
-  Conversation,
-  Tool,
-  ToolCall,
-  ToolChoice,
-  Turn,
+import {
+  inlineFile,
+  type ContentPart,
+  type Conversation,
+  type Tool,
+  type ToolCall,
+  type ToolChoice,
+  type Turn,
 } from '../../../core/neutral/conversation.ts'
 import { legacyCallId, usesLegacyFunctions } from './legacy-functions.ts'
 
@@ -21,6 +22,7 @@ type Part = {
   text?: unknown
   refusal?: unknown
   image_url?: { url?: unknown; detail?: unknown }
+  file?: { file_data?: unknown; file_id?: unknown; filename?: unknown }
 }
 type Message = {
   role: string
@@ -195,6 +197,14 @@ function contentParts(content: unknown, at: string): ContentPart[] | ServiceErro
         url: part.image_url.url,
         ...(typeof part.image_url.detail === 'string' ? { detail: part.image_url.detail } : {}),
       })
+    } else if (part?.type === 'file') {
+      const file = inlineFile(part.file?.file_data, part.file?.filename)
+      if (!file)
+        return refuse(
+          `${at}[${index}].file.file_data`,
+          "is required as a base64 data URL for this model's provider (a file by ID cannot be sent)",
+        )
+      parts.push(file)
     } else
       return refuse(
         `${at}[${index}]`,

@@ -1,7 +1,7 @@
 /**
  * A Messages request's content blocks in neutral form, for a provider of another style: text, images by
- * data or URL, and plain-text documents as text (their title and context first). Any other block is
- * refused naming it.
+ * data or URL, plain-text documents as text (their title and context first) and PDF documents as files.
+ * Any other block is refused naming it.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ContentPart } from '../../../core/neutral/conversation.ts'
@@ -55,11 +55,27 @@ export function contentParts(blocks: Block[], at: string): ContentPart[] | Servi
       parts.push({ type: 'image', url: block.source.url })
     } else if (block.type === 'document' && documentText(block) !== undefined) {
       parts.push({ type: 'text', text: documentText(block)! })
+    } else if (
+      block.type === 'document' &&
+      block.source?.type === 'base64' &&
+      typeof block.source.data === 'string' &&
+      String(block.source.media_type).toLowerCase() === 'application/pdf'
+    ) {
+      // A PDF (the style's only base64 document) goes as a file, named by its title; its context is
+      // the text before it.
+      if (typeof block.context === 'string' && block.context)
+        parts.push({ type: 'text', text: block.context })
+      parts.push({
+        type: 'file',
+        mediaType: 'application/pdf',
+        data: block.source.data,
+        ...(typeof block.title === 'string' && block.title ? { filename: block.title } : {}),
+      })
     } else {
       return refuse(
         blocks.length === 1 ? at : `${at}[${index}]`,
         block.type === 'document'
-          ? "only plain-text documents can be sent to this model's provider (a PDF or a document by URL cannot)"
+          ? "only plain-text and PDF documents given inline can be sent to this model's provider (a document by URL or by file ID cannot)"
           : `blocks of type ${block.type} cannot be sent to this model's provider`,
       )
     }

@@ -8,7 +8,7 @@
  * item's ID.
  */
 import { ServiceError } from '../../../../shared/errors.ts'
-import type { ContentPart, Turn } from '../../../core/neutral/conversation.ts'
+import { fileDataUrl, type ContentPart, type Turn } from '../../../core/neutral/conversation.ts'
 
 type Item = Record<string, unknown> & { id: string }
 
@@ -119,9 +119,18 @@ function message(role: string, content: Record<string, unknown>[]): Record<strin
 }
 
 function inputPart(part: ContentPart): Record<string, unknown> {
-  return part.type === 'text'
-    ? { type: 'input_text', text: part.text }
-    : { type: 'input_image', image_url: part.url, detail: part.detail ?? 'auto' }
+  switch (part.type) {
+    case 'text':
+      return { type: 'input_text', text: part.text }
+    case 'image':
+      return { type: 'input_image', image_url: part.url, detail: part.detail ?? 'auto' }
+    case 'file':
+      return {
+        type: 'input_file',
+        file_data: fileDataUrl(part),
+        ...(part.filename ? { filename: part.filename } : {}),
+      }
+  }
 }
 
 function refuse(param: string, message: string): ServiceError {

@@ -1,13 +1,18 @@
 /**
- * The texts of a Responses request: instructions, input text, message parts (refusals included),
- * function arguments and outputs, the tools' descriptions and schemas, and a JSON-schema output format.
+ * The texts of a Responses request: instructions, input text, message parts (refusals included, and the
+ * name and the text of a file given inline as text), function arguments and outputs, the tools'
+ * descriptions and schemas, and a JSON-schema output format. Files given as binary data (PDF), by ID or
+ * by URL, and images, are not texts the gateway can read.
  */
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import type { Turn } from '../../../core/neutral/conversation.ts'
 import {
+  isTextMediaType,
+  visitBase64Text,
   visitContent,
   visitField,
   visitSchemaTexts,
+  visitTextDataUrl,
   type TextVisitor,
 } from '../../../core/texts.ts'
 
@@ -15,6 +20,10 @@ function part(item: Record<string, unknown>, visit: TextVisitor): void {
   if (item.type === 'input_text' || item.type === 'output_text' || item.type === 'text')
     visitField(item, 'text', visit)
   else if (item.type === 'refusal') visitField(item, 'refusal', visit)
+  else if (item.type === 'input_file') {
+    visitField(item, 'filename', visit)
+    visitTextDataUrl(item, 'file_data', visit)
+  }
 }
 
 export function responsesTexts(body: ResponsesRequest, visit: TextVisitor): void {
@@ -44,7 +53,14 @@ export function turnTexts(turns: Turn[], visit: TextVisitor): void {
     else if (turn.role === 'assistant') {
       visitField(turn, 'text', visit)
       for (const call of turn.toolCalls) visitField(call, 'arguments', visit)
-    } else for (const content of turn.content) part(content as Record<string, unknown>, visit)
+    } else
+      for (const content of turn.content) {
+        if (content.type === 'file') {
+          // A stored file part holds its data in base64, its media type beside it.
+          visitField(content, 'filename', visit)
+          if (isTextMediaType(content.mediaType)) visitBase64Text(content, 'data', visit)
+        } else part(content as Record<string, unknown>, visit)
+      }
   }
 }
 

@@ -6,13 +6,14 @@
  */
 import { ServiceError } from '../../../../shared/errors.ts'
 import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
-import type {
-  ContentPart,
-  Conversation,
-  ResponseFormat,
-  Tool,
-  ToolChoice,
-  Turn,
+import {
+  inlineFile,
+  type ContentPart,
+  type Conversation,
+  type ResponseFormat,
+  type Tool,
+  type ToolChoice,
+  type Turn,
 } from '../../../core/neutral/conversation.ts'
 
 type Item = {
@@ -30,6 +31,8 @@ type Part = {
   refusal?: unknown
   image_url?: unknown
   file_id?: unknown
+  file_data?: unknown
+  filename?: unknown
   detail?: unknown
 }
 
@@ -186,6 +189,14 @@ function parts(content: unknown, at: string): ContentPart[] | ServiceError {
           ? { detail: part.detail }
           : {}),
       })
+    } else if (type === 'input_file') {
+      const file = inlineFile(part.file_data, part.filename)
+      if (!file)
+        return refuse(
+          `${at}[${index}].file_data`,
+          'is required as a base64 data URL (uploaded files and files by URL are not supported)',
+        )
+      result.push(file)
     } else if (type === 'input_text' || type === 'output_text' || type === 'text')
       return refuse(`${at}[${index}].text`, 'is required')
     else if (type === 'input_image')

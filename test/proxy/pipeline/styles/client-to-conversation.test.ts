@@ -99,6 +99,21 @@ describe('Chat Completions → neutral', () => {
     ])
   })
 
+  test('a file part given as a data URL becomes a file; a PDF with parameters before base64 too', () => {
+    const part = (file: object) =>
+      ok(chat({ messages: [{ role: 'user', content: [{ type: 'file', file }] }] })).turns[0]
+    expect(part({ filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' })).toEqual({
+      role: 'user',
+      content: [
+        { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=', filename: 'a.pdf' },
+      ],
+    })
+    expect(part({ file_data: 'data:Application/PDF;name=a.pdf;base64,JVBERi0=' })).toEqual({
+      role: 'user',
+      content: [{ type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=' }],
+    })
+  })
+
   test('legacy function calls and results become tool calls and results with matching IDs', () => {
     const functions = [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }]
     const result = ok(
@@ -150,6 +165,12 @@ describe('Chat Completions → neutral', () => {
       }),
     )
     expect(audio.details.param).toBe('messages[0].content[0]')
+    const byId = refused(
+      chat({
+        messages: [{ role: 'user', content: [{ type: 'file', file: { file_id: 'file-abc' } }] }],
+      }),
+    )
+    expect(byId.details.param).toBe('messages[0].content[0].file.file_data')
     expect(
       refused(chat({ messages: [{ role: 'function', name: 'f', content: 'x' }] })).details.param,
     ).toBe('messages[0]')
@@ -362,17 +383,52 @@ describe('Messages → neutral', () => {
     ).toEqual({ type: 'text', text: 'First.\n\nSecond.' })
   })
 
-  test('PDF documents, server tools and MCP servers are refused by field', () => {
+  test('a PDF document becomes a file named by its title, after its context', () => {
+    const pdf = messages({
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'document',
+              source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
+              title: 'report.pdf',
+              context: 'The annual report',
+            },
+            { type: 'text', text: 'Summarize it.' },
+          ],
+        },
+      ],
+    })
+    expect(ok(pdf).turns).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'The annual report' },
+          {
+            type: 'file',
+            mediaType: 'application/pdf',
+            data: 'JVBERi0xLjQK',
+            filename: 'report.pdf',
+          },
+          { type: 'text', text: 'Summarize it.' },
+        ],
+      },
+    ])
+  })
+
+  test('documents by URL or file ID, server tools and MCP servers are refused by field', () => {
     const document = (source: object) =>
       messages({ messages: [{ role: 'user', content: [{ type: 'document', source }] }] })
     for (const source of [
-      { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0xLjQK' },
       { type: 'url', url: 'https://example.com/a.pdf' },
+      { type: 'file', file_id: 'file_011' },
+      { type: 'base64', media_type: 'text/plain', data: 'aGk=' },
       { type: 'content', content: [{ type: 'image', source: { type: 'url', url: 'x' } }] },
     ]) {
       const error = refused(document(source))
       expect(error.details.param).toBe('messages[0].content[0]')
-      expect(error.message).toContain('only plain-text documents')
+      expect(error.message).toContain('only plain-text and PDF documents given inline')
     }
     const search = messages({
       messages: [{ role: 'user', content: 'hi' }],
@@ -547,11 +603,38 @@ describe('Responses → neutral', () => {
           input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file_1' }] }],
         }),
       ).details.param,
-    ).toBe('input[0].content[0]')
+    ).toBe('input[0].content[0].file_data')
     expect(
       refused(responses({ input: [{ type: 'item_reference', id: 'msg_1' }] })).details.param,
     ).toBe('input[0].type')
     expect(refused(responses({ input: 'hi', background: true })).details.param).toBe('background')
+  })
+
+  test('a file given as a data URL becomes a file with its media type and name', () => {
+    const result = ok(
+      responses({
+        input: [
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'input_file',
+                filename: 'notes.txt',
+                file_data: 'data:text/plain;base64,aGVsbG8=',
+              },
+            ],
+          },
+        ],
+      }),
+    )
+    expect(result.turns).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'file', mediaType: 'text/plain', data: 'aGVsbG8=', filename: 'notes.txt' },
+        ],
+      },
+    ])
   })
 
   test('allowed tools keep their names and mode; another kind of allowed tool is refused by field', () => {

@@ -7,7 +7,8 @@ import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import type { TextVisitor } from '../../../../proxy/core/texts.ts'
 import { chatTexts } from '../../../../proxy/pipeline/styles/chat/texts.ts'
 import { messagesTexts } from '../../../../proxy/pipeline/styles/messages/texts.ts'
-import { responsesTexts } from '../../../../proxy/pipeline/styles/responses/texts.ts'
+import { responsesTexts, turnTexts } from '../../../../proxy/pipeline/styles/responses/texts.ts'
+import type { Turn } from '../../../../proxy/core/neutral/conversation.ts'
 
 /** Each visited text marked, so the rewritten body shows every place a text was read. */
 function mark<Body>(texts: (body: Body, visit: TextVisitor) => void, body: Body) {
@@ -261,5 +262,50 @@ describe('Responses texts', () => {
       ].sort(),
     )
     expect((body.tools![0] as { description?: string }).description).toBe('<tool description>')
+  })
+
+  test('an inline text file is read as its text, with its name; a PDF only by its name', () => {
+    const text = (value: string) => Buffer.from(value).toString('base64')
+    const { seen, body } = mark(responsesTexts, {
+      model: 'a/b',
+      input: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'input_file',
+              filename: 'notes.md',
+              file_data: `data:text/markdown;base64,${text('file text')}`,
+            },
+            {
+              type: 'input_file',
+              filename: 'paper.pdf',
+              file_data: 'data:application/pdf;base64,JVBERi0=',
+            },
+          ],
+        },
+      ],
+    } as unknown as ResponsesRequest)
+    expect(seen).toEqual(['notes.md', 'file text', 'paper.pdf'])
+    const files = (body.input as { content: Record<string, string>[] }[])[0]!.content
+    expect(files[0]!.file_data).toBe(`data:text/markdown;base64,${text('<file text>')}`)
+    expect(files[1]!.file_data).toBe('data:application/pdf;base64,JVBERi0=')
+  })
+
+  test("a stored conversation's text files are read as their text", () => {
+    const turns: Turn[] = [
+      {
+        role: 'user',
+        content: [
+          { type: 'file', mediaType: 'text/plain', data: Buffer.from('kept').toString('base64') },
+          { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=', filename: 'a.pdf' },
+        ],
+      },
+    ]
+    const { seen } = mark(turnTexts, turns)
+    expect(seen).toEqual(['kept', 'a.pdf'])
+    expect(turns[0]).toMatchObject({
+      content: [{ data: Buffer.from('<kept>').toString('base64') }, { data: 'JVBERi0=' }],
+    })
   })
 })
