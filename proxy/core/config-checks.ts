@@ -3,7 +3,7 @@
  * wrong kind: run by `loadConfig` once every setting passed its own check, so a start either runs as
  * configured or stops naming each setting.
  */
-import { usdToNano } from '../../shared/money.ts'
+import { NANO_PER_USD, usdToNano } from '../../shared/money.ts'
 
 /** The settings these checks read, as `loadConfig` has them. */
 type UrlSetting =
@@ -76,6 +76,15 @@ export function conflicts(config: Settings): string[] {
     if (origin !== entry)
       problems.push(
         `DASHBOARD_ORIGINS: ${JSON.stringify(entry)} is not an origin (scheme, host and port only, such as https://dash.example.com)${origin === 'null' ? '' : `; write ${origin}`}`,
+      )
+  }
+  // A card charges whole cents, and a top-up of nothing is no top-up.
+  const NANO_PER_CENT = NANO_PER_USD / 100
+  for (const name of ['TOPUP_MIN_USD', 'TOPUP_MAX_USD'] as const) {
+    const nano = usdToNano(config[name])!
+    if (nano === 0 || nano % NANO_PER_CENT !== 0)
+      problems.push(
+        `${name}: must be a whole number of cents above 0, such as 5 or 0.50 (got ${JSON.stringify(config[name])})`,
       )
   }
   if (usdToNano(config.TOPUP_MIN_USD)! > usdToNano(config.TOPUP_MAX_USD)!)

@@ -61,6 +61,20 @@ describe('config', () => {
     )
   })
 
+  test('top-up bounds must be whole cents above nothing', () => {
+    for (const [name, value] of [
+      ['TOPUP_MIN_USD', '5.001'],
+      ['TOPUP_MIN_USD', '0'],
+      ['TOPUP_MAX_USD', '99.999'],
+    ])
+      expect(() => loadConfig({ [name!]: value })).toThrow(
+        `${name}: must be a whole number of cents above 0, such as 5 or 0.50 (got "${value}")`,
+      )
+    expect(loadConfig({ TOPUP_MIN_USD: '0.50', TOPUP_MAX_USD: '250.25' }).TOPUP_MIN_USD).toBe(
+      '0.50',
+    )
+  })
+
   test('an operator token too short to guess safely is refused without echoing it', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'hunter2' })).toThrow(
       /^Invalid configuration:\n {2}ADMIN_TOKEN: must be at least 16 characters$/,
