@@ -14,6 +14,7 @@ import { withThreads } from '../pipeline/styles/messages/threads.ts'
 import { countMessagesTokens } from '../pipeline/styles/messages/count-tokens.ts'
 import { messagesErrorBody } from '../pipeline/styles/messages/render-error.ts'
 import { responsesStyle } from '../pipeline/styles/responses/style.ts'
+import { countResponsesInputTokens } from '../pipeline/styles/responses/input-tokens.ts'
 import { addressTrust, clientAddress, type AddressTrust } from './client-address.ts'
 import { responsesRoutes } from './responses-routes.ts'
 import { catalogRoutes } from './catalog-routes.ts'
@@ -53,6 +54,12 @@ function modelRoutes(gw: Gateway, prefix: string, trust: AddressTrust) {
       '/responses',
       ({ request, server }) =>
         handle(gw, responses, request, () => clientAddress(server, request, trust)),
+      { parse: 'none' },
+    )
+    .post(
+      '/responses/input_tokens',
+      ({ request, server }) =>
+        countResponsesInputTokens(gw, request, () => clientAddress(server, request, trust)),
       { parse: 'none' },
     )
     .use(catalogRoutes(gw, trust))

@@ -74,3 +74,37 @@ export const responsesRequestFields = new Set([
   'user',
   'models',
 ])
+
+/**
+ * A request to count a Responses request's input tokens (`POST /v1/responses/input_tokens`, the SDK's
+ * `responses.inputTokens.count`): the request's fields that make its input, each optional as the style
+ * has them, the model and the input included.
+ */
+export const ResponsesInputTokensRequest = Type.Composite(
+  [
+    Type.Omit(ResponsesRequest, ['model', 'input']),
+    Type.Object({
+      model: nullable(Type.String({ minLength: 1 })),
+      input: nullable(
+        Type.Union([Type.String(), Type.Array(Type.Object({}, { additionalProperties: true }))]),
+      ),
+    }),
+  ],
+  { additionalProperties: true },
+)
+
+/** Top-level fields of the style's input token count (OpenAI's InputTokenCountParams). */
+export const responsesInputTokensFields = new Set([
+  'conversation',
+  'input',
+  'instructions',
+  'model',
+  'parallel_tool_calls',
+  'personality',
+  'previous_response_id',
+  'reasoning',
+  'text',
+  'tool_choice',
+  'tools',
+  'truncation',
+])

@@ -82,20 +82,8 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
     async prepare(body, accountId) {
       const id = body.previous_response_id
       if (!id) return undefined
-      const turns = readTurns(await store.conversation(id, accountId, 'responses'))
-      if (!turns) {
-        const kept =
-          store.options.retentionDays === 0
-            ? 'this gateway keeps no responses'
-            : `responses are kept ${store.options.retentionDays} days, unless created with store: false`
-        return new ServiceError(
-          'invalid_request',
-          `previous_response_id: no stored response ${id} (${kept})`,
-          {
-            param: 'previous_response_id',
-          },
-        )
-      }
+      const turns = await storedTurns(store, id, accountId)
+      if (turns instanceof ServiceError) return turns
       previous.set(body, turns)
       return undefined
     },
@@ -112,7 +100,11 @@ export function responsesStyle(store: ResponseStore): ClientStyle<ResponsesReque
 }
 
 /** Body bytes and the stored turns a follow-up carries, without image data. */
-function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: Turn[]): Prompt {
+export function measureResponsesPrompt(
+  body: ResponsesRequest,
+  bytes: number,
+  earlier: Turn[],
+): Prompt {
   let images = 0
   let imageBytes = 0
   const items = Array.isArray(body.input) ? (body.input as { content?: unknown }[]) : []
@@ -131,6 +123,25 @@ function measureResponsesPrompt(body: ResponsesRequest, bytes: number, earlier: 
     images,
     messages: items.length + earlier.length + 1,
   }
+}
+
+/** The turns of the stored conversation `id` continues, or the refusal naming `previous_response_id`. */
+export async function storedTurns(
+  store: ResponseStore,
+  id: string,
+  accountId: string,
+): Promise<Turn[] | ServiceError> {
+  const turns = readTurns(await store.conversation(id, accountId, 'responses'))
+  if (turns) return turns
+  const kept =
+    store.options.retentionDays === 0
+      ? 'this gateway keeps no responses'
+      : `responses are kept ${store.options.retentionDays} days, unless created with store: false`
+  return new ServiceError(
+    'invalid_request',
+    `previous_response_id: no stored response ${id} (${kept})`,
+    { param: 'previous_response_id' },
+  )
 }
 
 /** A stored conversation as the style wrote it, the neutral turns of each exchange: the turns so far. */
