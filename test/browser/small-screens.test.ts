@@ -420,6 +420,49 @@ describeBrowser(
     )
 
     browserTest(
+      "on small phones, a guardrail's key to assign stays in its column and is assigned from the keyboard",
+      () => site,
+      async () => {
+        const accountId = await site.gw.account('5')
+        await site.gw.key(accountId, { name: 'Production backend server' })
+        const page = await signedInAs(site, accountId, 'owner')
+        await page.goto('/dashboard/guardrails')
+        const made = await page.evaluate(async () => {
+          const answer = await fetch('/admin/v1/guardrails', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Production guardrail with a rather long name' }),
+          })
+          return answer.status
+        })
+        expect(made).toBe(201)
+        for (const width of [320, 375]) {
+          await page.setViewportSize({ width, height: 740 })
+          await page.goto('/dashboard/guardrails')
+          const choose = page.getByLabel(
+            'Assign Production guardrail with a rather long name to a key',
+          )
+          await choose.waitFor()
+          const overhang = await choose.evaluate((select) => {
+            const column = select.closest('dd')!.getBoundingClientRect()
+            return select.getBoundingClientRect().right - column.right
+          })
+          expect(overhang, `at ${width} px`).toBeLessThanOrEqual(0)
+          expect(await sidewaysScrolling(page), `at ${width} px`).toEqual([])
+        }
+        const choose = page.getByLabel(
+          'Assign Production guardrail with a rather long name to a key',
+        )
+        await choose.focus()
+        await page.keyboard.press('ArrowDown')
+        await page.keyboard.press('Tab')
+        await page.keyboard.press('Enter')
+        await page.getByRole('button', { name: /^Unassign/ }).waitFor()
+        expect(await inView(page.getByRole('button', { name: /^Unassign/ }))).toBe(true)
+      },
+    )
+
+    browserTest(
       'on a phone, a ticket chosen below a long list comes into view with the focus, and Refresh keeps a half-written reply',
       () => site,
       async () => {
