@@ -115,7 +115,7 @@ export class LeaseCalls {
       ...this.takeBack(lease, 0, 0),
     ])
     if (reply[0] === 'cold') return this.forget(lease)
-    const [, granted, availableNano, redisNowMs, existed] = reply.map(Number) as number[]
+    const [, granted, availableNano, redisNowMs, existed, slots] = reply.map(Number) as number[]
     if (lease.inRedis && existed === 0) {
       log.warn('an admission lease expired while its process ran; a new one is taken', {
         accountId: input.accountId,
@@ -127,7 +127,8 @@ export class LeaseCalls {
     lease.demand = 0
     lease.peakOpen = lease.openCount
     if (granted === 1) {
-      lease.grow(add, redisNowMs!, now, rateLimited(input))
+      // Slots are granted in part under a concurrency limit: what Redis added.
+      lease.grow({ ...add, slots: slots! }, redisNowMs!, now, rateLimited(input))
       lease.grantedLimits = limitsOf(input)
       lease.inRedis = true
     }

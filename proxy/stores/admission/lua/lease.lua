@@ -27,8 +27,10 @@
     open (1: the process holds this lease already; if it is gone, it expired and nothing is added),
     expired requests, expired tokens, their bucket (granted before and left unused when their bucket
     ended: they leave it while it is in view)
-    Adds all four or nothing, and moves the deadline. Returns {'lease', granted (1 or 0), availableNano,
-    nowMs, existed (1: the lease was open; 0: it is new, or it had expired)} or {'cold'}.
+    Adds all four or nothing (slots in part: as many as each concurrency limit leaves LEASE_SHARE times
+    room for, and none needed when the lease has some), and moves the deadline. Returns {'lease', granted
+    (1 or 0), availableNano, nowMs, existed (1: the lease was open; 0: it is new, or it had expired),
+    slots added} or {'cold'}.
 
   lease_shrink(state, holds, args, at, now): args[at..at+6] are
     lease id, amount kept, slots kept (the requests still open in it), unused requests, unused tokens,
@@ -139,13 +141,20 @@ local function lease_grow(state, holds, args, at, now)
   local function fits_rate(add, limit, rate)
     return fits(add, limit, rate_count(rate))
   end
+  -- Slots are granted in part: as many as keep LEASE_SHARE times them for everyone else under each
+  -- concurrency limit (a lease of a few slots still takes most admissions off the calls).
+  local function slot_room(limit, used)
+    if limit <= 0 then return add_slots end
+    return math.max(0, math.floor((limit - used) / LEASE_SHARE))
+  end
+  add_slots = math.max(0, math.min(add_slots, slot_room(key_conc, k[K_CONC]), slot_room(acct_conc, a[A_CONC])))
   local avail = a[A_BAL] - a[A_HELD]
   local granted = add_amount + add_requests + add_tokens + add_slots > 0
+    and (add_slots > 0 or lease.slots > 0)
     and (add_amount <= 0 or add_amount * LEASE_SHARE <= avail)
     and fits(add_amount, key_daily, k[K_DS] + k[K_HELD])
     and fits(add_amount, key_monthly, k[K_MS] + k[K_HELD])
     and (not g or fits(add_amount, guardrail_budget, g[G_MS] + g[G_HELD]))
-    and fits(add_slots, key_conc, k[K_CONC]) and fits(add_slots, acct_conc, a[A_CONC])
     and fits_rate(add_requests, key_rpm, r.kr) and fits_rate(add_requests, acct_rpm, r.ar)
     and fits_rate(add_tokens, key_tpm, r.kt) and fits_rate(add_tokens, acct_tpm, r.at)
 
@@ -164,7 +173,7 @@ local function lease_grow(state, holds, args, at, now)
     lease.deadline = now + deadline_ms
     redis.call('HSET', holds, lease_id, hold_value(lease))
   end
-  return { 'lease', granted and 1 or 0, a[A_BAL] - a[A_HELD], now, existed and 1 or 0 }
+  return { 'lease', granted and 1 or 0, a[A_BAL] - a[A_HELD], now, existed and 1 or 0, granted and add_slots or 0 }
 end
 
 local function lease_shrink(state, holds, args, at, now)

@@ -139,6 +139,80 @@ describeWith('redis', 'admission leases', () => {
     expect(results.filter((result) => !result.ok && result.reason === 'credits')).toHaveLength(400)
   })
 
+  test('under a concurrency limit far above the traffic, leases still form, with the slots the limit can spare', async () => {
+    const accountId = await account(1_000_000_000_000)
+    const accountLimits = { ...noAccountLimits, concurrency: 256 }
+    /** Rounds of 64 requests in flight at once, each admitted and then settled. */
+    const rounds = async (count: number) => {
+      for (let round = 0; round < count; round++) {
+        const requests = Array.from({ length: 64 }, () => input(accountId, { accountLimits }))
+        const results = await Promise.all(requests.map((request) => store.admit(request)))
+        expect(results.every((result) => result.ok)).toBe(true)
+        await Promise.all(
+          requests.map((request) =>
+            store.settle({
+              requestId: request.requestId,
+              accountId,
+              costNano: 100,
+              tokens: 5,
+              forgive: false,
+            }),
+          ),
+        )
+      }
+    }
+    await rounds(10)
+    await Bun.sleep(20)
+    const before = calls
+    await rounds(20)
+    // 1,280 admissions and settles: two calls each without a lease.
+    expect(calls - before).toBeLessThan(400)
+    const leaseOf = (held: Record<string, string>) =>
+      Object.entries(held).find(([id]) => id.startsWith('lease:'))?.[1]
+    const holds = await store.inner.redis.hgetall(redisKeys.holds(accountId))
+    expect(leaseOf(holds)).toBeDefined()
+  })
+
+  test('a key’s concurrency limit across four processes with leases: never more in flight than the limit', async () => {
+    const stores = [store, ...opened.slice(1, 4)]
+    const accountId = await account(1_000_000_000_000)
+    const keyLimits = { ...noKeyLimits, concurrency: 40 }
+    let open = 0
+    let peak = 0
+    await Promise.all(
+      stores.map(async (each) => {
+        for (let round = 0; round < 20; round++) {
+          const requests = Array.from({ length: 20 }, () =>
+            input(accountId, { keyId: 'key_conc', keyLimits }),
+          )
+          const results = await Promise.all(
+            requests.map(async (request) => {
+              const result = await each.admit(request)
+              if (result.ok) peak = Math.max(peak, ++open)
+              return result
+            }),
+          )
+          await Bun.sleep(1)
+          await Promise.all(
+            requests.map((request, index) => {
+              if (!results[index]!.ok) return
+              open -= 1
+              return each.settle({
+                requestId: request.requestId,
+                accountId,
+                costNano: 100,
+                tokens: 5,
+                forgive: false,
+              })
+            }),
+          )
+        }
+      }),
+    )
+    expect(peak).toBeLessThanOrEqual(40)
+    expect(peak).toBeGreaterThan(20)
+  })
+
   test('requests per minute across four processes: no more than the limit is admitted', async () => {
     const stores = [store, ...opened.slice(1, 4)]
     for (const limit of [60, 3_000]) {
