@@ -9,7 +9,8 @@
  *     suspends the account;
  *  2. checks the credited transfers still inside the reorganisation window: one whose transaction is no
  *     longer in the chain, or no longer carries the transfer at its log index (a reorganisation mined it
- *     elsewhere), is reversed;
+ *     elsewhere), is reversed; should the chain carry it again later, in another block, it is recorded
+ *     again as a new payment (see identityOf);
  *  3. credits each pending transfer whose transaction receipt (the canonical one) carries the transfer
  *     at its log index and has the confirmations; one whose transaction left the chain fails.
  *
@@ -55,6 +56,8 @@ type TransferDetail = {
   txHash: Hash
   logIndex: number
   blockNumber: string
+  /** The block the transfer was read in (records made before it was kept have none). */
+  blockHash?: Hash
   from: Address
   to: Address
   token: Address
@@ -173,6 +176,7 @@ export class DepositWatcher {
       transactionHash: Hash | null
       logIndex: number | null
       blockNumber: bigint | null
+      blockHash: Hash | null
     }[],
   ): Promise<void> {
     const recipients = [...new Set(logs.flatMap((entry) => (entry.args.to ? [entry.args.to] : [])))]
@@ -202,12 +206,13 @@ export class DepositWatcher {
         txHash: entry.transactionHash,
         logIndex: entry.logIndex ?? 0,
         blockNumber: String(entry.blockNumber ?? 0n),
+        blockHash: entry.blockHash ?? undefined,
         from,
         to,
         token: token.contract,
         value: value.toString(),
       }
-      const externalId = `${detail.chainId}:${detail.txHash}:${detail.logIndex}`
+      const externalId = await this.identityOf(detail)
       const payment = await recordPayment(this.deps.sql, {
         accountId,
         provider: 'chain',
@@ -230,6 +235,33 @@ export class DepositWatcher {
         })
       }
     }
+  }
+
+  /**
+   * The payment identity of a transfer: chain, transaction hash and log index. A transfer whose payment
+   * a reorganisation took out (reversed, or failed once its transaction stayed out of the chain) and
+   * that the chain carries again, in another block, is a new payment named also by that block: it is
+   * credited once it has the confirmations, as the first was. While one of its payments is pending,
+   * credited or held, the transfer is that payment.
+   */
+  private async identityOf(detail: TransferDetail): Promise<string> {
+    const first = `${detail.chainId}:${detail.txHash}:${detail.logIndex}`
+    const records = await this.deps.sql<
+      { external_id: string; state: string; detail: TransferDetail }[]
+    >`
+      SELECT external_id, state, detail FROM payments
+      WHERE provider = 'chain' AND (external_id = ${first} OR external_id LIKE ${`${first}:%`})
+      ORDER BY created_at DESC, id DESC`
+    const [latest] = records
+    if (!latest) return first
+    const live = records.find((record) => ['pending', 'credited', 'held'].includes(record.state))
+    if (live) return live.external_id
+    // A failed payment read again in its own block stays failed (an operator's rejection stands).
+    const sameBlock = latest.detail.blockHash
+      ? latest.detail.blockHash === detail.blockHash
+      : latest.detail.blockNumber === detail.blockNumber
+    if (latest.state === 'failed' && sameBlock) return latest.external_id
+    return `${first}:${detail.blockHash ?? detail.blockNumber}`
   }
 
   private async confirmPending(head: bigint): Promise<void> {

@@ -144,6 +144,30 @@ describe('deposits on a local chain', () => {
     expect(payments.filter((payment) => payment.state === 'credited')).toHaveLength(1)
   })
 
+  test('a transfer a reorganisation took out, mined again later at the same log index, is credited again', async () => {
+    const { accountId, address } = await depositor()
+    const before = await chain.snapshot()
+    const signed = await chain.signTransfer(token, address, 5n * UNIT)
+    await chain.sendRaw(signed)
+    await chain.mine(3)
+    await watcher.round()
+    expect(await statesOf(accountId)).toEqual(['credited'])
+    // The chain goes on from before the transfer without it for a while (the watcher sees it gone),
+    // then mines the same transaction again, alone in its block: the same log index, another block.
+    await chain.revert(before)
+    await chain.mine(6)
+    await watcher.round()
+    expect(await statesOf(accountId)).toEqual(['reversed'])
+    await chain.sendRaw(signed)
+    await chain.mine(3)
+    await watcher.round()
+    await watcher.round()
+    const { snapshot, ledger } = await settledAccount(gw, accountId)
+    expect(snapshot.balanceNano).toBe(5 * USD)
+    expect(snapshot.balanceNano).toBe(sumOf(ledger))
+    expect((await statesOf(accountId)).sort()).toEqual(['credited', 'reversed'])
+  })
+
   test('other tokens and other addresses are not credited; a listed sender is held and suspends', async () => {
     const { accountId, address } = await depositor()
     await chain.transfer(otherToken, address, 50n * UNIT)
