@@ -2,7 +2,8 @@
  * The hot path of a model request, in any client style: one straight line of stages, each a plain
  * function that returns a decision; a refusal becomes the error response right here, in the style's shape.
  *
- *  1. ceiling     in-process counter → 503 `overloaded`, Retry-After 5, before any hold
+ *  1. ceiling     in-process counter → 503 `overloaded`, Retry-After 5, before any hold; a request
+ *                 takes its slot once its body has arrived (read first, so a slow client holds no slot)
  *  2. body        32 MB, JSON, depth; compiled TypeBox envelope of the style; tool and output schema
  *                 size and nesting → 413 / 400 naming the field
  *  3. auth        key → sha256 → in-process cache (miss: one Postgres read) → 401 / 403 `account_suspended`
@@ -44,7 +45,7 @@ import type { KeyRecord } from '../core/key-record.ts'
 import { newCall, type Call } from '../core/call.ts'
 import { estimate } from './estimate.ts'
 import type { Gateway } from './gateway.ts'
-import { readJsonBody } from './read-body.ts'
+import { readJsonBody, type BodyResult } from './read-body.ts'
 import { fitContext } from '../policy/routing/context.ts'
 import { guard } from '../policy/guardrails/guard.ts'
 import { findPreset, isPresetId, presetRefusal } from '../policy/routing/presets.ts'
@@ -55,7 +56,7 @@ import { promptOverhead, toolPromptTokens } from './estimate.ts'
 import { checkSchemas } from './schema-limits.ts'
 import { errorResponse } from './respond.ts'
 import { withinCeiling, type Frame } from './endpoint.ts'
-import { finishCall } from './settle.ts'
+import { finishCall, recordCall } from './settle.ts'
 import { recordAdmission } from '../core/metrics.ts'
 import { validate } from './validate.ts'
 import { collectTexts } from '../core/texts.ts'
@@ -73,10 +74,20 @@ export async function handle<Body>(
   as?: KeyRecord,
 ): Promise<Response> {
   const call = newCall(style.name)
+  // The body is read before a slot of the ceiling is taken: a client that sends it slowly, or stops
+  // halfway, holds its own connection only, so a few thousand of them cannot refuse every other request.
+  const raw = await readJsonBody(request).catch(() => undefined)
+  if (!raw) {
+    // The client went away before its body arrived: nothing to answer, nothing held.
+    call.status = 499
+    recordCall(call)
+    return new Response(null, { status: 499 })
+  }
   const frame: Frame = {
     render: (error) => style.errorBody(error, call.requestId),
     headers: style.headers(call.requestId),
     failed: () => {
+      call.status = 500
       void finishCall(gw, call, { kind: 'release' })
       return new ServiceError(
         'internal_error',
@@ -85,7 +96,9 @@ export async function handle<Body>(
     },
     countedByStages: true,
   }
-  return withinCeiling(gw, call, request, frame, () => run(gw, style, call, request, address, as))
+  return withinCeiling(gw, call, request, frame, () =>
+    run(gw, style, call, request, raw, address, as),
+  )
 }
 
 async function run<Body>(
@@ -93,6 +106,7 @@ async function run<Body>(
   style: ClientStyle<Body>,
   call: Call,
   request: Request,
+  raw: BodyResult,
   address: () => string,
   as?: KeyRecord,
 ): Promise<Response> {
@@ -117,7 +131,6 @@ async function run<Body>(
   const refuseBody = async (error: ServiceError) =>
     refuse(await bodyRefusal(call, authenticate(), error))
 
-  const raw = await readJsonBody(request)
   if (!raw.ok) return refuseBody(raw.error)
   const valid = validate(raw.value, style.envelope)
   if (!valid.ok) return refuseBody(valid.error)
