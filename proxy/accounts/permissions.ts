@@ -48,6 +48,7 @@ export function authorize(session: Session, action: Action): void {
     )
   }
   if (!ALLOWED[action].includes(session.role)) {
-    throw new ServiceError('forbidden', `Not allowed for a ${session.role}: ${RULES[action]}.`)
+    const who = session.role === 'admin' ? 'an admin' : `a ${session.role}`
+    throw new ServiceError('forbidden', `Not allowed for ${who}: ${RULES[action]}.`)
   }
 }

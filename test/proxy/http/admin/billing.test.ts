@@ -58,7 +58,9 @@ describeWith('postgres', 'admin billing', () => {
       const { cookie } = await sessionFor(gw, accountId, role)
       const read = await call('GET', '/billing', cookie)
       expect(read.body).toMatchObject({ availableUsd: '12.5', topUp: { allowed: false } })
-      expect(read.body.topUp.reason).toContain('only the account owner can top up')
+      expect(read.body.topUp.reason).toBe(
+        `Not allowed for ${role === 'admin' ? 'an admin' : 'a member'}: only the account owner can top up the balance.`,
+      )
       const refused = await call('POST', '/billing/top-up', cookie)
       expect(refused.status).toBe(403)
       expect(refused.body.error.code).toBe('forbidden')
