@@ -61,11 +61,6 @@ export type Conversation = {
   stream: boolean
 }
 
-/** Text of content parts; images and files become a marker (for places that take text only). */
-export function partsText(parts: ContentPart[]): string {
-  return parts.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('')
-}
-
 /**
  * A file sent as a base64 data URL (`data:application/pdf;base64,…`, parameters such as a name allowed
  * before `;base64`), as the OpenAI styles send one; undefined for anything else.

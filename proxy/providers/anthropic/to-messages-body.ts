@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ServiceError } from '../../../shared/errors.ts'
+import { isTextMediaType } from '../../core/texts.ts'
 import type { ContentPart, Conversation, FilePart, Turn } from '../../core/neutral/conversation.ts'
 
 type Block = Record<string, unknown>
@@ -162,8 +163,8 @@ function contentBlocks(parts: ContentPart[]): Block[] | ServiceError {
 }
 
 /**
- * A file as the style's document: a PDF as it came (base64), a plain-text file as its text; the file's
- * name is the document's title. The style takes no other kind of file.
+ * A file as the style's document: a PDF as it came (base64), a file of a text type (plain text, Markdown,
+ * JSON…) as plain text; the file's name is the document's title. The style takes no other kind of file.
  */
 function documentBlock(file: FilePart): Block | ServiceError {
   const title = file.filename ? { title: file.filename } : {}
@@ -173,7 +174,7 @@ function documentBlock(file: FilePart): Block | ServiceError {
       source: { type: 'base64', media_type: 'application/pdf', data: file.data },
       ...title,
     }
-  if (file.mediaType === 'text/plain')
+  if (isTextMediaType(file.mediaType))
     return {
       type: 'document',
       source: {
@@ -185,7 +186,7 @@ function documentBlock(file: FilePart): Block | ServiceError {
     }
   return new ServiceError(
     'invalid_request',
-    `Files of type ${file.mediaType} are not supported by this model's provider (PDF or plain text).`,
+    `Files of type ${file.mediaType} are not supported by this model's provider (PDF or text).`,
   )
 }
 

@@ -5,8 +5,9 @@
  * reasoning effort goes to a model the catalog says takes one, or does not say (`reasoning`).
  */
 import { ServiceError } from '../../../shared/errors.ts'
-import type { ContentPart, Conversation, Turn } from '../../core/neutral/conversation.ts'
-import { defaultFilename, fileDataUrl, partsText } from '../../core/neutral/conversation.ts'
+import type { ContentPart, Conversation, FilePart, Turn } from '../../core/neutral/conversation.ts'
+import { defaultFilename, fileDataUrl } from '../../core/neutral/conversation.ts'
+import { isTextMediaType } from '../../core/texts.ts'
 
 /** The most `stop` strings a Chat Completions request may carry. */
 const MAX_STOP_SEQUENCES = 4
@@ -159,35 +160,44 @@ function chatMessage(turn: Turn): Record<string, unknown> {
   }
 }
 
-/** A tool result's text, each image and file marked where it was: they follow in a user message. */
+/** Images and files other than text, which a tool message cannot carry: they follow in a user message. */
+const attached = (part: ContentPart) =>
+  part.type === 'image' || (part.type === 'file' && !isTextMediaType(part.mediaType))
+
+/** A tool result's text (a text file's included), each attachment marked where it was. */
 function resultText(parts: ContentPart[]): string {
-  if (parts.every((part) => part.type === 'text')) return partsText(parts)
   const seen = { image: 0, file: 0 }
   return parts
-    .map((part) =>
-      part.type === 'text'
-        ? part.text
-        : `[${part.type} ${++seen[part.type]} of this result follows]`,
-    )
+    .map((part) => {
+      if (part.type === 'text') return part.text
+      if (!attached(part)) return fileText(part as FilePart)
+      return `[${part.type} ${++seen[part.type]} of this result follows]`
+    })
     .join('')
 }
 
-/** The user message that carries a tool result's images and files (none when it has none). */
+/** The user message that carries a tool result's attachments (none when it has none). */
 function resultAttachments(turn: Extract<Turn, { role: 'tool' }>): Record<string, unknown>[] {
-  const attached = turn.content.filter((part) => part.type !== 'text')
-  if (attached.length === 0) return []
-  const images = attached.some((part) => part.type === 'image')
-  const files = attached.some((part) => part.type === 'file')
+  const attachments = turn.content.filter(attached)
+  if (attachments.length === 0) return []
+  const images = attachments.some((part) => part.type === 'image')
+  const files = attachments.some((part) => part.type === 'file')
   const what = images && files ? 'Images and files' : images ? 'Images' : 'Files'
   return [
     {
       role: 'user',
       content: userContent([
         { type: 'text', text: `${what} of the result of tool call ${turn.toolCallId}:` },
-        ...attached,
+        ...attachments,
       ]),
     },
   ]
+}
+
+/** A text file's content, after its name when it has one, as a Messages document's title comes first. */
+function fileText(file: FilePart): string {
+  const text = Buffer.from(file.data, 'base64').toString('utf8')
+  return file.filename ? `${file.filename}\n\n${text}` : text
 }
 
 function userContent(parts: ContentPart[]): string | Record<string, unknown>[] {
@@ -202,7 +212,9 @@ function userContent(parts: ContentPart[]): string | Record<string, unknown>[] {
           image_url: { url: part.url, ...(part.detail ? { detail: part.detail } : {}) },
         }
       case 'file':
-        // The style's file part takes the data as a data URL, with the file's name.
+        // A file of a text type is read as text (the style's file part is for PDFs); any other goes
+        // as the style's file part, its data a data URL, with the file's name.
+        if (isTextMediaType(part.mediaType)) return { type: 'text', text: fileText(part) }
         return {
           type: 'file',
           file: { filename: part.filename ?? defaultFilename(part), file_data: fileDataUrl(part) },

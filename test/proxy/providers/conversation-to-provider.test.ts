@@ -327,6 +327,7 @@ describe('neutral → Messages', () => {
     const sent = files(
       { type: 'file', mediaType: 'application/pdf', data: 'JVBERi0=', filename: 'a.pdf' },
       { type: 'file', mediaType: 'text/plain', data: Buffer.from('héllo').toString('base64') },
+      { type: 'file', mediaType: 'text/csv', data: Buffer.from('a,b').toString('base64') },
     )
     expect((sent as { messages: unknown[] }).messages[0]).toEqual({
       role: 'user',
@@ -337,12 +338,13 @@ describe('neutral → Messages', () => {
           title: 'a.pdf',
         },
         { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'héllo' } },
+        { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'a,b' } },
       ],
     })
-    const sheet = files({ type: 'file', mediaType: 'text/csv', data: 'YSxi' })
+    const sheet = files({ type: 'file', mediaType: 'application/vnd.ms-excel', data: 'YSxi' })
     expect(sheet).toBeInstanceOf(ServiceError)
     expect((sheet as ServiceError).message).toBe(
-      "Files of type text/csv are not supported by this model's provider (PDF or plain text).",
+      "Files of type application/vnd.ms-excel are not supported by this model's provider (PDF or text).",
     )
   })
 
@@ -561,7 +563,7 @@ describe('neutral → Chat Completions', () => {
     ])
   })
 
-  test("a file goes as the style's file part, with a name when it came without one", () => {
+  test("a PDF goes as the style's file part, with a name when it came without one; a text file as text", () => {
     const result = chatBody(
       conversation({
         turns: [
@@ -586,10 +588,8 @@ describe('neutral → Chat Completions', () => {
             type: 'file',
             file: { filename: 'document.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' },
           },
-          {
-            type: 'file',
-            file: { filename: 'notes.txt', file_data: 'data:text/plain;base64,aGk=' },
-          },
+          // The style's file part is for PDFs: a text file is read as its text, after its name.
+          { type: 'text', text: 'notes.txt\n\nhi' },
         ],
       },
     ])
@@ -609,7 +609,12 @@ describe('neutral → Chat Completions', () => {
           {
             role: 'tool',
             toolCallId: 'call_1',
-            content: [{ type: 'text', text: 'The file:' }, pdf, { type: 'image', url: image }],
+            content: [
+              { type: 'text', text: 'The file:' },
+              pdf,
+              { type: 'image', url: image },
+              { type: 'file', mediaType: 'text/markdown', data: 'IyBIaQ==' },
+            ],
             isError: false,
           },
         ],
@@ -620,7 +625,7 @@ describe('neutral → Chat Completions', () => {
       {
         role: 'tool',
         tool_call_id: 'call_1',
-        content: 'The file:[file 1 of this result follows][image 1 of this result follows]',
+        content: 'The file:[file 1 of this result follows][image 1 of this result follows]# Hi',
       },
       {
         role: 'user',
