@@ -127,7 +127,7 @@ for (const database of ['postgres', 'embedded'] as const)
         return email
       },
       push: async (cell: Cell) => {
-        const endpoint = `https://push.example.com/${cell.unique}`
+        const endpoint = `https://93.184.215.14/${cell.unique}`
         if (cell.identity)
           await addPushSubscription(
             gw.app.operator.sql,
@@ -485,7 +485,7 @@ for (const database of ['postgres', 'embedded'] as const)
         link: 403,
         call: (cell) => ({
           path: '/alerts/push-subscriptions',
-          body: { endpoint: `https://push.example.com/new-${cell.unique}`, keys: pushKeys },
+          body: { endpoint: `https://93.184.215.14/new-${cell.unique}`, keys: pushKeys },
         }),
       },
       {

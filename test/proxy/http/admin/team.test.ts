@@ -74,7 +74,7 @@ describeWith('postgres', 'teams', () => {
 
   /** A push subscription of the user's browser to the account's credit alerts; its endpoint. */
   async function subscribe(accountId: string, userId: string): Promise<string> {
-    const endpoint = `https://push.example.com/${userId}-${accountId}`
+    const endpoint = `https://93.184.215.14/${userId}-${accountId}`
     const keys = {
       p256dh: Buffer.alloc(65, 4).toString('base64url'),
       auth: Buffer.alloc(16, 7).toString('base64url'),
