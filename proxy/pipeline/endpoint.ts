@@ -1,6 +1,7 @@
 /**
  * The frame of every API-server endpoint that takes a key. `withinCeiling`: the gateway's ceiling first
- * (503 `overloaded`, Retry-After 5, before anything is read or held), an unexpected failure answered as
+ * (503 `overloaded`, Retry-After 5, before anything is held; model requests and image generations read
+ * their body before it, `bodyBeforeCeiling`), an unexpected failure answered as
  * 500 in the client's error shape (never a stack), and the ceiling slot given back when the answer is
  * done (a stream keeps it until its end). Model requests (pipeline.ts) and image generations run their
  * stages inside it. `keyEndpoint` adds the key (401 / 403 / the per-address invalid-key limit) and a JSON
@@ -18,6 +19,7 @@ import { nanoToUsd } from '../../shared/money.ts'
 import { availableBalance } from './admit.ts'
 import { BALANCE_HEADER, errorResponse, serviceHeaders, type ErrorRenderer } from './respond.ts'
 import { recordCall } from './settle.ts'
+import { readJsonBody, type BodyResult } from './read-body.ts'
 
 export type Frame = {
   render: ErrorRenderer
@@ -27,6 +29,22 @@ export type Frame = {
   failed: (call: Call) => ServiceError
   /** The stages count the request in the metrics themselves (when its hold ends); else it is counted here. */
   countedByStages?: boolean
+}
+
+/**
+ * A request's body, read before the request takes a place under the ceiling: a client that sends it
+ * slowly, or stops halfway, holds its own connection only, so a few thousand of them cannot refuse every
+ * other request. A client gone before its body arrived gets nothing to read: recorded as 499.
+ */
+export async function bodyBeforeCeiling(
+  request: Request,
+  call: Call,
+): Promise<BodyResult | Response> {
+  const raw = await readJsonBody(request).catch(() => undefined)
+  if (raw) return raw
+  call.status = 499
+  recordCall(call)
+  return new Response(null, { status: 499 })
 }
 
 export async function withinCeiling(

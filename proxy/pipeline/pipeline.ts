@@ -45,7 +45,7 @@ import type { KeyRecord } from '../core/key-record.ts'
 import { newCall, type Call } from '../core/call.ts'
 import { estimate } from './estimate.ts'
 import type { Gateway } from './gateway.ts'
-import { readJsonBody, type BodyResult } from './read-body.ts'
+import type { BodyResult } from './read-body.ts'
 import { fitContext } from '../policy/routing/context.ts'
 import { guard } from '../policy/guardrails/guard.ts'
 import { findPreset, isPresetId, presetRefusal } from '../policy/routing/presets.ts'
@@ -55,8 +55,8 @@ import { autoFailed } from '../policy/routing/refusals.ts'
 import { promptOverhead, toolPromptTokens } from './estimate.ts'
 import { checkSchemas } from './schema-limits.ts'
 import { errorResponse } from './respond.ts'
-import { withinCeiling, type Frame } from './endpoint.ts'
-import { finishCall, recordCall } from './settle.ts'
+import { bodyBeforeCeiling, withinCeiling, type Frame } from './endpoint.ts'
+import { finishCall } from './settle.ts'
 import { recordAdmission } from '../core/metrics.ts'
 import { validate } from './validate.ts'
 import { collectTexts } from '../core/texts.ts'
@@ -74,15 +74,8 @@ export async function handle<Body>(
   as?: KeyRecord,
 ): Promise<Response> {
   const call = newCall(style.name)
-  // The body is read before a slot of the ceiling is taken: a client that sends it slowly, or stops
-  // halfway, holds its own connection only, so a few thousand of them cannot refuse every other request.
-  const raw = await readJsonBody(request).catch(() => undefined)
-  if (!raw) {
-    // The client went away before its body arrived: nothing to answer, nothing held.
-    call.status = 499
-    recordCall(call)
-    return new Response(null, { status: 499 })
-  }
+  const raw = await bodyBeforeCeiling(request, call)
+  if (raw instanceof Response) return raw
   const frame: Frame = {
     render: (error) => style.errorBody(error, call.requestId),
     headers: style.headers(call.requestId),

@@ -23,10 +23,10 @@ import type { Route } from '../../core/catalog/catalog-types.ts'
 import type { ImageModel } from '../../core/catalog/catalog-types.ts'
 import { admitRequest, keyAdmission } from '../admit.ts'
 import { authenticateRequest, bodyRefusal } from '../authenticate.ts'
-import { withinCeiling, type Frame } from '../endpoint.ts'
+import { bodyBeforeCeiling, withinCeiling, type Frame } from '../endpoint.ts'
 import { newCall, type Call } from '../../core/call.ts'
 import type { Gateway } from '../gateway.ts'
-import { readJsonBody } from '../read-body.ts'
+import type { BodyResult } from '../read-body.ts'
 import { errorResponse, serviceHeaders } from '../respond.ts'
 import { finishCall } from '../settle.ts'
 import { validate } from '../validate.ts'
@@ -52,10 +52,13 @@ export async function generateImages(
   address: () => string,
 ): Promise<Response> {
   const call = newCall('images')
+  const raw = await bodyBeforeCeiling(request, call)
+  if (raw instanceof Response) return raw
   const sent = { value: false }
   const frame: Frame = {
     render: chatErrorBody,
     failed: () => {
+      call.status = 500
       // Once the provider may have generated images, the hold must wait for the cost deadline.
       if (sent.value) keepHoldOpen(gw, call)
       void finishCall(gw, call, { kind: 'release' })
@@ -66,13 +69,14 @@ export async function generateImages(
     },
     countedByStages: true,
   }
-  return withinCeiling(gw, call, request, frame, () => run(gw, call, request, address, sent))
+  return withinCeiling(gw, call, request, frame, () => run(gw, call, request, raw, address, sent))
 }
 
 async function run(
   gw: Gateway,
   call: Call,
   request: Request,
+  raw: BodyResult,
   address: () => string,
   sent: { value: boolean },
 ): Promise<Response> {
@@ -88,7 +92,6 @@ async function run(
   const refuseBody = async (error: ServiceError) =>
     refuse(await bodyRefusal(call, authenticate(), error))
 
-  const raw = await readJsonBody(request)
   if (!raw.ok) return refuseBody(raw.error)
   const valid = validate(raw.value, imageEnvelope)
   if (!valid.ok) return refuseBody(valid.error)

@@ -7,8 +7,8 @@ import { describeWith } from '../../helpers/services.ts'
 
 const hello = [{ role: 'user', content: 'hello' }]
 
-/** A chat request whose body stops after its first bytes, until `leave` ends it as a client gone. */
-function stalledChat(gw: TestGateway, key: string | undefined) {
+/** A request whose body stops after its first bytes, until `leave` ends it as a client gone. */
+function stalledChat(gw: TestGateway, key: string | undefined, path = '/v1/chat/completions') {
   let leave: () => void = () => {}
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -19,7 +19,7 @@ function stalledChat(gw: TestGateway, key: string | undefined) {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (key) headers.authorization = `Bearer ${key}`
   const response = gw.app.api.handle(
-    new Request('http://gateway.test/v1/chat/completions', {
+    new Request(`http://gateway.test${path}`, {
       method: 'POST',
       headers,
       body,
@@ -45,7 +45,11 @@ describeWith(['postgres', 'redis'], 'slow request bodies', () => {
   afterAll(() => gw.close())
 
   test('bodies still arriving, with or without a key, take no slot of the ceiling', async () => {
-    const stalled = [stalledChat(gw, undefined), stalledChat(gw, undefined), stalledChat(gw, key)]
+    const stalled = [
+      stalledChat(gw, undefined),
+      stalledChat(gw, undefined, '/v1/images/generations'),
+      stalledChat(gw, key),
+    ]
     await Bun.sleep(50)
     const answered = await gw.chat(key, { model: 'test/cheap', messages: hello })
     expect(answered.status).toBe(200)
