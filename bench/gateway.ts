@@ -1,7 +1,8 @@
 /**
  * The gateway under test, started as its own process (`bun proxy/main.ts`) exactly as in production,
- * with a catalog that routes `bench/fast` and `bench/slow` to the fake upstream, account limits off and
- * a high concurrency ceiling; and a small client of its operator API.
+ * with a catalog that routes `bench/fast` and `bench/slow` to the fake upstream, the account's rate limits
+ * off (the load is far past the default 6,000 requests a minute), its concurrency limit at the default
+ * (256, as a deployment has it), and a high concurrency ceiling; and a small client of its operator API.
  */
 import { join } from 'node:path'
 import { ConfigSchema } from '../proxy/core/config.ts'
@@ -83,7 +84,6 @@ export async function startGateway(options: {
     LOG_LEVEL: 'warn',
     ACCOUNT_RPM_LIMIT: '0',
     ACCOUNT_TPM_LIMIT: '0',
-    ACCOUNT_CONCURRENCY_LIMIT: '0',
     MAX_CONCURRENT_REQUESTS: '4096',
     WORKERS: String(options.workers),
     // As `bun run start` sets it: the gateway process itself, not a restarted child, is the one measured.
@@ -164,6 +164,13 @@ export class OperatorClient {
         monthlyLimitNano: null,
       })
     ).key
+  }
+
+  /** Lifts the account's concurrency limit (0: none), for loads past the default's 256 at once. */
+  async liftConcurrencyLimit(accountId: string): Promise<void> {
+    await this.call('PATCH', `/accounts/${encodeURIComponent(accountId)}/limits`, {
+      concurrency: 0,
+    })
   }
 
   account(accountId: string): Promise<AccountState> {

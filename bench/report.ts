@@ -248,7 +248,7 @@ export function renderReport(report: BenchReport): string {
 
 - Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memoryGb} GB RAM, ${machine.kernel}${busy(report.busyBefore)}
 - Bun ${machine.bun}; load by ${report.tool}, keep-alive connections
-- Gateway: ${report.revision}; ${report.workers === 1 ? 'one process' : `${report.workers} API processes (WORKERS)`}; stores: ${stores.database}; ${stores.admission}
+- Gateway: ${report.revision}; ${report.workers === 1 ? 'one process' : `${report.workers} API processes (WORKERS)`}; stores: ${stores.database}; ${stores.admission}; the account's rate limits off, its concurrency limit the default 256 (lifted for the open streams)
 - Each cell: ${report.warmupS > 0 ? `${report.warmupS} s warm-up, then ` : ''}${report.durationS} s measured per target, the three targets back to back; run started ${report.startedAt.toISOString()}
 
 #### Throughput

@@ -155,6 +155,8 @@ async function benchmark(options: BenchOptions, scratchDir: string): Promise<str
 
   const openStreams: Partial<Record<'bare' | 'gateway', OpenStreams>> = {}
   if (options.openStreams > 0) {
+    // More streams at once than the default concurrency limit lets one account have.
+    await gateway.operator.liftConcurrencyLimit(accountId)
     for (const [target, pid] of [
       ['bare', barePid],
       ['gateway', gateway.pid],
