@@ -23,7 +23,9 @@ export async function holdsEnded(gw: TestGateway, accountId: string, timeoutMs =
   const until = Date.now() + timeoutMs
   for (;;) {
     const snapshot = await gw.app.gateway.store.snapshot(accountId)
-    if ((snapshot.inFlight === 0 && snapshot.heldNano === 0) || Date.now() > until) return snapshot
+    // Charges a lease took reach the ledger only once Redis has them: wait for those too.
+    const ended = snapshot.inFlight === 0 && snapshot.heldNano === 0 && !snapshot.unsentCharges
+    if (ended || Date.now() > until) return snapshot
     await Bun.sleep(20)
   }
 }

@@ -19,6 +19,7 @@
 import { log } from '../../core/log.ts'
 import { LeaseCalls } from './lease-calls.ts'
 import { EXPIRED, IDLE_MS, Lease, LEASE_PREFIX, limitsOf } from './lease.ts'
+import { seeThroughLeases } from './lease-view.ts'
 import type { RedisAdmissionStore } from './redis-store.ts'
 import type {
   AccountSeed,
@@ -50,6 +51,8 @@ export class LeasedAdmissionStore implements AdmissionStore {
   private readonly open = new Map<string, Open>()
   private readonly timer: Timer
   private generation = 0
+  /** Rounds begun, of every lease: a snapshot read while one began is read again. */
+  private rounds = 0
   private readonly processId = crypto.randomUUID().slice(0, 8)
   private readonly calls: LeaseCalls
 
@@ -195,8 +198,18 @@ export class LeasedAdmissionStore implements AdmissionStore {
     return this.inner.ackRecovered(entries)
   }
 
-  snapshot(accountId: string): Promise<AccountSnapshot> {
-    return this.inner.snapshot(accountId)
+  /** The account as Redis has it, this process's leases of it seen through (lease-view.ts). */
+  async snapshot(accountId: string): Promise<AccountSnapshot> {
+    const mine = () =>
+      [...this.leases.values()].filter((lease) => lease.input.accountId === accountId)
+    for (let attempt = 0; ; attempt++) {
+      // A round in flight carries charges Redis may or may not have taken yet: read once it answered,
+      // and again when one began during the read.
+      await Promise.all(mine().map((lease) => lease.round))
+      const rounds = this.rounds
+      const snapshot = await this.inner.snapshot(accountId)
+      if (rounds === this.rounds || attempt === 3) return seeThroughLeases(snapshot, mine())
+    }
   }
 
   ping(): Promise<void> {
@@ -247,9 +260,12 @@ export class LeasedAdmissionStore implements AdmissionStore {
    * or growing it to recent use. One round at a time per lease; failures leave the charges to the next.
    */
   private tick(lease: Lease): Promise<void> {
-    lease.round ??= this.round(lease).finally(() => {
-      lease.round = undefined
-    })
+    if (!lease.round) {
+      this.rounds += 1
+      lease.round = this.round(lease).finally(() => {
+        lease.round = undefined
+      })
+    }
     return lease.round
   }
 

@@ -136,6 +136,11 @@ export type AccountSnapshot = {
   guardrails: { guardrailId: string; heldNano: number; monthSpentNano: number }[]
   /** Requests on the free allowance counted today (UTC). */
   freeUsedToday: number
+  /**
+   * Charges this process took inside its admission leases that Redis does not have yet: counted in the
+   * balance above, and in the ledger once Redis has them (within a lease round).
+   */
+  unsentCharges?: number
 }
 
 export type CreditResult =

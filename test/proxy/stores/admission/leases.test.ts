@@ -87,11 +87,11 @@ describeWith('redis', 'admission leases', () => {
   /** Waits until every lease of the account is given back (they are, once idle for a second). */
   async function settled(accountId: string) {
     for (let attempt = 0; attempt < 60; attempt++) {
-      const snapshot = await store.snapshot(accountId)
+      const snapshot = await store.inner.snapshot(accountId)
       if (snapshot.heldNano === 0 && snapshot.inFlight === 0) return snapshot
       await Bun.sleep(100)
     }
-    return store.snapshot(accountId)
+    return store.inner.snapshot(accountId)
   }
 
   test('a well-funded key is admitted and settled in memory once its lease is granted', async () => {
@@ -102,7 +102,7 @@ describeWith('redis', 'admission leases', () => {
     const charged = await run(store, accountId, 1_000)
     // A call per round (every 5 ms) at most, not two per request.
     expect(calls - before).toBeLessThan(200)
-    const held = await store.snapshot(accountId)
+    const held = await store.inner.snapshot(accountId)
     expect(held.heldNano).toBeGreaterThan(0)
 
     const snapshot = await settled(accountId)
@@ -112,6 +112,46 @@ describeWith('redis', 'admission leases', () => {
     expect(snapshot.balanceNano).toBe(1_000_000_000_000 - total)
     expect(total).toBeGreaterThanOrEqual(charged)
     expect(snapshot.keys.find((key) => key.keyId === 'key_a')?.daySpentNano).toBe(total)
+  })
+
+  test('the account read through the process that holds its lease: unused room and slots are not held, charges not yet sent are charged', async () => {
+    const accountId = await account(1_000_000_000_000)
+    await run(store, accountId, 50)
+    const open = input(accountId)
+    expect((await store.admit(open)).ok).toBe(true)
+    const raw = await store.inner.snapshot(accountId)
+    const seen = await store.snapshot(accountId)
+    // Redis holds the lease whole; through it, only the request still open is held and in flight.
+    expect(raw.heldNano).toBeGreaterThan(HOLD)
+    expect(raw.inFlight).toBeGreaterThan(1)
+    expect(seen).toMatchObject({ heldNano: HOLD, inFlight: 1 })
+    expect(seen.keys.find((key) => key.keyId === 'key_a')).toMatchObject({
+      heldNano: HOLD,
+      inFlight: 1,
+    })
+    // What the requests were charged counts at once, whether or not Redis has it yet.
+    const pending = async () =>
+      (await store.pendingLedger(0))
+        .filter((entry) => entry.accountId === accountId)
+        .reduce((sum, entry) => sum + entry.chargedNano, 0)
+    const charged = 1_000_000_000_000 - seen.balanceNano
+    expect(charged).toBeGreaterThanOrEqual(await pending())
+    expect(seen.keys.find((key) => key.keyId === 'key_a')!.daySpentNano).toBe(charged)
+    expect(seen.availableNano).toBe(seen.balanceNano - HOLD)
+    await store.settle({
+      requestId: open.requestId,
+      accountId,
+      costNano: 100,
+      tokens: 5,
+      forgive: false,
+    })
+    const after = await settled(accountId)
+    expect(after).toMatchObject({
+      heldNano: 0,
+      inFlight: 0,
+      balanceNano: 1_000_000_000_000 - charged - 100,
+    })
+    expect(await pending()).toBe(charged + 100)
   })
 
   test('four processes never admit past the balance; near its end every request is decided in Redis, exactly', async () => {
@@ -296,10 +336,10 @@ describeWith('redis', 'admission leases', () => {
       await run(store, accountId, 20)
       await Bun.sleep(6)
     }
-    expect((await store.snapshot(accountId)).heldNano).toBeGreaterThan(0)
+    expect((await store.inner.snapshot(accountId)).heldNano).toBeGreaterThan(0)
     // Another process books a reversal of more than the balance (a chargeback).
     const other = opened[1]!
-    const { balanceNano } = await other.snapshot(accountId)
+    const { balanceNano } = await other.inner.snapshot(accountId)
     const adjustmentNano = -balanceNano - 1_000
     await other.credit(accountId, uniqueName('adj_'), adjustmentNano)
     // The lease has heard of it once a round's answer shows the account's other holds above its balance.
@@ -348,15 +388,15 @@ describeWith('redis', 'admission leases', () => {
     ;(stopped as unknown as { timer: Timer }).timer.unref()
     clearInterval((stopped as unknown as { timer: Timer }).timer)
     opened.splice(opened.indexOf(stopped), 1)
-    const held = await store.snapshot(accountId)
+    const held = await store.inner.snapshot(accountId)
     expect(held.heldNano).toBeGreaterThan(0)
     await Bun.sleep(400)
     for (let attempt = 0; attempt < 30; attempt++) {
       await store.sweep()
-      if ((await store.snapshot(accountId)).heldNano === 0) break
+      if ((await store.inner.snapshot(accountId)).heldNano === 0) break
       await Bun.sleep(100)
     }
-    const snapshot = await store.snapshot(accountId)
+    const snapshot = await store.inner.snapshot(accountId)
     expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
     const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
     expect(snapshot.balanceNano).toBe(
@@ -376,10 +416,10 @@ describeWith('redis', 'admission leases', () => {
     await Bun.sleep(400)
     for (let attempt = 0; attempt < 30; attempt++) {
       await store.sweep()
-      if ((await store.snapshot(accountId)).heldNano === 0) break
+      if ((await store.inner.snapshot(accountId)).heldNano === 0) break
       await Bun.sleep(100)
     }
-    expect((await store.snapshot(accountId)).heldNano).toBe(0)
+    expect((await store.inner.snapshot(accountId)).heldNano).toBe(0)
     // The process wakes up: the request it admitted ends and is charged; the lease is found gone.
     const result = await paused.settle({
       requestId: request.requestId,
@@ -395,7 +435,7 @@ describeWith('redis', 'admission leases', () => {
     await run(paused, accountId, 20)
     await paused.close()
     opened.splice(opened.indexOf(paused), 1)
-    const snapshot = await store.snapshot(accountId)
+    const snapshot = await store.inner.snapshot(accountId)
     expect(snapshot).toMatchObject({ heldNano: 0, inFlight: 0 })
     const pending = (await store.pendingLedger(0)).filter((entry) => entry.accountId === accountId)
     expect(pending.find((entry) => entry.requestId === request.requestId)?.chargedNano).toBe(700)
@@ -441,7 +481,7 @@ describeWith('redis', 'admission leases', () => {
     // What the cluster client does after a master died: it sends the call again, perhaps after the store
     // gave up on it and sent the charges again itself.
     const accountId = await account(1_000_000_000_000)
-    const before = await store.snapshot(accountId)
+    const before = await store.inner.snapshot(accountId)
     const late = (notAfterMs: number) =>
       store.inner.redis.gwDecide(
         redisKeys.state(accountId),
@@ -459,9 +499,9 @@ describeWith('redis', 'admission leases', () => {
         '',
       )
     expect(String(await late(Date.now() - 1_000).catch((error) => error))).toContain('LATE')
-    expect(await store.snapshot(accountId)).toEqual(before)
+    expect(await store.inner.snapshot(accountId)).toEqual(before)
     expect((await late(Date.now() + 5_000))[0]).toEqual(['charged', 1_000_000_000_000 - 500])
-    expect((await store.snapshot(accountId)).balanceNano).toBe(1_000_000_000_000 - 500)
+    expect((await store.inner.snapshot(accountId)).balanceNano).toBe(1_000_000_000_000 - 500)
   })
 
   test('a charge sent again after recovery already wrote it to Postgres is still taken once', async () => {
