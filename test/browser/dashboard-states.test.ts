@@ -226,11 +226,10 @@ describeBrowser(
           await page.waitForTimeout(250)
           await page.getByRole('button', { name: 'Refresh' }).click()
         }
-        // The chart's frame shows before the plot library has drawn into it.
-        await chart.locator('.u-over').waitFor({ state: 'attached' })
-        const room = await chart.evaluate((element) => {
+        // The chart's frame shows before the plot library has drawn into it, and a refresh may draw
+        // it again: the plot is found and measured in one step.
+        const room = await chart.locator('.u-over').evaluate((over: HTMLElement) => {
           // The plot starts where the y axis ends; the axis draws its values in 12px type.
-          const over = element.querySelector<HTMLElement>('.u-over')!
           const context = document.createElement('canvas').getContext('2d')!
           context.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif'
           return {
