@@ -13,7 +13,6 @@
  *
  * Nothing is held or charged, and it counts toward no rate limit.
  */
-import { ServiceError } from '../../../../shared/errors.ts'
 import {
   MessagesCountTokensRequest,
   messagesRequestFields,
@@ -24,17 +23,13 @@ import { loadTokenizer } from '../../../core/catalog/tokenizers.ts'
 import type { Call, Candidate } from '../../../core/call.ts'
 import type { KeyRecord } from '../../../core/key-record.ts'
 import { log } from '../../../core/log.ts'
-import { guard } from '../../../policy/guardrails/guard.ts'
-import { findPreset, isPresetId } from '../../../policy/routing/presets.ts'
-import { resolveRouting } from '../../../policy/routing/resolve.ts'
 import { countTokensUpstreamRequest } from '../../../providers/anthropic/messages-request.ts'
 import { dispatch } from '../../../providers/dispatch.ts'
 import { keyEndpoint, type JsonAnswer } from '../../endpoint.ts'
 import { promptOverhead } from '../../estimate.ts'
 import type { Gateway } from '../../gateway.ts'
-import { readJsonBody } from '../../read-body.ts'
-import { checkSchemas } from '../../schema-limits.ts'
-import { envelope, validate } from '../../validate.ts'
+import { envelope } from '../../validate.ts'
+import { countBody, countedCandidate, guardCount } from '../../counts.ts'
 import { messagesPassthroughBody } from './passthrough-body.ts'
 import { measureMessagesPrompt } from './prompt.ts'
 import { messagesErrorBody } from './render-error.ts'
@@ -88,37 +83,18 @@ async function count(
   key: KeyRecord,
   call: Call,
 ): Promise<JsonAnswer> {
-  const raw = await readJsonBody(request)
-  if (!raw.ok) throw raw.error
-  const valid = validate(raw.value, countEnvelope)
-  if (!valid.ok) throw valid.error
-  const body = valid.value
-  const schemas = checkSchemas(body as Record<string, unknown>)
-  if (schemas) throw schemas
-  call.requestedModel = body.model
-
-  const model = isPresetId(body.model) ? findPreset(key, body.model, 'model') : undefined
-  if (model instanceof ServiceError) throw model
-  const prompt = measureMessagesPrompt(body, raw.bytes)
-  const routing = resolveRouting(gw.catalog, gw.health, key, {
-    model: model?.model ?? body.model,
-    fallbacks: [],
+  const { body, bytes } = await countBody(request, countEnvelope)
+  const prompt = measureMessagesPrompt(body, bytes)
+  const candidate = countedCandidate(gw, key, call, body.model, {
     fallbacksField: 'fallbacks',
-    features: { tools: messagesUsesTools(body), images: prompt.images > 0 },
-    nowMs: Date.now(),
+    tools: messagesUsesTools(body),
+    images: prompt.images > 0,
   })
-  if (!routing.ok) throw routing.error
-  const guarded = await guard(key.guardrail, (visit) => messagesTexts(body, visit))
-  if (!guarded.ok) throw guarded.error
-  if (guarded.redactions > 0)
-    call.redactions = [...guarded.redactedBy]
-      .map(([detector, count]) => `${detector}=${count}`)
-      .join(', ')
+  await guardCount(key, call, (visit) => messagesTexts(body, visit))
 
-  const candidate = routing.candidates[0]!
   const counted = await providerCount(gw, request, call, candidate, body)
   if (counted) return { body: counted }
-  return { body: { input_tokens: await gatewayCount(candidate.model, body, raw.bytes) } }
+  return { body: { input_tokens: await gatewayCount(candidate.model, body, bytes) } }
 }
 
 /** The provider's own count, through the candidate's Messages-style routes; undefined when none answered. */

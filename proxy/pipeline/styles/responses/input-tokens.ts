@@ -25,15 +25,11 @@ import { loadTokenizer, type TokenizerName } from '../../../core/catalog/tokeniz
 import type { Call } from '../../../core/call.ts'
 import type { KeyRecord } from '../../../core/key-record.ts'
 import type { Turn } from '../../../core/neutral/conversation.ts'
-import { guard } from '../../../policy/guardrails/guard.ts'
-import { findPreset, isPresetId } from '../../../policy/routing/presets.ts'
-import { resolveRouting } from '../../../policy/routing/resolve.ts'
 import { keyEndpoint, type JsonAnswer } from '../../endpoint.ts'
 import { promptOverhead } from '../../estimate.ts'
 import type { Gateway } from '../../gateway.ts'
-import { readJsonBody } from '../../read-body.ts'
-import { checkSchemas } from '../../schema-limits.ts'
-import { envelope, validate } from '../../validate.ts'
+import { envelope } from '../../validate.ts'
+import { countBody, countedCandidate, guardCount } from '../../counts.ts'
 import { chatErrorBody } from '../chat/render-error.ts'
 import { responsesEnvelope } from './envelope.ts'
 import { measureResponsesPrompt, storedTurns } from './style.ts'
@@ -71,14 +67,9 @@ async function count(
   key: KeyRecord,
   call: Call,
 ): Promise<JsonAnswer> {
-  const raw = await readJsonBody(request)
-  if (!raw.ok) throw raw.error
-  const valid = validate(raw.value, countEnvelope)
-  if (!valid.ok) throw valid.error
-  const schemas = checkSchemas(valid.value as Record<string, unknown>)
-  if (schemas) throw schemas
+  const counted = await countBody(request, countEnvelope)
   // Read as the request it counts: no input is an empty one.
-  const body = { ...valid.value, input: valid.value.input ?? [] } as ResponsesRequest
+  const body = { ...counted.body, input: counted.body.input ?? [] } as ResponsesRequest
 
   const previous = body.previous_response_id
     ? await storedTurns(gw.responses, body.previous_response_id, key.accountId)
@@ -86,34 +77,32 @@ async function count(
   if (previous instanceof ServiceError) throw previous
   const translated = responsesConversation(body, previous)
   if (translated instanceof ServiceError) throw translated
-  const prompt = measureResponsesPrompt(body, raw.bytes, previous)
+  const prompt = measureResponsesPrompt(body, counted.bytes, previous)
 
-  let tokenizer: TokenizerName = 'o200k_base'
-  const named = valid.value.model
-  if (named) {
-    call.requestedModel = named
-    const preset = isPresetId(named) ? findPreset(key, named, 'model') : undefined
-    if (preset instanceof ServiceError) throw preset
-    const routing = resolveRouting(gw.catalog, gw.health, key, {
-      model: preset?.model ?? named,
-      fallbacks: [],
-      fallbacksField: 'models',
-      features: { tools: responsesUsesTools(body), images: prompt.images > 0 },
-      nowMs: Date.now(),
-    })
-    if (!routing.ok) throw routing.error
-    tokenizer = routing.candidates[0]!.model.tokenizer ?? tokenizer
-  }
-  const guarded = await guard(key.guardrail, (visit) => {
-    responsesTexts(body, visit)
-    turnTexts(previous, visit)
-  })
-  if (!guarded.ok) throw guarded.error
+  const model = counted.body.model
+  const tokenizer = model
+    ? countedCandidate(gw, key, call, model, {
+        fallbacksField: 'models',
+        tools: responsesUsesTools(body),
+        images: prompt.images > 0,
+      }).model.tokenizer
+    : undefined
+  await guardCount(
+    key,
+    call,
+    (visit) => responsesTexts(body, visit),
+    (visit) => turnTexts(previous, visit),
+  )
 
   return {
     body: {
       object: 'response.input_tokens',
-      input_tokens: await countInput(tokenizer, body, previous, promptOverhead(prompt)),
+      input_tokens: await countInput(
+        tokenizer ?? 'o200k_base',
+        body,
+        previous,
+        promptOverhead(prompt),
+      ),
     },
   }
 }
