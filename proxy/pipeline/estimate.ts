@@ -5,8 +5,8 @@
  * and at most the model's context,
  * each priced as a prompt-cache write where that costs more than plain input; output at most the
  * requested limit, or the model's maximum output. The tokens-per-minute estimate is the usual size
- * instead (about four bytes a token), as the providers count it, and is corrected when the request
- * settles.
+ * instead (about four bytes a token, at most the largest context), as the providers count it, and is
+ * corrected when the request settles.
  */
 import type { Model } from '../core/catalog/catalog-types.ts'
 import { costNano, type TokenUsage } from '../core/catalog/pricing.ts'
@@ -73,11 +73,14 @@ export function estimate(
 ): Estimate {
   const overhead = promptOverhead(prompt) + toolPromptTokens(prompt)
   const promptBoundTokens = prompt.textBytes + overhead
+  // The bytes of a file given inline (a PDF) are no measure of its tokens, and no model reads more than
+  // its context: a multi-megabyte PDF of a few pages is not estimated at millions of tokens.
+  const contextTokens = Math.max(0, ...candidates.map(({ model }) => model.contextLength))
   const base = {
     promptBoundTokens,
     requestedOutput,
     webSearches: prompt.webSearches ?? 0,
-    inputTokens: Math.ceil(prompt.textBytes / 4) + overhead,
+    inputTokens: Math.min(Math.ceil(prompt.textBytes / 4), contextTokens) + overhead,
     tokens: 0,
     holdNano: 0,
   }

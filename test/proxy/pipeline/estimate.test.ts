@@ -79,4 +79,16 @@ describe('estimate', () => {
       estimate([candidate('a/cheap')], { textBytes: 992, images: 0, messages: 1 }, 10).holdNano,
     ).toBe(1_000 * 1_000 + 10 * 2_000)
   })
+
+  test('the tokens-per-minute estimate of a prompt of file data is at most the largest context', () => {
+    // A 5 MB PDF as base64: its bytes are no measure of its tokens, and no candidate reads more than 10,000.
+    const result = estimate(
+      [candidate('a/cheap'), candidate('a/cached')],
+      { textBytes: 6_700_000, images: 0, messages: 1 },
+      10,
+    )
+    expect(result.inputTokens).toBe(10_000 + 8)
+    expect(result.tokens).toBe(10_000 + 8 + 10)
+    expect(result.holdNano).toBe(10_000 * 1_250 + 10 * 2_000)
+  })
 })
