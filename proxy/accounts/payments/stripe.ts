@@ -187,7 +187,17 @@ async function applyEvent(
       const dispute = event.data.object
       const payment = await paymentOfIntent(deps, dispute.payment_intent)
       if (!payment) return 'later'
+      // A dispute suspends once: delivered again after an operator lifted the suspension, it changes
+      // nothing. It is noted on its payment after the suspension, so a failure between the two leaves
+      // the delivery to be sent again and suspend.
+      const [noted] = await deps.sql`
+        SELECT 1 FROM payments WHERE id = ${payment.id} AND detail->'disputes' ? ${dispute.id}`
+      if (noted) return true
       await suspendAccount(deps, payment.account_id, 'chargeback', `Stripe dispute ${dispute.id}`)
+      await deps.sql`
+        UPDATE payments
+        SET detail = jsonb_set(detail, '{disputes}', coalesce(detail->'disputes', '[]'::jsonb) || to_jsonb(${dispute.id}::text))
+        WHERE id = ${payment.id}`
       return true
     }
     default:

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { decideHeld } from '../../../../proxy/accounts/payments/payments.ts'
 import { confirmSecrets } from '../../../../proxy/accounts/people/accountless.ts'
+import { liftSuspension } from '../../../../proxy/accounts/suspension.ts'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, testModel, type TestGateway } from '../../../helpers/gateway.ts'
 import { settledAccount, sumOf } from '../../../helpers/ledger.ts'
@@ -235,6 +236,25 @@ describe('card top-ups through Stripe', () => {
       status: 'suspended',
       suspendedReason: 'chargeback',
     })
+  })
+
+  test('a dispute delivered again after the operator lifted its suspension changes nothing; another dispute suspends', async () => {
+    const accountId = await gw.account('0')
+    const { key } = await gw.key(accountId)
+    const started = await startTopUp(accountId, 10 * USD)
+    await deliver(completed(sessionOf(started.url), 'pi_disputed_twice', 1000))
+    const dispute = charge('charge.dispute.created', 'pi_disputed_twice', 1000)
+    expect((await deliver(dispute)).status).toBe(200)
+    await liftSuspension(gw.app.operator, accountId)
+    const body = { model: 'test/cheap', messages: [{ role: 'user', content: 'hi' }] }
+    // Stripe sends the same event again, or the same dispute under a new event.
+    expect((await deliver(dispute)).status).toBe(200)
+    expect((await deliver({ ...dispute, id: `evt_${crypto.randomUUID()}` })).status).toBe(200)
+    expect((await gw.chat(key, body)).status).toBe(200)
+    expect(
+      (await deliver(charge('charge.dispute.created', 'pi_disputed_twice', 1000))).status,
+    ).toBe(200)
+    expect((await gw.chat(key, body)).status).toBe(403)
   })
 })
 
