@@ -3,7 +3,8 @@
  * server, so never in a log or a Referer) and POSTs it here. The link works until it is replaced or
  * revoked (its owner, here; the operator, in the operator API) or the account is claimed; key rotation
  * leaves it alone. A wrong secret is 401, counted per client address (429 past the limit), so links
- * cannot be guessed at speed.
+ * cannot be guessed at speed. A browser signed in to another account is not switched by a link (409): a
+ * link someone sent would otherwise move its user, and the tabs they have open, into that account unnoticed.
  */
 import { Elysia } from 'elysia'
 import { ServiceError } from '../../../shared/errors.ts'
@@ -11,6 +12,7 @@ import { LinkExchange, ReplacedLink, RevokedLink } from '../../../shared/schemas
 import { SignedIn } from '../../../shared/schemas/admin/sign-in.ts'
 import { addressTrust, clientAddress } from '../client-address.ts'
 import { accountByLink, replaceLink, revokeLink } from '../../accounts/people/accountless.ts'
+import { readSession, sessionToken } from '../../accounts/people/sessions.ts'
 import { dashboardLink, siteBase } from '../../accounts/people/site-url.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import type { AdminDeps } from './admin-deps.ts'
@@ -38,6 +40,7 @@ export function linkRoutes(deps: AdminDeps) {
             { param: 'secret' },
           )
         }
+        await refuseOtherAccountSession(deps, request, accountId)
         return startSession(deps, set, { accountId, userId: null }, 'link')
       },
       {
@@ -82,4 +85,23 @@ export function linkRoutes(deps: AdminDeps) {
         },
       },
     )
+}
+
+/**
+ * Refuses to open a link's account in a browser whose session acts for another one: what its user did
+ * next (a key, a ticket, a card top-up) would be that account's. Signing out first makes the switch theirs.
+ */
+async function refuseOtherAccountSession(
+  deps: AdminDeps,
+  request: Request,
+  accountId: string,
+): Promise<void> {
+  const token = sessionToken(request.headers.get('cookie'))
+  const current = token ? await readSession(deps.sql, token, deps.clock.now()) : undefined
+  if (!current || current.accountId === accountId) return
+  const who = current.email ?? current.wallet
+  throw new ServiceError(
+    'conflict',
+    `This browser is signed in to account ${current.accountId}${who ? ` as ${who}` : ''}: sign out first, then open the dashboard link again.`,
+  )
 }

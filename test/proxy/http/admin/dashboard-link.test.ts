@@ -1,7 +1,7 @@
 // The dashboard link of an accountless account: exchanged by POST for a session cookie (HttpOnly, Secure,
 // SameSite), with no Referer leaving the site; it keeps working after key rotation; replaced or revoked by
 // its owner or the operator, and ended by a claim, with the sessions it opened; a wrong secret is 401, and
-// past the per-address limit 429.
+// past the per-address limit 429; a browser signed in to another account is not switched by a link.
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createAccountless } from '../../../../proxy/accounts/people/accountless.ts'
 import { attachIdentity } from '../../../../proxy/accounts/people/users.ts'
@@ -50,6 +50,29 @@ describeWith('postgres', 'dashboard link', () => {
         'referrer-policy',
       ),
     ).toBe('no-referrer')
+  })
+
+  test('a browser signed in to another account is not switched by a link (409); its own account opens', async () => {
+    const mine = await gw.account('1')
+    const { cookie } = await sessionFor(gw, mine, 'owner', `link.${Date.now()}@people.test`)
+    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
+    const refused = await admin(gw, 'POST', '/admin/v1/session/link', {
+      cookie,
+      body: { secret: linkSecret },
+    })
+    expect(refused.status).toBe(409)
+    expect(refused.headers.get('set-cookie')).toBeNull()
+    expect(((await refused.json()) as ErrorBody).error.message).toContain('sign out first')
+    // The browser's session is untouched.
+    const me = await admin(gw, 'GET', '/admin/v1/me', { cookie })
+    expect(((await me.json()) as { account: { id: string } }).account.id).toBe(mine)
+    // A session of the link's own account (the owner's other tab) may open it again.
+    const own = await sessionFor(gw, accountId)
+    const again = await admin(gw, 'POST', '/admin/v1/session/link', {
+      cookie: own.cookie,
+      body: { secret: linkSecret },
+    })
+    expect(again.status).toBe(200)
   })
 
   test('the link keeps working after the key is rotated out and revoked', async () => {
