@@ -14,6 +14,8 @@ import type { Candidate } from '../core/call.ts'
 
 /** Allowance for one image part: the largest tile budget of current vision models. */
 const IMAGE_TOKENS = 2_000
+/** Allowance for one page of a PDF given inline, which providers read as an image besides its text. */
+const PDF_PAGE_TOKENS = IMAGE_TOKENS
 /** Per-message overhead of chat formatting (role markers, separators). */
 const MESSAGE_OVERHEAD_TOKENS = 8
 /**
@@ -32,6 +34,8 @@ export const WEB_SEARCHES_WITHOUT_LIMIT = 5
 export type Prompt = {
   textBytes: number
   images: number
+  /** Pages of the PDFs given inline (their data is counted as text bytes too). */
+  pdfPages?: number
   messages: number
   /** The request offers tools. */
   tools?: boolean
@@ -53,9 +57,16 @@ export type Estimate = {
   requestedOutput: number | undefined
 }
 
-/** Tokens a prompt costs beside its text and the provider's tool-use prompt: message framing and images. */
-export function promptOverhead(prompt: Pick<Prompt, 'messages' | 'images'>): number {
-  return prompt.messages * MESSAGE_OVERHEAD_TOKENS + prompt.images * IMAGE_TOKENS
+/**
+ * Tokens a prompt costs beside its text and the provider's tool-use prompt: message framing, images and
+ * the pages of PDFs.
+ */
+export function promptOverhead(prompt: Pick<Prompt, 'messages' | 'images' | 'pdfPages'>): number {
+  return (
+    prompt.messages * MESSAGE_OVERHEAD_TOKENS +
+    prompt.images * IMAGE_TOKENS +
+    (prompt.pdfPages ?? 0) * PDF_PAGE_TOKENS
+  )
 }
 
 /**

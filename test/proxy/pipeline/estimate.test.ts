@@ -1,6 +1,12 @@
 import { describe, expect, test } from 'bun:test'
 import { buildCatalog } from '../../../proxy/core/catalog/catalog.ts'
 import { estimate } from '../../../proxy/pipeline/estimate.ts'
+import { measureChatPrompt } from '../../../proxy/pipeline/styles/chat/prompt.ts'
+import { measureMessagesPrompt } from '../../../proxy/pipeline/styles/messages/prompt.ts'
+import { measureResponsesPrompt } from '../../../proxy/pipeline/styles/responses/style.ts'
+import type { ChatRequest } from '../../../shared/schemas/chat.ts'
+import type { MessagesRequest } from '../../../shared/schemas/messages.ts'
+import type { ResponsesRequest } from '../../../shared/schemas/responses.ts'
 
 const catalog = buildCatalog(
   {
@@ -90,5 +96,48 @@ describe('estimate', () => {
     expect(result.inputTokens).toBe(10_000 + 8)
     expect(result.tokens).toBe(10_000 + 8 + 10)
     expect(result.holdNano).toBe(10_000 * 1_250 + 10 * 2_000)
+  })
+
+  test('each page of a PDF given inline is held as an image, in every style and in a tool result', () => {
+    // Two pages in a few hundred bytes: providers read each page as an image, thousands of tokens.
+    const pdf = Buffer.from(
+      '%PDF-1.4\n1 0 obj<</Type/Pages/Kids[2 0 R 3 0 R]/Count 2>>endobj\n' +
+        '2 0 obj<</Type /Page/Parent 1 0 R>>endobj\n3 0 obj<</Type/Page/Parent 1 0 R>>endobj\n%%EOF\n',
+    ).toString('base64')
+    const document = {
+      type: 'document',
+      source: { type: 'base64', media_type: 'application/pdf', data: pdf },
+    }
+    const messages = {
+      model: 'a/cheap',
+      max_tokens: 10,
+      messages: [
+        { role: 'user', content: [document] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Read', input: {} }] },
+        {
+          role: 'user',
+          content: [{ type: 'tool_result', tool_use_id: 't1', content: [document] }],
+        },
+      ],
+    } as unknown as MessagesRequest
+    expect(measureMessagesPrompt(messages, JSON.stringify(messages).length).pdfPages).toBe(4)
+    const file = `data:application/pdf;base64,${pdf}`
+    const chat = {
+      model: 'a/cheap',
+      messages: [
+        { role: 'user', content: [{ type: 'file', file: { file_data: file, filename: 'a.pdf' } }] },
+      ],
+    } as unknown as ChatRequest
+    const measured = measureChatPrompt(chat, JSON.stringify(chat).length)
+    expect(measured.pdfPages).toBe(2)
+    const responses = {
+      model: 'a/cheap',
+      input: [
+        { role: 'user', content: [{ type: 'input_file', file_data: file, filename: 'a.pdf' }] },
+      ],
+    } as unknown as ResponsesRequest
+    expect(measureResponsesPrompt(responses, JSON.stringify(responses).length, []).pdfPages).toBe(2)
+    const held = estimate([candidate('a/cached')], measured, 10)
+    expect(held.promptBoundTokens).toBe(measured.textBytes + 8 + 2 * 2_000)
   })
 })

@@ -8,6 +8,7 @@ import type { ResponsesRequest } from '../../../../shared/schemas/responses.ts'
 import type { Prompt } from '../../estimate.ts'
 import type { AnswerPart } from '../../../core/neutral/answer.ts'
 import type { Turn } from '../../../core/neutral/conversation.ts'
+import { pdfDataUrlPages } from '../../../core/pdf-pages.ts'
 import { chatErrorBody } from '../chat/render-error.ts'
 import { setDefault } from '../../../policy/routing/presets.ts'
 import type { AnswerContext, ClientStyle } from '../client-style.ts'
@@ -107,11 +108,13 @@ export function measureResponsesPrompt(
 ): Prompt {
   let images = 0
   let imageBytes = 0
+  let pdfPages = 0
   const items = Array.isArray(body.input) ? (body.input as { content?: unknown }[]) : []
   for (const item of items) {
     for (const part of Array.isArray(item.content)
-      ? (item.content as { type?: unknown; image_url?: unknown }[])
+      ? (item.content as { type?: unknown; image_url?: unknown; file_data?: unknown }[])
       : []) {
+      if (part?.type === 'input_file') pdfPages += pdfDataUrlPages(part.file_data)
       if (part?.type !== 'input_image') continue
       images += 1
       if (typeof part.image_url === 'string') imageBytes += part.image_url.length
@@ -121,6 +124,7 @@ export function measureResponsesPrompt(
   return {
     textBytes: Math.max(0, bytes - imageBytes) + earlierBytes,
     images,
+    pdfPages,
     messages: items.length + earlier.length + 1,
   }
 }
