@@ -190,6 +190,21 @@ export function metricsJson(): Promise<MetricsJson> {
   return registry.getMetricsAsJSON() as Promise<MetricsJson>
 }
 
+/** Series types that only grow (the series name their type as the text format does, not as the typings say). */
+const COUNTED_TYPES = new Set<unknown>(['counter', 'histogram'])
+
+/**
+ * The counters and histograms of several processes' series added up, as one process's series: what a
+ * worker that exited had counted, so a sum over the workers never goes down (a falling counter reads as
+ * a reset, and `rate` and `increase` would count its whole value again).
+ */
+export async function countedSeries(processes: MetricsJson[]): Promise<MetricsJson> {
+  const counted = processes.map((series) =>
+    series.filter((metric) => COUNTED_TYPES.has(metric.type)),
+  )
+  return (await AggregatorRegistry.aggregate(counted).getMetricsAsJSON()) as MetricsJson
+}
+
 /** The sum of several processes' series in the Prometheus text format. */
 export function aggregateMetrics(processes: MetricsJson[]): Promise<string> {
   return AggregatorRegistry.aggregate(processes).metrics()

@@ -2,11 +2,14 @@
  * Metrics across WORKERS: a scrape of any process answers the sum over all of them. The first process
  * asks every worker for its series over IPC and adds them to its own; a worker that is scraped (the API
  * port is shared, so the kernel picks the process) asks the first process for that sum. A process that
- * does not answer within a second is left out of that scrape rather than holding it up.
+ * does not answer within a second is left out of that scrape rather than holding it up, its counters
+ * and histograms as it last answered them kept in the sum; so are those of a worker that exited, so no
+ * counter of the sum goes down when a worker dies or is slow.
  */
 import type { Subprocess } from 'bun'
 import {
   aggregateMetrics,
+  countedSeries,
   metricsJson,
   setMetricsSource,
   type MetricsJson,
@@ -55,16 +58,29 @@ export function sumWorkerMetrics(
   workers: () => Subprocess[],
 ): (message: MetricsMessage, worker: Subprocess) => void {
   const series = replies<MetricsJson | undefined>()
+  /** Each running worker's series as it last answered. */
+  const lastAnswered = new Map<Subprocess, MetricsJson>()
+  /** What the workers that exited had counted, added up. */
+  let exited: Promise<MetricsJson> = Promise.resolve([])
   const sum = async () => {
+    const running = workers()
+    for (const [worker, last] of lastAnswered) {
+      if (running.includes(worker)) continue
+      lastAnswered.delete(worker)
+      exited = exited.then((before) => countedSeries([before, last]))
+    }
     const theirs = await Promise.all(
-      workers().map((worker) =>
-        series.ask(
+      running.map(async (worker) => {
+        const answer = await series.ask(
           (id) => worker.send({ type: 'series?', id } satisfies MetricsMessage),
           () => undefined,
-        ),
-      ),
+        )
+        if (answer) lastAnswered.set(worker, answer)
+        const last = lastAnswered.get(worker)
+        return answer ?? (last && (await countedSeries([last])))
+      }),
     )
-    const all = [await metricsJson(), ...theirs.filter((each) => each !== undefined)]
+    const all = [await metricsJson(), await exited, ...theirs.filter((each) => each !== undefined)]
     return aggregateMetrics(all)
   }
   setMetricsSource(sum)

@@ -81,8 +81,22 @@ describeWith(['postgres', 'redis'], 'a worker process that dies', () => {
     return serving.processes
   }
 
+  /** The catalog reads the scrape counts, summed over their labels. */
+  const catalogReads = async () => {
+    const text = await (await fetch(`${server.apiUrl}/metrics`)).text()
+    return [...text.matchAll(/^gateway_requests_total\{style="models"[^}]*\} (\d+)$/gm)].reduce(
+      (total, [, count]) => total + Number(count),
+      0,
+    )
+  }
+
   test('is logged, left out of scrapes at once, started again, and the gateway still stops cleanly', async () => {
     expect(await bothServing()).toBe('2')
+    // Each on a new connection, so the kernel hands them to both processes.
+    for (let i = 0; i < 40; i++)
+      await fetch(`${server.apiUrl}/v1/models`, { headers: { connection: 'close' } })
+    const readsBefore = await catalogReads()
+    expect(readsBefore).toBe(40)
     const children = Bun.spawnSync(['pgrep', '-P', String(server.process.pid)]).stdout.toString()
     const workerPid = Number(children.trim().split('\n')[0])
     expect(workerPid).toBeGreaterThan(0)
@@ -101,6 +115,8 @@ describeWith(['postgres', 'redis'], 'a worker process that dies', () => {
     const { ms, processes } = await scrape()
     expect(processes).toBe('1')
     expect(ms).toBeLessThan(900)
+    // What the dead worker had counted stays in the sum: no counter goes down.
+    expect(await catalogReads()).toBe(readsBefore)
 
     const restarted = await logLine('an API worker process started again', () => true)
     expect(restarted).toMatchObject({ level: 'info', processes: 2 })
