@@ -29,6 +29,8 @@ export function abilities(me: Me) {
     revoke: managing,
     owner: me.role === 'owner',
     billing: active && me.role === 'owner',
+    /** A leaked dashboard link can be replaced or revoked during a suspension too. */
+    link: me.role === 'owner',
     team: active && me.role === 'owner',
     chat: active,
     identity: me.account.kind === 'identity',

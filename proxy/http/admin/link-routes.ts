@@ -55,7 +55,7 @@ export function linkRoutes(deps: AdminDeps) {
     .post(
       '/account/link',
       async ({ request }) => {
-        const session = await requireSession(deps, request, 'billing')
+        const session = await requireSession(deps, request, 'link')
         const secret = await replaceLink(deps.sql, session.accountId, session.tokenHash)
         return {
           accountId: session.accountId,
@@ -73,7 +73,7 @@ export function linkRoutes(deps: AdminDeps) {
     .delete(
       '/account/link',
       async ({ request }) => {
-        const session = await requireSession(deps, request, 'billing')
+        const session = await requireSession(deps, request, 'link')
         await revokeLink(deps.sql, session.accountId, session.tokenHash)
         return { accountId: session.accountId, revoked: true as const }
       },

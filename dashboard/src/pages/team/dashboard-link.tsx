@@ -47,7 +47,7 @@ export function DashboardLinkCard() {
           title="Replace the dashboard link?"
           confirmLabel="Replace"
           variant="secondary"
-          disabled={!can().billing}
+          disabled={!can().link}
           onConfirm={replace}
         >
           The current link stops working and every other browser signed in with it is signed out.
@@ -57,7 +57,7 @@ export function DashboardLinkCard() {
           label="Revoke link"
           title="Revoke the dashboard link?"
           confirmLabel="Revoke"
-          disabled={!can().billing}
+          disabled={!can().link}
           onConfirm={revoke}
         >
           No link will open this account any more. This browser stays signed in until its session

@@ -18,7 +18,7 @@ import { describeWith } from '../../../helpers/services.ts'
 
 const ACTORS = ['owner', 'member', 'other', 'none', 'link', 'suspended'] as const
 type Actor = (typeof ACTORS)[number]
-type Action = 'read' | 'manage' | 'revoke' | 'billing' | 'team' | 'support' | 'chat'
+type Action = 'read' | 'manage' | 'revoke' | 'billing' | 'link' | 'team' | 'support' | 'chat'
 
 /** What a cell needs: the account its objects live in (the actor's own, or for `other` this account's). */
 type Cell = { accountId: string; identity: boolean; unique: string }
@@ -386,14 +386,14 @@ for (const database of ['postgres', 'embedded'] as const)
       // The dashboard link: the owner's; an account with an identity has none to replace.
       {
         route: 'POST /admin/v1/account/link',
-        action: 'billing',
+        action: 'link',
         ok: 409,
         link: 200,
         call: () => ({ path: '/account/link' }),
       },
       {
         route: 'DELETE /admin/v1/account/link',
-        action: 'billing',
+        action: 'link',
         ok: 200,
         call: () => ({ path: '/account/link' }),
       },
@@ -534,11 +534,9 @@ for (const database of ['postgres', 'embedded'] as const)
     function expected(row: Row, actor: Actor): number {
       if (row.action === 'public') return actor === 'none' ? (row.none ?? row.ok) : row.ok
       if (actor === 'none') return row.none ?? 401
-      // Revoking only takes access away: a suspended account's owner can still stop a leaked key.
+      // Revoking only takes access away: a suspended account's owner can still stop a leaked key or link.
       if (actor === 'suspended')
-        return row.action === 'read' || row.action === 'support' || row.action === 'revoke'
-          ? row.ok
-          : 403
+        return ['read', 'support', 'revoke', 'link'].includes(row.action) ? row.ok : 403
       if (actor === 'member')
         return row.action === 'read' || row.action === 'support' || row.action === 'chat'
           ? (row.member ?? row.ok)

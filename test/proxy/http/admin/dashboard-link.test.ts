@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { createAccountless } from '../../../../proxy/accounts/people/accountless.ts'
 import { attachIdentity } from '../../../../proxy/accounts/people/users.ts'
 import { createKey } from '../../../../proxy/accounts/keys.ts'
+import { suspendAccount } from '../../../../proxy/accounts/suspension.ts'
 import { admin, sessionFor } from '../../../helpers/admin.ts'
 import { startTestGateway, type TestGateway } from '../../../helpers/gateway.ts'
 import { describeWith } from '../../../helpers/services.ts'
@@ -234,6 +235,19 @@ describeWith('postgres', 'dashboard link: replaced, revoked, ended by a claim', 
     expect((await operator('POST', 'acct_none')).status).toBe(404)
     const team = await gw.account('1')
     const member = (await sessionFor(gw, team, 'member')).cookie
-    expect((await admin(gw, 'POST', '/admin/v1/account/link', { cookie: member })).status).toBe(403)
+    const refused = await admin(gw, 'POST', '/admin/v1/account/link', { cookie: member })
+    expect(refused.status).toBe(403)
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+      "Not allowed for a member: only the account owner can replace or revoke the account's dashboard link.",
+    )
+  })
+
+  test('a suspended account’s owner can still replace a leaked link', async () => {
+    const { accountId, linkSecret } = await createAccountless(gw.app.operator)
+    const mine = cookieOf(await exchange(linkSecret))
+    await suspendAccount(gw.app.operator, accountId, 'abuse')
+    const replaced = await admin(gw, 'POST', '/admin/v1/account/link', { cookie: mine })
+    expect(replaced.status).toBe(200)
+    expect((await exchange(linkSecret)).status).toBe(401)
   })
 })
