@@ -2,8 +2,9 @@
  * The in-process cache of key records, by stored prefix (unknown prefixes are cached too, as empty).
  * A warm request reads no Postgres. Changes to keys and accounts invalidate entries at once on every
  * process: in-process directly, and across processes over Redis pub/sub when Redis is configured. A TTL
- * bounds how long an entry can outlive a lost invalidation message; entries past it are dropped once a
- * TTL, so the cache holds the prefixes of recent lookups, not of every key ever presented.
+ * bounds how long an entry can outlive a lost invalidation message, and a heartbeat through the
+ * subscription finds one that stopped delivering; entries past the TTL are dropped once a TTL, so the
+ * cache holds the prefixes of recent lookups, not of every key ever presented.
  */
 import type { RedisClient } from '../redis-client.ts'
 import { log } from '../../core/log.ts'
@@ -13,6 +14,11 @@ type Entry = { records: KeyRecord[]; loadedAt: number }
 
 export type Invalidation = { prefix: string } | { accountId: string }
 
+/** How often a process checks, through its own subscription, that invalidations still reach it. */
+const HEARTBEAT_MS = 2_000
+/** Heartbeats missed before the subscription counts as not delivering. */
+const MISSED_BEATS = 3
+
 export class KeyCache {
   private readonly entries = new Map<string, Entry>()
   private readonly loading = new Map<string, Promise<KeyRecord[]>>()
@@ -20,10 +26,15 @@ export class KeyCache {
   private subscriber: RedisClient | undefined
   private channel = ''
   private prunedAt = performance.now()
+  private readonly beatId = crypto.randomUUID()
+  private beatSeenAt = performance.now()
+  private heartbeat: Timer | undefined
+  private deaf = false
 
   constructor(
     private readonly load: (prefix: string) => Promise<KeyRecord[]>,
     private readonly ttlMs: number,
+    private readonly heartbeatMs = HEARTBEAT_MS,
   ) {}
 
   /** Records with this prefix, from memory when fresh; one Postgres read per prefix on a miss. */
@@ -104,11 +115,16 @@ export class KeyCache {
     this.channel = channel
     subscriber.on('message', (_channel: string, message: string) => {
       try {
-        this.apply(JSON.parse(message) as Invalidation)
+        const change = JSON.parse(message) as Invalidation | { beat: string }
+        if ('beat' in change) {
+          if (change.beat === this.beatId) this.beatSeenAt = performance.now()
+        } else this.apply(change)
       } catch (error) {
         log.warn('key invalidation message unreadable', { error })
       }
     })
+    this.heartbeat = setInterval(() => this.beat(), this.heartbeatMs)
+    this.heartbeat.unref?.()
     // Messages sent while disconnected are lost: start clean after every reconnect, and again once the
     // subscription is back (the client renews it after `ready`; this SUBSCRIBE is answered after that
     // one), so a record read before the renewal cannot outlive a change published before it.
@@ -122,7 +138,34 @@ export class KeyCache {
     await subscriber.subscribe(channel)
   }
 
+  /**
+   * A subscription can stop delivering without its connection closing (a Redis Cluster node that hangs:
+   * the client neither notices nor says when it moves the subscription). Each process publishes a
+   * heartbeat of its own and listens for it; while it does not come back, the cache is cleared every
+   * beat (entries live a beat, not the TTL) and the subscription is renewed.
+   */
+  private beat(): void {
+    const missed = performance.now() - this.beatSeenAt > MISSED_BEATS * this.heartbeatMs
+    if (missed) {
+      if (!this.deaf)
+        log.warn('key invalidations stopped reaching this process; its key cache is kept short', {
+          channel: this.channel,
+        })
+      this.deaf = true
+      this.clear()
+      this.subscriber?.subscribe(this.channel).catch(() => undefined)
+    } else if (this.deaf) {
+      this.deaf = false
+      this.clear()
+      log.info('key invalidations reach this process again', { channel: this.channel })
+    }
+    this.publisher
+      ?.publish(this.channel, JSON.stringify({ beat: this.beatId }))
+      .catch(() => undefined)
+  }
+
   async disconnect(): Promise<void> {
+    clearInterval(this.heartbeat)
     await this.subscriber?.quit().catch(() => this.subscriber?.disconnect())
   }
 }

@@ -24,6 +24,45 @@ test('unknown prefixes looked up once leave the cache after the TTL', async () =
 })
 
 describeWith('redis', 'key cache over Redis', () => {
+  test('a subscription that stops delivering without closing is found by its heartbeat: the cache is kept short and the subscription renewed', async () => {
+    const channel = uniqueName('test:keys:')
+    const publisher = connectRedis(redisUrl!, {})
+    const subscriber = connectRedis(redisUrl!, {})
+    let loads = 0
+    const cache = new KeyCache(
+      async () => {
+        loads += 1
+        return []
+      },
+      60_000,
+      50,
+    )
+    try {
+      await cache.connect(publisher, subscriber, channel)
+      await Bun.sleep(150)
+      await cache.get('svc-live-kept')
+      await Bun.sleep(300)
+      // Delivering: the entry lives its TTL.
+      expect(cache.size).toBe(1)
+      // The subscription ends behind the cache's back, as on a node that hangs.
+      await subscriber.unsubscribe(channel)
+      await Bun.sleep(250)
+      expect(cache.size).toBe(0)
+      // Renewed by the heartbeat: entries live their TTL again, and invalidations arrive.
+      await Bun.sleep(300)
+      await cache.get('svc-live-kept')
+      await Bun.sleep(300)
+      expect(cache.size).toBe(1)
+      await publisher.publish(channel, JSON.stringify({ prefix: 'svc-live-kept' }))
+      await Bun.sleep(50)
+      expect(cache.size).toBe(0)
+      expect(loads).toBe(2)
+    } finally {
+      await cache.disconnect()
+      publisher.disconnect()
+    }
+  })
+
   test('after the subscriber reconnects, a record read before its subscription is back is dropped', async () => {
     const name = uniqueName('keys-sub-')
     const publisher = connectRedis(redisUrl!, {})
