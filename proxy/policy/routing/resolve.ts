@@ -102,14 +102,16 @@ export function resolveRouting(
     if (!mayUse(key, model.id))
       return {
         ok: false,
-        error: notAllowed(key, model.id, catalog.models.keys(), param, (other) =>
-          catalog.models
-            .get(other)!
-            .routes.some(
-              (route) =>
-                route.provider.available &&
-                (!key.accountProviders || key.accountProviders.has(route.provider.id)),
-            ),
+        error: atPlace(
+          notAllowed(key, model.id, catalog.models.keys(), param, (other) =>
+            catalog.models
+              .get(other)!
+              .routes.some(
+                (route) =>
+                  route.provider.available &&
+                  (!key.accountProviders || key.accountProviders.has(route.provider.id)),
+              ),
+          ),
         ),
       }
     const missing = missingFeature(model, input.features)
@@ -140,7 +142,18 @@ export function resolveRouting(
 }
 
 function refused(refusal: Refusal): Routing {
-  return { ok: false, error: refusal.error }
+  return { ok: false, error: atPlace(refusal.error) }
+}
+
+/**
+ * A refused fallback is named by its place in the message too (`fallbacks[0]: …`), since the Messages
+ * style's error body has no `param` to name it.
+ */
+function atPlace(error: ServiceError): ServiceError {
+  const param = error.details.param
+  if (param === undefined || param === 'model' || error.message.startsWith(`${param}: `))
+    return error
+  return new ServiceError(error.code, `${param}: ${error.message}`, error.details)
 }
 
 /** A model ID or alias the client named; presets are resolved before routing and cannot be fallbacks. */

@@ -402,6 +402,47 @@ describeWith(['postgres', 'redis'], 'routing', () => {
         ).param,
       ).toBe('models[0]')
     })
+
+    test('a refused fallback is named by its place in the Messages style too, which has no param', async () => {
+      const account = await gw.account('1')
+      const own = await gw.key(account, { allowedModels: ['test/cheap'] })
+      const anthropic = new Anthropic({
+        baseURL: 'http://gateway.test',
+        apiKey: own.key,
+        maxRetries: 0,
+        fetch: (url: string | URL | Request, init?: RequestInit) =>
+          gw.app.api.handle(new Request(url, init)),
+      })
+      const refusal = async (fallbacks: string[]) => {
+        const error = (await anthropic.messages
+          .create({
+            model: 'test/cheap',
+            max_tokens: 10,
+            messages: [{ role: 'user', content: 'hi' }],
+            fallbacks,
+          } as Anthropic.MessageCreateParamsNonStreaming)
+          .then(
+            () => undefined,
+            (failure: unknown) => failure,
+          )) as { status: number; error: { error: { code: string; message: string } } }
+        return { status: error.status, ...error.error.error }
+      }
+      expect(await refusal(['test/pricey'])).toMatchObject({
+        status: 403,
+        code: 'model_not_allowed',
+        message: expect.stringMatching(/^fallbacks\[0\]: test\/pricey is not allowed/),
+      })
+      expect(await refusal(['test/cheap', 'test/nope'])).toMatchObject({
+        status: 404,
+        code: 'unknown_model',
+        message: expect.stringMatching(/^fallbacks\[1\]: Unknown model: test\/nope\./),
+      })
+      expect(await refusal(['test/dangling'])).toMatchObject({
+        status: 503,
+        code: 'model_alias_unavailable',
+        message: expect.stringMatching(/^fallbacks\[0\]: test\/dangling /),
+      })
+    })
   })
 
   describe('presets', () => {
@@ -488,7 +529,7 @@ describeWith(['postgres', 'redis'], 'routing', () => {
         'model_not_allowed',
       )
       expect(ownField.param).toBe('models[0]')
-      expect(ownField.message).toStartWith('test/pricey is not allowed')
+      expect(ownField.message).toStartWith('models[0]: test/pricey is not allowed')
       expect((await chat({ model: '@preset/wide', models: ['test/cheap'] }, own.key)).status).toBe(
         200,
       )
