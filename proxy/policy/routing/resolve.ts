@@ -3,8 +3,9 @@
  * fallbacks become up to four candidates, each with the routes it may use now:
  *  - a catalog model, or an alias of one (an alias leading nowhere: 503 `model_alias_unavailable`);
  *  - an automatic choice (`service/auto…`): its first eligible candidates, in catalog order, that the
- *    key may use, that accept the request's features and that have a usable route (none: 503
- *    `auto_unresolvable`). Auto Free uses free models only and never falls back to a paid one.
+ *    key may use, that accept the request's features and that have a usable route (none: the request's
+ *    fallbacks, and without any, 503 `auto_unresolvable`). Auto Free uses free models only and never
+ *    falls back to a paid one.
  * Access is the key's, its guardrail's and its account's allowlists together (403 `model_not_allowed`).
  * A route is usable when its provider has a key, the account's and the request's provider settings allow
  * it, the operator has not paused the provider and its breaker is not open.
@@ -57,6 +58,8 @@ export function resolveRouting(
 
   /** Whether any model asked for has a provider whose key is set (else the refusal says so). */
   let configured = false
+  /** The refusal of an automatic choice with no candidate, when fallbacks may still answer. */
+  let autoRefusal: ServiceError | undefined
   const routesFor = (model: Model): Route[] => {
     if (model.routes.some((route) => route.provider.available)) configured = true
     let routes = model.routes.filter(
@@ -91,8 +94,13 @@ export function resolveRouting(
         routesFor,
         MAX_CANDIDATES - candidates.length,
       )
-      if (chosen.length === 0 && index === 0)
-        return refused(autoUnresolvable(catalog, key, id, auto.free, input.features))
+      if (chosen.length === 0 && index === 0) {
+        const refusal = autoUnresolvable(catalog, key, id, auto.free, input.features)
+        // Without a candidate it cannot start a response: the request's fallbacks answer, as when its
+        // candidates fail at their providers; with none of them either, this is the refusal.
+        if (input.fallbacks.length === 0) return refused(refusal)
+        autoRefusal = refusal.error
+      }
       for (const { model, routes } of chosen) add(model, routes)
       continue
     }
@@ -131,7 +139,7 @@ export function resolveRouting(
     if (routes.length > 0) add(model, routes)
   }
   if (candidates.length === 0)
-    return { ok: false, error: noRoute(ids, blocks, input.nowMs, configured) }
+    return { ok: false, error: autoRefusal ?? noRoute(ids, blocks, input.nowMs, configured) }
   return {
     ok: true,
     candidates,

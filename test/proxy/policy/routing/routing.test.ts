@@ -630,6 +630,19 @@ describeWith(['postgres', 'redis'], 'routing', () => {
       expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
     })
 
+    test('no eligible candidate but a fallback the key may use: the fallback answers; one it may not use is refused at its place', async () => {
+      const account = await gw.account('1')
+      const own = (await gw.key(account, { allowedModels: ['test/notools'] })).key
+      const fallback = await chat({ model: 'service/auto', models: ['test/notools'] }, own)
+      expect(served(fallback).model).toBe('test/notools')
+      await expectError(
+        await chat({ model: 'service/auto', models: ['test/cheap'] }, own),
+        403,
+        'model_not_allowed',
+      )
+      expect(await holdsEnded(gw, account)).toMatchObject({ heldNano: 0, inFlight: 0 })
+    })
+
     test("candidates left without a provider by the account's restrictions: auto_unresolvable says so rather than 'retry'", async () => {
       const account = await gw.account('1')
       const own = (await gw.key(account)).key
