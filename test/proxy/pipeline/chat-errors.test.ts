@@ -473,6 +473,9 @@ describeWith('postgres', 'Chat Completions refusals', () => {
     expect(last.error).toMatchObject({ code: 'upstream_error' })
     expect(last.error.message).toContain('idle')
     await noHoldsLeft()
+    // The provider sees the cut a moment after the client's stream ended.
+    const until = Date.now() + 2_000
+    while (gw.upstream.abortedStreams === aborted && Date.now() < until) await Bun.sleep(20)
     expect(gw.upstream.abortedStreams).toBe(aborted + 1)
   })
 
