@@ -12,11 +12,10 @@ import { LinkExchange, ReplacedLink, RevokedLink } from '../../../shared/schemas
 import { SignedIn } from '../../../shared/schemas/admin/sign-in.ts'
 import { addressTrust, clientAddress } from '../client-address.ts'
 import { accountByLink, replaceLink, revokeLink } from '../../accounts/people/accountless.ts'
-import { readSession, sessionToken } from '../../accounts/people/sessions.ts'
 import { dashboardLink, siteBase } from '../../accounts/people/site-url.ts'
 import { countAttempt } from '../../accounts/people/attempts.ts'
 import type { AdminDeps } from './admin-deps.ts'
-import { requireSession } from './admin-session.ts'
+import { currentSession, requireSession } from './admin-session.ts'
 import { startSession } from './sign-in-session.ts'
 
 export function linkRoutes(deps: AdminDeps) {
@@ -96,8 +95,7 @@ async function refuseOtherAccountSession(
   request: Request,
   accountId: string,
 ): Promise<void> {
-  const token = sessionToken(request.headers.get('cookie'))
-  const current = token ? await readSession(deps.sql, token, deps.clock.now()) : undefined
+  const current = await currentSession(deps, request)
   if (!current || current.accountId === accountId) return
   const who = current.email ?? current.wallet
   throw new ServiceError(
